@@ -1,0 +1,4 @@
+import type { TestProjectInlineConfiguration } from 'vitest/config'
+export { SummaryLineReporter } from './summary-reporter.js'
+export { resolveTestPostgresUrl } from './postgres.js'
+export declare const sharedTestOptions: NonNullable<TestProjectInlineConfiguration['test']>

@@ -1,0 +1,1 @@
+export declare function resolveTestPostgresUrl(): Promise<string | undefined>

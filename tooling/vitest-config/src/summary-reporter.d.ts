@@ -1,0 +1,4 @@
+import type { Reporter } from 'vitest/node'
+export declare class SummaryLineReporter implements Reporter {
+  onTestRunEnd: NonNullable<Reporter['onTestRunEnd']>
+}
