@@ -3,7 +3,16 @@
 // (schemas/<version>/, compliance/<version>/, test-vectors/, openapi/registry.yaml, LICENSE) and rewrites
 // conformance/MANIFEST.sha256. Usage: node scripts/refresh-conformance.mjs <source-folder>
 import { createHash } from 'node:crypto'
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -37,7 +46,9 @@ export function writeManifest(folder) {
     .filter((file) => file !== 'MANIFEST.sha256' && file !== 'README.md')
     .sort()
   const lines = files.map((file) => {
-    const digest = createHash('sha256').update(readFileSync(path.join(folder, file))).digest('hex')
+    const digest = createHash('sha256')
+      .update(readFileSync(path.join(folder, file)))
+      .digest('hex')
     return `${digest}  ${file}`
   })
   writeFileSync(path.join(folder, 'MANIFEST.sha256'), lines.join('\n') + '\n')
@@ -46,7 +57,9 @@ export function writeManifest(folder) {
 
 const source = process.argv[2]
 if (!source || source === '--help' || source === '-h') {
-  console.error('usage: node scripts/refresh-conformance.mjs <folder with schemas/, compliance/, test-vectors/, openapi/>')
+  console.error(
+    'usage: node scripts/refresh-conformance.mjs <folder with schemas/, compliance/, test-vectors/, openapi/>',
+  )
   process.exit(source ? 0 : 2)
 }
 const from = path.resolve(source)

@@ -160,3 +160,31 @@ export function uri() {
     message: 'must be an absolute URI',
   })
 }
+
+/**
+ * `allOf` of two schemas: both must hold, each on its own. (zod's intersection forgives a key that one side
+ * rejects as unknown when the other side knows it; JSON Schema does not, so strict sides are checked again.)
+ */
+export function allOf<L extends z.ZodType, R extends z.ZodType>(left: L, right: R): z.ZodIntersection<L, R> {
+  return z.intersection(left, right).superRefine((value, ctx) => {
+    for (const side of [left, right]) {
+      const result = side.safeParse(value)
+      if (!result.success) forward(result.error.issues, ctx)
+    }
+  })
+}
+
+const jsonType = (value: unknown): string =>
+  value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value === 'number' ? 'number' : typeof value
+
+/**
+ * Keywords of one JSON type in a schema that names no `type` (`{"minItems": 1}`): they constrain values of
+ * that type only, and every other value passes.
+ */
+export function ifType(type: 'array' | 'string' | 'number', schema: z.ZodType): z.ZodUnknown {
+  return z.unknown().superRefine((value, ctx) => {
+    if (jsonType(value) !== type) return
+    const result = schema.safeParse(value)
+    if (!result.success) forward(result.error.issues, ctx)
+  })
+}

@@ -13,7 +13,10 @@ export const ADCP_STABLE_VERSION = '3.1.19'
 export const ADCP_BETA_VERSION = '3.2.0-beta.5'
 
 /** Absolute path of the `conformance/` folder. */
-export const conformanceRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../conformance')
+export const conformanceRoot = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../../../conformance',
+)
 
 /**
  * Absolute path of a file or folder inside `conformance/`.
@@ -66,7 +69,9 @@ export function verifyManifest() {
     if (!match) throw new Error(`MANIFEST.sha256: malformed line: ${line}`)
     expected.set(/** @type {string} */ (match[2]), /** @type {string} */ (match[1]))
   }
-  const present = new Set(listConformanceFiles('.', (file) => file !== 'MANIFEST.sha256' && file !== 'README.md'))
+  const present = new Set(
+    listConformanceFiles('.', (file) => file !== 'MANIFEST.sha256' && file !== 'README.md'),
+  )
   const changed = []
   const missing = []
   for (const [file, digest] of expected) {
@@ -74,7 +79,9 @@ export function verifyManifest() {
       missing.push(file)
       continue
     }
-    const actual = createHash('sha256').update(readFileSync(conformancePath(file))).digest('hex')
+    const actual = createHash('sha256')
+      .update(readFileSync(conformancePath(file)))
+      .digest('hex')
     if (actual !== digest) changed.push(file)
   }
   const unlisted = [...present].filter((file) => !expected.has(file))

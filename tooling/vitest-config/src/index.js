@@ -1,3 +1,4 @@
+import './polyfills.js'
 import { SummaryLineReporter } from './summary-reporter.js'
 
 export { SummaryLineReporter }

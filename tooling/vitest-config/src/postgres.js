@@ -18,7 +18,9 @@ export async function resolveTestPostgresUrl() {
   const url = process.env.ADWIRE_TEST_POSTGRES_URL
   if (!url) {
     if (isCI()) throw new Error('ADWIRE_TEST_POSTGRES_URL is not set; in CI the PostgreSQL suites must run')
-    console.warn('PostgreSQL suites skipped: set ADWIRE_TEST_POSTGRES_URL (e.g. postgres://postgres@127.0.0.1:5432/test)')
+    console.warn(
+      'PostgreSQL suites skipped: set ADWIRE_TEST_POSTGRES_URL (e.g. postgres://postgres@127.0.0.1:5432/test)',
+    )
     return undefined
   }
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 })
@@ -27,7 +29,8 @@ export async function resolveTestPostgresUrl() {
     await client.query('select 1')
     return url
   } catch (error) {
-    if (isCI()) throw new Error(`PostgreSQL at ${redact(url)} is unreachable: ${String(error)}`, { cause: error })
+    if (isCI())
+      throw new Error(`PostgreSQL at ${redact(url)} is unreachable: ${String(error)}`, { cause: error })
     console.warn(`PostgreSQL suites skipped: ${redact(url)} is unreachable (${String(error)})`)
     return undefined
   } finally {

@@ -1,11 +1,15 @@
+import './polyfills.js'
+
+/** @import { Reporter, TestModule } from 'vitest/node' */
+
 /**
  * A vitest reporter that closes the run with one plain line, `tests: N passed, N failed, N skipped`,
  * after vitest's own summary, so that CI logs state the outcome in a shape any reader can find.
- * @implements {import('vitest/node').Reporter}
+ * @implements {Reporter}
  */
 export class SummaryLineReporter {
   /**
-   * @param {ReadonlyArray<import('vitest/node').TestModule>} testModules
+   * @param {ReadonlyArray<TestModule>} testModules
    * @param {ReadonlyArray<unknown>} unhandledErrors
    */
   onTestRunEnd(testModules, unhandledErrors) {

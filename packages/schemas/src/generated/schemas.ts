@@ -2,7 +2,7 @@
 // run `pnpm schemas:generate`. A test fails when this file and the generator disagree.
 /* eslint-disable */
 import { z } from 'zod'
-import { conditional, contains, not, objectRules, oneOf, requireKeys, uniqueItems, uri } from '../runtime.js'
+import { allOf, conditional, contains, ifType, not, objectRules, oneOf, requireKeys, uniqueItems, uri } from '../runtime.js'
 
 /**
  * Agent Encryption Key
@@ -1652,7 +1652,7 @@ export const SignalModelingDisclosureSchema: z.ZodIntersection<z.ZodObject<{
     "audience": z.ZodOptional<z.ZodEnum<{ "buyer": "buyer"; "data_subject": "data_subject"; "regulator": "regulator"; "public": "public" }>>
   }, z.core.$strict>>>;
   "notes": z.ZodOptional<z.ZodString>
-}, z.core.$strict>, z.ZodUnknown> = z.intersection(z.strictObject({
+}, z.core.$strict>, z.ZodUnknown> = allOf(z.strictObject({
   "required": z.boolean(),
   "jurisdictions": z.array(z.strictObject({
     "country": z.string().regex(new RegExp("^[A-Z]{2}$", 'u')),
@@ -1854,7 +1854,7 @@ export const SignalDefinitionSchema: z.ZodIntersection<z.ZodIntersection<z.ZodIn
   }).optional(),
   "data_subject_rights": z.strictObject({
     "upstream_source_domain": z.hostname().max(253).optional(),
-    "channels": contains(z.array(z.intersection(z.strictObject({
+    "channels": contains(z.array(allOf(z.strictObject({
       "rights": uniqueItems(z.array(z.enum(["access","rectification","erasure","portability","objection"])).min(1)),
       "url": uri().regex(new RegExp("^https://", 'u')).optional(),
       "email": z.email().optional(),
@@ -2139,22 +2139,22 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
       })).optional(),
   }), z.union([
     z.looseObject({
-      "authorized_agents": z.unknown().optional(),
+      "authorized_agents": ifType('array', z.array(z.unknown()).min(1)).optional(),
     }),
     requireKeys(z.looseObject({
-      "formats": z.unknown(),
+      "formats": ifType('array', z.array(z.unknown()).min(1)),
     }), ["formats"]),
     requireKeys(z.looseObject({
-      "properties": z.unknown(),
+      "properties": ifType('array', z.array(z.unknown()).min(1)),
     }), ["properties"]),
     requireKeys(z.looseObject({
-      "placements": z.unknown(),
+      "placements": ifType('array', z.array(z.unknown()).min(1)),
     }), ["placements"]),
     requireKeys(z.looseObject({
-      "collections": z.unknown(),
+      "collections": ifType('array', z.array(z.unknown()).min(1)),
     }), ["collections"]),
     requireKeys(z.looseObject({
-      "signals": z.unknown(),
+      "signals": ifType('array', z.array(z.unknown()).min(1)),
     }), ["signals"]),
   ])),
 ])
@@ -2372,7 +2372,7 @@ export const BrandDataSubjectContestationSchema: z.ZodIntersection<z.ZodObject<{
   "url": z.ZodOptional<z.ZodString>;
   "email": z.ZodOptional<z.ZodEmail>;
   "languages": z.ZodOptional<z.ZodArray<z.ZodString>>
-}, z.core.$strict>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>> = z.intersection(z.strictObject({
+}, z.core.$strict>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>> = allOf(z.strictObject({
   "url": uri().regex(new RegExp("^https://", 'u')).optional(),
   "email": z.email().optional(),
   "languages": z.array(z.string()).optional(),
@@ -2695,7 +2695,7 @@ export const BrandRefSchema: z.ZodObject<{
   "domain": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')),
   "brand_id": BrandIdSchema.optional(),
   "industries": z.array(z.string()).optional(),
-  "data_subject_contestation": z.intersection(z.strictObject({
+  "data_subject_contestation": allOf(z.strictObject({
     "url": uri().regex(new RegExp("^https://", 'u')).optional(),
     "email": z.email().optional(),
     "languages": z.array(z.string()).optional(),
@@ -3003,7 +3003,7 @@ export const BrandColorRefSchema: z.ZodIntersection<z.ZodObject<{
     "kind": z.ZodLiteral<"value">
   }, z.core.$loose>, z.ZodObject<{
     "kind": z.ZodLiteral<"surface">
-  }, z.core.$loose>]>> = z.intersection(z.strictObject({
+  }, z.core.$loose>]>> = allOf(z.strictObject({
   "kind": z.enum(["name","value","surface"]).optional(),
   "name": z.string().optional(),
   "value": BrandHexColorSchema.optional(),
@@ -3736,7 +3736,7 @@ export const BrandJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
     "note": z.string().optional(),
     "last_updated": z.iso.datetime({ offset: true }).optional(),
   }),
-  z.intersection(z.strictObject({
+  allOf(z.strictObject({
     "$schema": z.string().optional(),
     "version": z.string().optional(),
     "agents": BrandAgentsSchema.optional(),
@@ -3748,7 +3748,7 @@ export const BrandJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
     requireKeys(z.looseObject({}), ["agents"]),
     requireKeys(z.looseObject({}), ["brand_agent"]),
   ])),
-  z.intersection(z.strictObject({
+  allOf(z.strictObject({
     "$schema": z.string().optional(),
     "version": z.string().optional(),
     "house": BrandHouseSchema,
@@ -3961,7 +3961,7 @@ export const AccountRefSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loose>,
     "brand": typeof BrandRefSchema;
     "operator": z.ZodString;
     "sandbox": z.ZodOptional<z.ZodBoolean>
-  }, z.core.$strict>]>> = z.intersection(z.looseObject({}), oneOf([
+  }, z.core.$strict>]>> = allOf(z.looseObject({}), oneOf([
   z.strictObject({
     "account_id": z.string(),
   }),
@@ -6385,9 +6385,9 @@ export const BuildCreativeResponseSchema: z.ZodIntersection<z.ZodIntersection<z.
   }),
     requireKeys(z.looseObject({}), ["vendor_cost"]),
     requireKeys(z.looseObject({
-      "creatives": z.array(z.looseObject({
-        "variants": z.array(requireKeys(z.looseObject({}), ["build_variant_id","creative_manifest","vendor_cost","currency"])).optional(),
-      })).optional(),
+      "creatives": ifType('array', z.array(z.looseObject({
+        "variants": ifType('array', z.array(requireKeys(z.looseObject({}), ["build_variant_id","creative_manifest","vendor_cost","currency"]))).optional(),
+      }))).optional(),
     }), ["currency"]),
     undefined,
   ),
@@ -6669,7 +6669,7 @@ export const CommittedMetricSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$lo
     "vendor": typeof BrandRefSchema;
     "metric_id": typeof VendorMetricIdSchema;
     "committed_at": z.ZodISODateTime
-  }, z.core.$strict>]>> = z.intersection(z.looseObject({}), z.union([
+  }, z.core.$strict>]>> = allOf(z.looseObject({}), z.union([
   z.strictObject({
     "scope": z.literal("standard"),
     "metric_id": AvailableMetricSchema,
@@ -7253,7 +7253,7 @@ export const PostalAreaSchema: z.ZodUnion<readonly [z.ZodIntersection<z.ZodObjec
     "system": typeof LegacyPostalSystemSchema;
     "values": z.ZodArray<z.ZodString>
   }, z.core.$strict>]> = z.union([
-  z.intersection(z.strictObject({
+  allOf(z.strictObject({
     "country": z.string().regex(new RegExp("^[A-Z]{2}$", 'u')),
     "system": PostalSystemSchema,
     "values": z.array(z.string()).min(1),
@@ -7848,7 +7848,7 @@ export const CreateMediaBuyResponseSchema: z.ZodIntersection<z.ZodIntersection<z
       "confirmed_at": z.null(),
     }),
     not(z.looseObject({
-      "packages": z.array(not(z.unknown(), requireKeys(z.looseObject({}), ["committed_metrics"]), "must not have \"committed_metrics\"")).optional(),
+      "packages": ifType('array', z.array(not(z.unknown(), requireKeys(z.looseObject({}), ["committed_metrics"]), "must not have \"committed_metrics\""))).optional(),
     }), z.union([
         z.looseObject({
           "media_buy_status": z.literal("active"),
@@ -8105,7 +8105,7 @@ export const ForecastDimensionGeoSchema: z.ZodIntersection<z.ZodIntersection<z.Z
   "country": z.ZodOptional<z.ZodString>;
   "geo_code": z.ZodString;
   "geo_name": z.ZodOptional<z.ZodString>
-}, z.core.$strict>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown> = z.intersection(z.intersection(z.intersection(z.intersection(z.strictObject({
+}, z.core.$strict>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown> = allOf(allOf(allOf(allOf(z.strictObject({
   "kind": z.literal("geo"),
   "geo_level": GeoLevelSchema,
   "system": z.string().optional(),
@@ -8193,7 +8193,7 @@ export const ForecastDimensionSignalSchema: z.ZodIntersection<z.ZodIntersection<
   "presence": z.ZodEnum<{ "present": "present"; "absent": "absent" }>;
   "signal_name": z.ZodOptional<z.ZodString>;
   "signal_value_name": z.ZodOptional<z.ZodString>
-}, z.core.$strict>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>> = z.intersection(z.intersection(z.intersection(z.strictObject({
+}, z.core.$strict>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>> = allOf(allOf(allOf(z.strictObject({
   "kind": z.literal("signal"),
   "signal_ref": SignalRefSchema.optional(),
   "signal_id": z.string().regex(new RegExp("^[a-zA-Z0-9_-]+$", 'u')).optional(),
@@ -8358,9 +8358,9 @@ export const ForecastPointSchema: z.ZodObject<{
     "downloads": ForecastRangeSchema.optional(),
     "plays": ForecastRangeSchema.optional(),
     "coverage_rate": z.intersection(ForecastRangeSchema, z.looseObject({
-      "low": z.unknown().optional(),
-      "mid": z.unknown().optional(),
-      "high": z.unknown().optional(),
+      "low": ifType('number', z.number().lte(1)).optional(),
+      "mid": ifType('number', z.number().lte(1)).optional(),
+      "high": ifType('number', z.number().lte(1)).optional(),
     })).optional(),
   }).catchall(ForecastRangeSchema),
   "viewability": z.intersection(z.looseObject({
@@ -8368,9 +8368,9 @@ export const ForecastPointSchema: z.ZodObject<{
     "measurable_impressions": ForecastRangeSchema.optional(),
     "viewable_impressions": ForecastRangeSchema.optional(),
     "viewable_rate": z.intersection(ForecastRangeSchema, z.looseObject({
-      "low": z.unknown().optional(),
-      "mid": z.unknown().optional(),
-      "high": z.unknown().optional(),
+      "low": ifType('number', z.number().lte(1)).optional(),
+      "mid": ifType('number', z.number().lte(1)).optional(),
+      "high": ifType('number', z.number().lte(1)).optional(),
     })).optional(),
     "viewed_seconds": ForecastRangeSchema.optional(),
     "standard": ViewabilityStandardSchema.optional(),
@@ -9318,7 +9318,7 @@ export const PostalAreaSupportSchema: z.ZodObject<{
   "at_plz": z.boolean().optional(),
 }).catchall(uniqueItems(z.array(z.enum(["postal_code","custom"])).min(1))), {
   propertyNames: z.union([
-    z.unknown(),
+    ifType('string', z.string().regex(new RegExp("^[A-Z]{2}$", 'u'))),
     LegacyPostalSystemSchema,
   ]),
 })
@@ -10086,7 +10086,7 @@ export const GetProductsResponseSchema: z.ZodIntersection<z.ZodIntersection<z.Zo
   "errors": z.array(AdcpErrorSchema).optional(),
   "property_list_applied": z.boolean().optional(),
   "catalog_applied": z.boolean().optional(),
-  "refinement_applied": z.array(z.intersection(z.looseObject({}), z.union([
+  "refinement_applied": z.array(allOf(z.looseObject({}), z.union([
     z.strictObject({
       "scope": z.literal("request"),
       "status": z.enum(["applied","partial","unable"]),
@@ -10925,9 +10925,11 @@ export const SignalCoverageForecastSchema: z.ZodIntersection<z.ZodObject<{
   "generated_at": z.ZodOptional<z.ZodISODateTime>;
   "valid_until": z.ZodOptional<z.ZodISODateTime>;
   "ext": z.ZodOptional<typeof ExtSchema>
-}, z.core.$strict>, z.ZodUnknown> = z.intersection(z.strictObject({
+}, z.core.$strict>, z.ZodUnknown> = allOf(z.strictObject({
   "points": z.array(z.intersection(ForecastPointSchema, requireKeys(z.looseObject({
-    "dimensions": z.unknown(),
+    "dimensions": ifType('array', contains(z.array(z.unknown()), z.looseObject({
+      "kind": z.literal("signal"),
+    }))),
     "metrics": requireKeys(z.looseObject({}), ["coverage_rate"]).optional(),
   }), ["dimensions"]))).min(1),
   "forecast_range_unit": z.literal("availability"),
@@ -11078,7 +11080,7 @@ export const SignalDefinitionEnrichmentSchema: z.ZodObject<{
   }).optional(),
   "data_subject_rights": z.strictObject({
     "upstream_source_domain": z.hostname().max(253).optional(),
-    "channels": contains(z.array(z.intersection(z.strictObject({
+    "channels": contains(z.array(allOf(z.strictObject({
       "rights": uniqueItems(z.array(z.enum(["access","rectification","erasure","portability","objection"])).min(1)),
       "url": uri().regex(new RegExp("^https://", 'u')).optional(),
       "email": z.email().optional(),
@@ -11639,7 +11641,7 @@ export const ImageAssetRequirementsSchema: z.ZodObject<{
   "aspect_ratio": z.string().regex(new RegExp("^\\d+(\\.\\d+)?:\\d+(\\.\\d+)?$", 'u')).optional(),
   "formats": z.array(z.enum(["jpg","jpeg","png","gif","webp","svg","avif","tiff","pdf","eps"])).optional(),
   "min_dpi": z.int().gte(1).optional(),
-  "bleed": z.intersection(z.looseObject({}), oneOf([
+  "bleed": allOf(z.looseObject({}), oneOf([
     z.strictObject({
       "uniform": z.number().gte(0),
     }),

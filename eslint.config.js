@@ -1,0 +1,124 @@
+// @ts-check
+// One flat config for the whole workspace. ESLint 10 looks it up from each linted file, so the packages'
+// `eslint src ...` scripts use it too. Only syntax-level rules: no type information, so linting stays fast.
+import js from '@eslint/js'
+import { defineConfig, globalIgnores } from 'eslint/config'
+import tseslint from 'typescript-eslint'
+
+/**
+ * The globals Node adds beside the ECMAScript built-ins (which `ecmaVersion` provides), for the plain
+ * JavaScript files. Written out here rather than taken from the `globals` package to keep dependencies down.
+ * @type {Record<string, 'readonly' | 'writable'>}
+ */
+const nodeGlobals = Object.fromEntries(
+  [
+    'AbortController',
+    'AbortSignal',
+    'Blob',
+    'Buffer',
+    'BroadcastChannel',
+    'CompressionStream',
+    'CustomEvent',
+    'DecompressionStream',
+    'DOMException',
+    'Event',
+    'EventTarget',
+    'File',
+    'FormData',
+    'Headers',
+    'MessageChannel',
+    'MessageEvent',
+    'MessagePort',
+    'Performance',
+    'ReadableStream',
+    'Request',
+    'Response',
+    'TextDecoder',
+    'TextDecoderStream',
+    'TextEncoder',
+    'TextEncoderStream',
+    'TransformStream',
+    'URL',
+    'URLSearchParams',
+    'WebAssembly',
+    'WritableStream',
+    'atob',
+    'btoa',
+    'clearImmediate',
+    'clearInterval',
+    'clearTimeout',
+    'console',
+    'crypto',
+    'fetch',
+    'global',
+    'performance',
+    'process',
+    'queueMicrotask',
+    'setImmediate',
+    'setInterval',
+    'setTimeout',
+    'structuredClone',
+  ].map((name) => [name, /** @type {const} */ ('readonly')]),
+)
+
+export default defineConfig([
+  globalIgnores([
+    '**/dist/',
+    '**/node_modules/',
+    '**/.turbo/',
+    '**/coverage/',
+    'conformance/',
+    'packages/schemas/src/generated/**',
+  ]),
+  {
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+  },
+  {
+    name: 'adwire/javascript',
+    files: ['**/*.{js,mjs,cjs,ts,mts,cts}'],
+    extends: [js.configs.recommended],
+  },
+  {
+    name: 'adwire/typescript',
+    files: ['**/*.{ts,mts,cts}'],
+    extends: [tseslint.configs.recommended],
+    rules: {
+      // `_`-prefixed names mark deliberately unused parameters and destructured leftovers.
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' },
+      ],
+    },
+  },
+  {
+    name: 'adwire/node-esm',
+    files: ['**/*.{js,mjs}'],
+    languageOptions: {
+      ecmaVersion: 'latest',
+      sourceType: 'module',
+      globals: nodeGlobals,
+    },
+    rules: {
+      'no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' },
+      ],
+    },
+  },
+  {
+    name: 'adwire/node-cjs',
+    files: ['**/*.cjs'],
+    languageOptions: {
+      ecmaVersion: 'latest',
+      sourceType: 'commonjs',
+      globals: {
+        ...nodeGlobals,
+        require: 'readonly',
+        module: 'writable',
+        exports: 'writable',
+        __dirname: 'readonly',
+        __filename: 'readonly',
+      },
+    },
+  },
+])
