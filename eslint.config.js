@@ -71,9 +71,6 @@ export default defineConfig([
     'packages/schemas/src/generated/**',
   ]),
   {
-    linterOptions: { reportUnusedDisableDirectives: 'error' },
-  },
-  {
     name: 'adwire/javascript',
     files: ['**/*.{js,mjs,cjs,ts,mts,cts}'],
     extends: [js.configs.recommended],

@@ -281,7 +281,8 @@ class Emitter {
       let result = code(name, `typeof ${name}`, this.strictNames.has(name))
       // Draft-07 ignores $ref siblings, but Ajv applies them and the authors mean them to apply.
       const siblings = Object.fromEntries(Object.entries(node).filter(([key]) => key !== '$ref'))
-      if (!Emitter.acceptsAnything(siblings)) result = this.intersection(result, this.emit(siblings, from, indent))
+      if (!Emitter.acceptsAnything(siblings))
+        result = this.intersection(result, this.emit(siblings, from, indent))
       return result
     }
     const inner = indent + '  '
@@ -312,7 +313,8 @@ class Emitter {
   private intersection(left: Code, right: Code): Code {
     const type = `z.ZodIntersection<${left.type}, ${right.type}>`
     // zod's intersection forgives an unknown key that only one side rejects; JSON Schema's allOf does not.
-    if (left.strict || right.strict) return code(`${this.use('allOf')}(${left.value}, ${right.value})`, type, true)
+    if (left.strict || right.strict)
+      return code(`${this.use('allOf')}(${left.value}, ${right.value})`, type, true)
     return code(`z.intersection(${left.value}, ${right.value})`, type)
   }
 
@@ -353,14 +355,21 @@ class Emitter {
         ? [node.type]
         : []
     if (types.length === 0) {
-      if (node.properties || node.required || node.additionalProperties !== undefined || node.patternProperties) {
+      if (
+        node.properties ||
+        node.required ||
+        node.additionalProperties !== undefined ||
+        node.patternProperties
+      ) {
         return this.object(node, from, indent)
       }
       // Keywords of another type, with no `type` named, bind only values of that type.
       const parts: Code[] = []
       const has = (keys: string[]) => keys.some((key) => node[key] !== undefined)
       if (has(['items', 'minItems', 'maxItems', 'uniqueItems', 'contains'])) {
-        parts.push(code(`${this.use('ifType')}('array', ${this.array(node, from, indent).value})`, 'z.ZodUnknown'))
+        parts.push(
+          code(`${this.use('ifType')}('array', ${this.array(node, from, indent).value})`, 'z.ZodUnknown'),
+        )
       }
       if (has(['minLength', 'maxLength', 'pattern', 'format'])) {
         parts.push(code(`${this.use('ifType')}('string', ${this.string(node).value})`, 'z.ZodUnknown'))
@@ -369,7 +378,10 @@ class Emitter {
         const number = this.number(code('z.number()', 'z.ZodNumber'), node)
         parts.push(code(`${this.use('ifType')}('number', ${number.value})`, 'z.ZodUnknown'))
       }
-      return parts.reduce<Code | undefined>((all, part) => (all ? this.intersection(all, part) : part), undefined)
+      return parts.reduce<Code | undefined>(
+        (all, part) => (all ? this.intersection(all, part) : part),
+        undefined,
+      )
     }
     const nullable = types.includes('null') && types.length > 1
     const members = types

@@ -1,0 +1,63 @@
+import { parseArgs } from 'node:util'
+import { schemasCommand } from './commands/schemas.js'
+import { webhookCommand } from './commands/webhook.js'
+import { processIo, UsageError, type Io } from './io.js'
+import { version } from './version.js'
+
+export const mainHelp = `adwire ${version}: tools for AdCP, the Ad Context Protocol
+
+usage: adwire <command> [options]
+
+commands:
+  schemas list                 list the AdCP 3.1.19 shapes
+  schemas validate SHAPE FILE  validate a JSON document against a shape
+  webhook parse FILE           tell MCP from A2A shape and extract a webhook's AdCP data
+
+options:
+  -h, --help                   show help (also after any command: adwire schemas --help)
+  -v, --version                print the version
+
+Exit codes: 0 success, 1 the input was rejected, 2 a usage error.
+`
+
+const commands: Record<string, (argv: string[], io: Io) => Promise<number>> = {
+  schemas: schemasCommand,
+  webhook: webhookCommand,
+}
+
+/**
+ * Runs the `adwire` command line and resolves with its exit code.
+ *
+ * @example
+ * process.exitCode = await run(process.argv.slice(2))
+ */
+export async function run(argv: readonly string[], io: Io = processIo): Promise<number> {
+  const [first, ...rest] = argv
+  try {
+    if (first === undefined || first.startsWith('-')) {
+      const { values } = parseArgs({
+        args: [...argv],
+        options: { help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } },
+      })
+      if (values.version) {
+        io.stdout(`${version}\n`)
+        return 0
+      }
+      io.stdout(mainHelp)
+      return values.help ? 0 : 2
+    }
+    const command = commands[first]
+    if (!command) throw new UsageError(`unknown command "${first}"`)
+    return await command(rest, io)
+  } catch (error) {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.stderr(`adwire: ${(error as Error).message}\nRun \`adwire --help\` for usage.\n`)
+      return 2
+    }
+    if ((error as { code?: string }).code === 'ENOENT') {
+      io.stderr(`adwire: ${(error as Error).message}\n`)
+      return 2
+    }
+    throw error
+  }
+}

@@ -1,0 +1,3 @@
+export { mainHelp, run } from './cli.js'
+export { processIo, type Io } from './io.js'
+export { version } from './version.js'
