@@ -6,7 +6,9 @@ run(process.argv.slice(2)).then(
     process.exitCode = code
   },
   (error: unknown) => {
-    process.stderr.write(`adwire: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    process.stderr.write(
+      `adwire: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    )
     process.exitCode = 70
   },
 )

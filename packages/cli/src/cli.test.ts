@@ -31,11 +31,17 @@ async function adwire(...argv: string[]): Promise<{ code: number; stdout: string
 
 describe('adwire', () => {
   it('prints help and the version', async () => {
-    expect(await adwire('--help')).toMatchObject({ code: 0, stdout: expect.stringContaining('usage: adwire <command>') })
+    expect(await adwire('--help')).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('usage: adwire <command>'),
+    })
     expect(await adwire('--version')).toMatchObject({ code: 0, stdout: `${version}\n` })
     expect(await adwire()).toMatchObject({ code: 2 })
     for (const command of ['schemas', 'webhook']) {
-      expect(await adwire(command, '--help')).toMatchObject({ code: 0, stdout: expect.stringContaining(`usage: adwire ${command}`) })
+      expect(await adwire(command, '--help')).toMatchObject({
+        code: 0,
+        stdout: expect.stringContaining(`usage: adwire ${command}`),
+      })
     }
   })
 
@@ -44,7 +50,10 @@ describe('adwire', () => {
   })
 
   it('answers mistakes with exit code 2 and a message', async () => {
-    expect(await adwire('nope')).toMatchObject({ code: 2, stderr: expect.stringContaining('unknown command "nope"') })
+    expect(await adwire('nope')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('unknown command "nope"'),
+    })
     expect(await adwire('schemas', 'validate', 'Nonexistent', write('x.json', {}))).toMatchObject({
       code: 2,
       stderr: expect.stringContaining('unknown shape "Nonexistent"'),
@@ -61,17 +70,30 @@ describe('adwire', () => {
 
   it('schemas validate prints the verdict as one JSON line', async () => {
     const good = write('good.json', { agent_url: 'https://creative.example.com', id: 'display_300x250' })
-    expect(await adwire('schemas', 'validate', 'FormatId', good)).toEqual({ code: 0, stdout: '{"ok":true}\n', stderr: '' })
+    expect(await adwire('schemas', 'validate', 'FormatId', good)).toEqual({
+      code: 0,
+      stdout: '{"ok":true}\n',
+      stderr: '',
+    })
     const bad = await adwire('schemas', 'validate', 'formatid', write('bad.json', '"display_300x250"'))
     expect(bad.code).toBe(1)
-    expect(JSON.parse(bad.stdout)).toMatchObject({ ok: false, code: 'INVALID_REQUEST', issues: [{ path: '' }] })
+    expect(JSON.parse(bad.stdout)).toMatchObject({
+      ok: false,
+      code: 'INVALID_REQUEST',
+      issues: [{ path: '' }],
+    })
     const notJson = await adwire('schemas', 'validate', 'FormatId', write('broken.json', '{'))
-    expect(JSON.parse(notJson.stdout)).toMatchObject({ ok: false, message: expect.stringContaining('not JSON') })
+    expect(JSON.parse(notJson.stdout)).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('not JSON'),
+    })
   })
 
   it('schemas list names the exported shapes', async () => {
     const { stdout } = await adwire('schemas', 'list')
-    expect(stdout.split('\n')).toEqual(expect.arrayContaining(['Format', 'McpWebhookPayload', 'ListCreativeFormatsRequest']))
+    expect(stdout.split('\n')).toEqual(
+      expect.arrayContaining(['Format', 'McpWebhookPayload', 'ListCreativeFormatsRequest']),
+    )
   })
 
   it('webhook parse extracts the data of every payload-extraction vector', async () => {
@@ -81,7 +103,11 @@ describe('adwire', () => {
     for (const vector of vectors) {
       const result = await adwire('webhook', 'parse', write(`${vector.id}.json`, vector.payload))
       expect(result.code, vector.id).toBe(0)
-      expect(JSON.parse(result.stdout), vector.id).toMatchObject({ ok: true, format: vector.expected_format, data: vector.expected_data })
+      expect(JSON.parse(result.stdout), vector.id).toMatchObject({
+        ok: true,
+        format: vector.expected_format,
+        data: vector.expected_data,
+      })
     }
   })
 

@@ -15,7 +15,10 @@ export const A2ADataPartSchema = z.looseObject({
   data: z.record(z.string(), z.unknown()),
 })
 /** A file part: `{kind: "file", file}` (v0.3) or a 1.0 part with `url`/`raw`. */
-export const A2AFilePartSchema = z.looseObject({ kind: z.literal('file').optional(), file: z.unknown().optional() })
+export const A2AFilePartSchema = z.looseObject({
+  kind: z.literal('file').optional(),
+  file: z.unknown().optional(),
+})
 export const A2APartSchema = z.union([A2ADataPartSchema, A2ATextPartSchema, A2AFilePartSchema])
 export type A2APart = z.infer<typeof A2APartSchema>
 
@@ -88,4 +91,9 @@ export function normalizeA2AState(state: string): string {
 }
 
 /** AdCP task statuses after which nothing more happens to a task. */
-export const TERMINAL_TASK_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'canceled', 'rejected'])
+export const TERMINAL_TASK_STATUSES: ReadonlySet<string> = new Set([
+  'completed',
+  'failed',
+  'canceled',
+  'rejected',
+])

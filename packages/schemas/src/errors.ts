@@ -61,7 +61,10 @@ export function formatPath(path: readonly PropertyKey[]): string {
 }
 
 /** Turns zod issues into {@link SchemaIssue}s, one per leaf problem (union branches are flattened). */
-export function toSchemaIssues(issues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[] = []): SchemaIssue[] {
+export function toSchemaIssues(
+  issues: readonly z.core.$ZodIssue[],
+  prefix: readonly PropertyKey[] = [],
+): SchemaIssue[] {
   const out: SchemaIssue[] = []
   for (const issue of issues) {
     const path = [...prefix, ...issue.path]

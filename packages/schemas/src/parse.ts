@@ -18,7 +18,9 @@ export function parseShape<T extends z.ZodType>(schema: T, value: unknown, what 
     .map((issue) => `${issue.path || '(root)'}: ${issue.message}`)
     .join('; ')
   const more = issues.length > 5 ? ` (and ${issues.length - 5} more)` : ''
-  throw new SchemaError('INVALID_REQUEST', `invalid ${what}: ${summary}${more}`, issues, { cause: result.error })
+  throw new SchemaError('INVALID_REQUEST', `invalid ${what}: ${summary}${more}`, issues, {
+    cause: result.error,
+  })
 }
 
 /**
@@ -30,7 +32,10 @@ export function parseFormatId(value: unknown): z.output<typeof FormatIdSchema> {
     return parseShape(FormatIdSchema, value, 'format_id')
   } catch (error) {
     if (!SchemaError.is(error)) throw error
-    const hint = typeof value === 'string' ? ` (a bare string "${value}" is not a format_id; send {"agent_url", "id"})` : ''
+    const hint =
+      typeof value === 'string'
+        ? ` (a bare string "${value}" is not a format_id; send {"agent_url", "id"})`
+        : ''
     throw new SchemaError('INVALID_FORMAT_ID', `${error.message}${hint}`, error.issues, { cause: error })
   }
 }

@@ -101,7 +101,11 @@ export function objectRules<T extends z.ZodType>(schema: T, rules: ObjectRules):
         const result = propertySchema.safeParse(value[key])
         if (!result.success) forward(result.error.issues, ctx, [key])
       }
-      if (rules.closed && !rules.closed.names.includes(key) && !rules.closed.patterns.some((p) => p.test(key))) {
+      if (
+        rules.closed &&
+        !rules.closed.names.includes(key) &&
+        !rules.closed.patterns.some((p) => p.test(key))
+      ) {
         ctx.addIssue({ code: 'custom', message: `unrecognized key "${key}"`, path: [key] })
       }
       const dependency = rules.dependencies?.[key]
@@ -109,7 +113,11 @@ export function objectRules<T extends z.ZodType>(schema: T, rules: ObjectRules):
       if (Array.isArray(dependency)) {
         for (const needed of dependency as readonly string[]) {
           if (!(needed in value)) {
-            ctx.addIssue({ code: 'custom', message: `"${needed}" is required when "${key}" is present`, path: [needed] })
+            ctx.addIssue({
+              code: 'custom',
+              message: `"${needed}" is required when "${key}" is present`,
+              path: [needed],
+            })
           }
         }
       } else {
@@ -129,7 +137,11 @@ export function uniqueItems<T extends z.ZodType>(schema: T): T {
       const key = canonicalize(item)
       const first = seen.get(key)
       if (first !== undefined) {
-        ctx.addIssue({ code: 'custom', message: `duplicates item ${first}; items must be unique`, path: [index] })
+        ctx.addIssue({
+          code: 'custom',
+          message: `duplicates item ${first}; items must be unique`,
+          path: [index],
+        })
       } else {
         seen.set(key, index)
       }
@@ -175,7 +187,13 @@ export function allOf<L extends z.ZodType, R extends z.ZodType>(left: L, right: 
 }
 
 const jsonType = (value: unknown): string =>
-  value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value === 'number' ? 'number' : typeof value
+  value === null
+    ? 'null'
+    : Array.isArray(value)
+      ? 'array'
+      : typeof value === 'number'
+        ? 'number'
+        : typeof value
 
 /**
  * Keywords of one JSON type in a schema that names no `type` (`{"minItems": 1}`): they constrain values of

@@ -65,7 +65,9 @@ function decode(raw: unknown): unknown {
     const text = typeof raw === 'string' ? raw : new TextDecoder('utf-8', { fatal: true }).decode(raw)
     return JSON.parse(text)
   } catch (error) {
-    throw new SchemaError('INVALID_REQUEST', `webhook body is not JSON: ${(error as Error).message}`, [], { cause: error })
+    throw new SchemaError('INVALID_REQUEST', `webhook body is not JSON: ${(error as Error).message}`, [], {
+      cause: error,
+    })
   }
 }
 
@@ -92,9 +94,16 @@ const lastData = (parts: readonly A2APart[] | undefined): WebhookData => {
 }
 
 function parseA2A(body: Record<string, unknown>): A2AWebhook {
-  const wrapped = isObject(body.task) ? body.task : isObject(body.statusUpdate) ? body.statusUpdate : undefined
+  const wrapped = isObject(body.task)
+    ? body.task
+    : isObject(body.statusUpdate)
+      ? body.statusUpdate
+      : undefined
   const inner = wrapped ?? body
-  const isEvent = isObject(body.statusUpdate) || inner.kind === 'status-update' || (typeof inner.taskId === 'string' && inner.id === undefined)
+  const isEvent =
+    isObject(body.statusUpdate) ||
+    inner.kind === 'status-update' ||
+    (typeof inner.taskId === 'string' && inner.id === undefined)
   if (isEvent) {
     const event = parseShape(A2ATaskStatusUpdateEventSchema, inner, 'A2A TaskStatusUpdateEvent')
     const status = normalizeA2AState(event.status.state)
@@ -117,15 +126,26 @@ function parseA2A(body: Record<string, unknown>): A2AWebhook {
   const data = terminal
     ? (lastData(task.artifacts?.[0]?.parts) ?? firstData(task.status.message?.parts))
     : firstData(task.status.message?.parts)
-  return { format: 'a2a', kind: 'task', taskId: task.id, status, state: task.status.state, terminal, data, payload: task }
+  return {
+    format: 'a2a',
+    kind: 'task',
+    taskId: task.id,
+    status,
+    state: task.status.state,
+    terminal,
+    data,
+    payload: task,
+  }
 }
 
 function parseMcp(body: Record<string, unknown>, validate: boolean): McpWebhook {
   if (validate) parseShape(McpWebhookPayloadSchema, body, 'MCP webhook payload')
   if (typeof body.task_id !== 'string' || typeof body.status !== 'string') {
-    throw new SchemaError('INVALID_REQUEST', 'MCP webhook payload needs a string task_id and a string status', [
-      { path: typeof body.task_id !== 'string' ? 'task_id' : 'status', message: 'required string' },
-    ])
+    throw new SchemaError(
+      'INVALID_REQUEST',
+      'MCP webhook payload needs a string task_id and a string status',
+      [{ path: typeof body.task_id !== 'string' ? 'task_id' : 'status', message: 'required string' }],
+    )
   }
   const result = body.result
   return {
@@ -147,7 +167,10 @@ function parseMcp(body: Record<string, unknown>, validate: boolean): McpWebhook 
  * const webhook = parseWebhookPayload(await request.text(), { format: registration.format })
  * if (webhook.terminal) settle(webhook.taskId, webhook.data)
  */
-export function parseWebhookPayload(raw: unknown, options: ParseWebhookPayloadOptions = {}): ParsedWebhookPayload {
+export function parseWebhookPayload(
+  raw: unknown,
+  options: ParseWebhookPayloadOptions = {},
+): ParsedWebhookPayload {
   const body = decode(raw)
   if (!isObject(body)) throw new SchemaError('INVALID_REQUEST', 'webhook body must be a JSON object')
   const format = options.format ?? detectWebhookFormat(body)

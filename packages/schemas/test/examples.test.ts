@@ -19,7 +19,10 @@ const schemaFor = (shape: string): z.ZodType | undefined => {
 }
 const inScope = (examples: Example[]) => examples.filter((example) => schemaFor(example.shape) !== undefined)
 
-const storyboards = inScope(storyboardExamples()).map((example) => ({ ...example, value: resolveGenerated(example.value) }))
+const storyboards = inScope(storyboardExamples()).map((example) => ({
+  ...example,
+  value: resolveGenerated(example.value),
+}))
 const fromSchemas = inScope(schemaExamples())
 const fromVectors = inScope(vectorExamples())
 
@@ -31,7 +34,11 @@ describe('storyboard samples of the exported shapes', () => {
   it('covers the creative tasks', () => {
     expect(complete.length).toBeGreaterThanOrEqual(20)
     expect(new Set(complete.map((example) => example.shape))).toEqual(
-      new Set(['creative/list-creative-formats-request.json#', 'creative/preview-creative-request.json#', 'media-buy/build-creative-request.json#']),
+      new Set([
+        'creative/list-creative-formats-request.json#',
+        'creative/preview-creative-request.json#',
+        'media-buy/build-creative-request.json#',
+      ]),
     )
   })
   it.each(complete.map((example) => [example.source, example] as const))('%s parses', (_source, example) => {
@@ -49,13 +56,16 @@ describe('every in-scope example gets the same verdict as Ajv on the official JS
     const verdicts = new Set(all.map((example) => referenceValidate(example.shape)(example.value)))
     expect(verdicts).toEqual(new Set([true, false]))
   })
-  it.each(all.map((example) => [`${example.source} as ${example.shape}`, example] as const))('%s', (_name, example) => {
-    const reference = referenceValidate(example.shape)
-    const expected = reference(example.value) as boolean
-    const result = schemaFor(example.shape)!.safeParse(example.value)
-    expect(
-      { valid: result.success, issues: result.error?.issues.slice(0, 3) },
-      `Ajv says ${expected ? 'valid' : `invalid: ${JSON.stringify(reference.errors?.slice(0, 2))}`}`,
-    ).toMatchObject({ valid: expected })
-  })
+  it.each(all.map((example) => [`${example.source} as ${example.shape}`, example] as const))(
+    '%s',
+    (_name, example) => {
+      const reference = referenceValidate(example.shape)
+      const expected = reference(example.value) as boolean
+      const result = schemaFor(example.shape)!.safeParse(example.value)
+      expect(
+        { valid: result.success, issues: result.error?.issues.slice(0, 3) },
+        `Ajv says ${expected ? 'valid' : `invalid: ${JSON.stringify(reference.errors?.slice(0, 2))}`}`,
+      ).toMatchObject({ valid: expected })
+    },
+  )
 })

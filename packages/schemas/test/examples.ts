@@ -12,7 +12,8 @@ export interface Example {
 }
 
 type Node = Record<string, unknown>
-const isObject = (value: unknown): value is Node => typeof value === 'object' && value !== null && !Array.isArray(value)
+const isObject = (value: unknown): value is Node =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 function walk(value: unknown, visit: (node: Node, path: string) => void, path = ''): void {
   if (Array.isArray(value)) value.forEach((item, index) => walk(item, visit, `${path}[${index}]`))
@@ -28,11 +29,23 @@ export function storyboardExamples(): Example[] {
   for (const file of listConformanceFiles('compliance/3.1.19', (name) => name.endsWith('.yaml'))) {
     const document = parseYaml(readFileSync(conformancePath('compliance/3.1.19', file), 'utf8'))
     walk(document, (node, path) => {
-      if (typeof node.schema_ref === 'string' && node.sample_request !== undefined && node.sample_request_skip_schema !== true) {
-        out.push({ source: `${file} ${path}.sample_request`, shape: `${node.schema_ref}#`, value: node.sample_request })
+      if (
+        typeof node.schema_ref === 'string' &&
+        node.sample_request !== undefined &&
+        node.sample_request_skip_schema !== true
+      ) {
+        out.push({
+          source: `${file} ${path}.sample_request`,
+          shape: `${node.schema_ref}#`,
+          value: node.sample_request,
+        })
       }
       if (typeof node.response_schema_ref === 'string' && node.sample_response !== undefined) {
-        out.push({ source: `${file} ${path}.sample_response`, shape: `${node.response_schema_ref}#`, value: node.sample_response })
+        out.push({
+          source: `${file} ${path}.sample_response`,
+          shape: `${node.response_schema_ref}#`,
+          value: node.sample_response,
+        })
       }
     })
   }
@@ -46,12 +59,20 @@ export function schemaExamples(): Example[] {
     const document = readConformanceJson('schemas/3.1.19', file)
     if (!isObject(document)) continue
     if (Array.isArray(document.examples)) {
-      document.examples.forEach((value, index) => out.push({ source: `${file} examples[${index}]`, shape: `${file}#`, value }))
+      document.examples.forEach((value, index) =>
+        out.push({ source: `${file} examples[${index}]`, shape: `${file}#`, value }),
+      )
     }
-    for (const [name, definition] of Object.entries(isObject(document.definitions) ? document.definitions : {})) {
+    for (const [name, definition] of Object.entries(
+      isObject(document.definitions) ? document.definitions : {},
+    )) {
       if (isObject(definition) && Array.isArray(definition.examples)) {
         definition.examples.forEach((value, index) =>
-          out.push({ source: `${file} definitions.${name}.examples[${index}]`, shape: `${file}#/definitions/${name}`, value }),
+          out.push({
+            source: `${file} definitions.${name}.examples[${index}]`,
+            shape: `${file}#/definitions/${name}`,
+            value,
+          }),
         )
       }
     }
@@ -62,18 +83,31 @@ export function schemaExamples(): Example[] {
 /** Webhook bodies in the vectors: MCP-shape envelopes. */
 export function vectorExamples(): Example[] {
   const out: Example[] = []
-  const extraction = readConformanceJson('test-vectors/webhook-payload-extraction.json') as { vectors: Node[] }
+  const extraction = readConformanceJson('test-vectors/webhook-payload-extraction.json') as {
+    vectors: Node[]
+  }
   for (const vector of extraction.vectors) {
     if (vector.format === 'mcp') {
-      out.push({ source: `webhook-payload-extraction ${String(vector.id)}`, shape: 'core/mcp-webhook-payload.json#', value: vector.payload })
+      out.push({
+        source: `webhook-payload-extraction ${String(vector.id)}`,
+        shape: 'core/mcp-webhook-payload.json#',
+        value: vector.payload,
+      })
     }
   }
-  for (const folder of ['compliance/3.1.19/test-vectors/webhook-signing', 'compliance/3.2.0-beta.5/test-vectors/webhook-signing']) {
+  for (const folder of [
+    'compliance/3.1.19/test-vectors/webhook-signing',
+    'compliance/3.2.0-beta.5/test-vectors/webhook-signing',
+  ]) {
     for (const file of listConformanceFiles(folder, (name) => /^(positive|negative)\/.*\.json$/.test(name))) {
       const vector = readConformanceJson(folder, file) as { request?: { body?: string } }
       const body = vector.request?.body
       if (typeof body === 'string' && body.startsWith('{')) {
-        out.push({ source: `${folder}/${file} request.body`, shape: 'core/mcp-webhook-payload.json#', value: JSON.parse(body) })
+        out.push({
+          source: `${folder}/${file} request.body`,
+          shape: 'core/mcp-webhook-payload.json#',
+          value: JSON.parse(body),
+        })
       }
     }
   }
@@ -88,7 +122,8 @@ export function vectorExamples(): Example[] {
 export function resolveGenerated(value: unknown): unknown {
   if (typeof value === 'string' && value.startsWith('$generate:uuid_v4')) return uuidFromTag(value)
   if (Array.isArray(value)) return value.map(resolveGenerated)
-  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, resolveGenerated(child)]))
+  if (isObject(value))
+    return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, resolveGenerated(child)]))
   return value
 }
 

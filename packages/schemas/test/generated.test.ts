@@ -17,7 +17,9 @@ describe('src/generated/schemas.ts', () => {
 
   it('has all 92 AdCP 3.1.19 error codes and the task and media-buy statuses', () => {
     expect(schemas.ErrorCodeSchema.options).toHaveLength(92)
-    expect(schemas.ErrorCodeSchema.options).toEqual(expect.arrayContaining(['INVALID_REQUEST', 'RATE_LIMITED', 'AUTH_MISSING']))
+    expect(schemas.ErrorCodeSchema.options).toEqual(
+      expect.arrayContaining(['INVALID_REQUEST', 'RATE_LIMITED', 'AUTH_MISSING']),
+    )
     // INVALID_FORMAT_ID is not in the 3.1.19 enum; the vocabulary is open and parseFormatId raises it (see errors.ts).
     expect(schemas.ErrorCodeSchema.options).not.toContain('INVALID_FORMAT_ID')
     expect(schemas.TaskStatusSchema.options).toEqual([

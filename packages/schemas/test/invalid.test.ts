@@ -39,7 +39,13 @@ function failure(schema: z.ZodType, value: unknown): SchemaError {
 const cases: Array<[string, z.ZodType, unknown, string, RegExp]> = [
   ['bare string format_id', FormatIdSchema, 'display_300x250', '', /expected object, received string/],
   ['format_id without agent_url', FormatIdSchema, { id: 'display_300x250' }, 'agent_url', /expected string/],
-  ['format_id with a relative agent_url', FormatIdSchema, { ...formatId, agent_url: '/formats' }, 'agent_url', /absolute URI/],
+  [
+    'format_id with a relative agent_url',
+    FormatIdSchema,
+    { ...formatId, agent_url: '/formats' },
+    'agent_url',
+    /absolute URI/,
+  ],
   ['format_id id with a space', FormatIdSchema, { ...formatId, id: 'display 300' }, 'id', /Invalid string/],
   [
     'bare string in format_ids[1]',
@@ -49,11 +55,41 @@ const cases: Array<[string, z.ZodType, unknown, string, RegExp]> = [
     /expected object, received string/,
   ],
   ['unknown task status', TaskStatusSchema, 'done', '', /Invalid option/],
-  ['webhook without idempotency_key', McpWebhookPayloadSchema, { ...envelope, idempotency_key: undefined }, 'idempotency_key', /expected string/],
-  ['webhook idempotency_key too short', McpWebhookPayloadSchema, { ...envelope, idempotency_key: 'abc' }, 'idempotency_key', /Too small.*16/],
-  ['webhook with status "active"', McpWebhookPayloadSchema, { ...envelope, status: 'active' }, 'status', /Invalid option/],
-  ['webhook timestamp not a date-time', McpWebhookPayloadSchema, { ...envelope, timestamp: 'yesterday' }, 'timestamp', /datetime/],
-  ['push config without url', PushNotificationConfigSchema, { operation_id: 'op_1' }, 'url', /expected string/],
+  [
+    'webhook without idempotency_key',
+    McpWebhookPayloadSchema,
+    { ...envelope, idempotency_key: undefined },
+    'idempotency_key',
+    /expected string/,
+  ],
+  [
+    'webhook idempotency_key too short',
+    McpWebhookPayloadSchema,
+    { ...envelope, idempotency_key: 'abc' },
+    'idempotency_key',
+    /Too small.*16/,
+  ],
+  [
+    'webhook with status "active"',
+    McpWebhookPayloadSchema,
+    { ...envelope, status: 'active' },
+    'status',
+    /Invalid option/,
+  ],
+  [
+    'webhook timestamp not a date-time',
+    McpWebhookPayloadSchema,
+    { ...envelope, timestamp: 'yesterday' },
+    'timestamp',
+    /datetime/,
+  ],
+  [
+    'push config without url',
+    PushNotificationConfigSchema,
+    { operation_id: 'op_1' },
+    'url',
+    /expected string/,
+  ],
   [
     'push config credentials shorter than 32',
     PushNotificationConfigSchema,
@@ -61,7 +97,13 @@ const cases: Array<[string, z.ZodType, unknown, string, RegExp]> = [
     'authentication.credentials',
     /Too small/,
   ],
-  ['image asset width as string', ImageAssetSchema, { asset_type: 'image', url: 'https://cdn.example/a.png', width: '300', height: 250 }, 'width', /expected number/],
+  [
+    'image asset width as string',
+    ImageAssetSchema,
+    { asset_type: 'image', url: 'https://cdn.example/a.png', width: '300', height: 250 },
+    'width',
+    /expected number/,
+  ],
   [
     'creative manifest asset of no known type',
     CreativeManifestSchema,
@@ -69,8 +111,20 @@ const cases: Array<[string, z.ZodType, unknown, string, RegExp]> = [
     'assets.hero',
     /./,
   ],
-  ['build_creative without idempotency_key', BuildCreativeRequestSchema, { target_format_id: formatId }, 'idempotency_key', /expected string/],
-  ['preview_creative with a string request_type', PreviewCreativeRequestSchema, { request_type: 'several' }, 'request_type', /Invalid (option|input)/],
+  [
+    'build_creative without idempotency_key',
+    BuildCreativeRequestSchema,
+    { target_format_id: formatId },
+    'idempotency_key',
+    /expected string/,
+  ],
+  [
+    'preview_creative with a string request_type',
+    PreviewCreativeRequestSchema,
+    { request_type: 'several' },
+    'request_type',
+    /Invalid (option|input)/,
+  ],
 ]
 
 describe('invalid inputs fail with a readable path and message', () => {
@@ -85,7 +139,10 @@ describe('invalid inputs fail with a readable path and message', () => {
 
   it('parseFormatId answers a bare string with INVALID_FORMAT_ID and says what to send', () => {
     expect(() => parseFormatId('display_300x250')).toThrowError(
-      expect.objectContaining({ code: 'INVALID_FORMAT_ID', message: expect.stringContaining('{"agent_url", "id"}') }),
+      expect.objectContaining({
+        code: 'INVALID_FORMAT_ID',
+        message: expect.stringContaining('{"agent_url", "id"}'),
+      }),
     )
     expect(parseFormatId(formatId)).toEqual(formatId)
   })

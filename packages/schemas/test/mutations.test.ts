@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest'
 import type { z } from 'zod'
 import { build } from '../scripts/generate.js'
 import * as schemas from '../src/index.js'
-import { hasRuntimePlaceholder, resolveGenerated, schemaExamples, storyboardExamples, vectorExamples } from './examples.js'
+import {
+  hasRuntimePlaceholder,
+  resolveGenerated,
+  schemaExamples,
+  storyboardExamples,
+  vectorExamples,
+} from './examples.js'
 import { referenceValidate } from './vendored.js'
 
 // Valid examples bent in small ways (a key removed, a value of the wrong type, an unknown key added, a
@@ -24,7 +30,8 @@ function* mutants(value: Json, path: string[] = []): Generator<[string, (root: J
   if (typeof value === 'string') yield [`${at} = ""`, replace('')]
   if (Array.isArray(value)) {
     yield [`${at} = []`, replace([])]
-    for (let index = 0; index < Math.min(value.length, 2); index += 1) yield* mutants(value[index]!, [...path, String(index)])
+    for (let index = 0; index < Math.min(value.length, 2); index += 1)
+      yield* mutants(value[index]!, [...path, String(index)])
   } else if (value !== null && typeof value === 'object') {
     yield [`${at}.zz_unknown = 1`, replace({ ...value, zz_unknown: 1 })]
     for (const key of Object.keys(value)) {
@@ -38,12 +45,17 @@ function* mutants(value: Json, path: string[] = []): Generator<[string, (root: J
 function setAt(root: Json, path: string[], next: Json): Json {
   if (path.length === 0) return next
   const [head, ...tail] = path as [string, ...string[]]
-  if (Array.isArray(root)) return root.map((item, index) => (String(index) === head ? setAt(item, tail, next) : item))
+  if (Array.isArray(root))
+    return root.map((item, index) => (String(index) === head ? setAt(item, tail, next) : item))
   const object = root as Record<string, Json>
   return { ...object, [head]: setAt(object[head]!, tail, next) }
 }
 
-const seeds = [...storyboardExamples().map((example) => ({ ...example, value: resolveGenerated(example.value) })), ...schemaExamples(), ...vectorExamples()]
+const seeds = [
+  ...storyboardExamples().map((example) => ({ ...example, value: resolveGenerated(example.value) })),
+  ...schemaExamples(),
+  ...vectorExamples(),
+]
   .filter((example) => names.has(example.shape) && !hasRuntimePlaceholder(example.value))
   .filter((example) => referenceValidate(example.shape)(example.value))
 
@@ -59,9 +71,12 @@ describe('mutants of valid examples: zod and Ajv agree', () => {
       const mutant = mutate(seed.value as Json)
       const expected = reference(mutant) as boolean
       const actual = schema.safeParse(mutant).success
-      if (expected !== actual) disagreements.push(`${label}: Ajv ${expected ? 'accepts' : 'rejects'}, zod ${actual ? 'accepts' : 'rejects'}`)
+      if (expected !== actual)
+        disagreements.push(
+          `${label}: Ajv ${expected ? 'accepts' : 'rejects'}, zod ${actual ? 'accepts' : 'rejects'}`,
+        )
     }
-    if (process.env.DUMP) console.log(`DIS ${seed.source}\n${disagreements.join("\n")}`)
+    if (process.env.DUMP) console.log(`DIS ${seed.source}\n${disagreements.join('\n')}`)
     expect(disagreements).toEqual([])
   })
 })

@@ -10,7 +10,9 @@ interface ExtractionVector {
   expected_format: 'mcp' | 'a2a'
   expected_data: unknown
 }
-const { vectors } = readConformanceJson('test-vectors/webhook-payload-extraction.json') as { vectors: ExtractionVector[] }
+const { vectors } = readConformanceJson('test-vectors/webhook-payload-extraction.json') as {
+  vectors: ExtractionVector[]
+}
 
 describe('webhook-payload-extraction.json', () => {
   it('has the 12 vectors', () => expect(vectors).toHaveLength(12))
@@ -22,7 +24,9 @@ describe('webhook-payload-extraction.json', () => {
     expect(parsed.data).toEqual(vector.expected_data)
     expect(detectWebhookFormat(vector.payload)).toBe(vector.format)
     // The registration's declared shape gives the same answer as detection, from bytes too.
-    expect(parseWebhookPayload(new TextEncoder().encode(raw), { format: vector.format }).data).toEqual(vector.expected_data)
+    expect(parseWebhookPayload(new TextEncoder().encode(raw), { format: vector.format }).data).toEqual(
+      vector.expected_data,
+    )
   })
 })
 
@@ -33,20 +37,39 @@ describe('parseWebhookPayload', () => {
         id: 't1',
         contextId: 'c1',
         status: { state: 'TASK_STATE_COMPLETED', timestamp: '2026-04-18T10:00:00Z' },
-        artifacts: [{ artifactId: 'a', parts: [{ data: { first: true } }, { text: 'done' }, { data: { creative_id: 'cr_1' } }] }],
+        artifacts: [
+          {
+            artifactId: 'a',
+            parts: [{ data: { first: true } }, { text: 'done' }, { data: { creative_id: 'cr_1' } }],
+          },
+        ],
       },
     })
-    expect(task).toMatchObject({ format: 'a2a', kind: 'task', taskId: 't1', status: 'completed', terminal: true })
+    expect(task).toMatchObject({
+      format: 'a2a',
+      kind: 'task',
+      taskId: 't1',
+      status: 'completed',
+      terminal: true,
+    })
     expect(task.data).toEqual({ creative_id: 'cr_1' })
 
     const update = parseWebhookPayload({
       statusUpdate: {
         taskId: 't1',
         contextId: 'c1',
-        status: { state: 'TASK_STATE_INPUT_REQUIRED', message: { role: 'agent', parts: [{ data: { reason: 'approval' } }, { data: { later: 1 } }] } },
+        status: {
+          state: 'TASK_STATE_INPUT_REQUIRED',
+          message: { role: 'agent', parts: [{ data: { reason: 'approval' } }, { data: { later: 1 } }] },
+        },
       },
     })
-    expect(update).toMatchObject({ format: 'a2a', kind: 'status-update', status: 'input-required', terminal: false })
+    expect(update).toMatchObject({
+      format: 'a2a',
+      kind: 'status-update',
+      status: 'input-required',
+      terminal: false,
+    })
     expect(update.data).toEqual({ reason: 'approval' })
   })
 
@@ -56,15 +79,29 @@ describe('parseWebhookPayload', () => {
       taskId: 't2',
       contextId: 'c2',
       final: false,
-      status: { state: 'working', message: { role: 'agent', parts: [{ kind: 'data', data: { percentage: 10 } }] } },
+      status: {
+        state: 'working',
+        message: { role: 'agent', parts: [{ kind: 'data', data: { percentage: 10 } }] },
+      },
     })
-    expect(parsed).toMatchObject({ format: 'a2a', kind: 'status-update', taskId: 't2', status: 'working', data: { percentage: 10 } })
+    expect(parsed).toMatchObject({
+      format: 'a2a',
+      kind: 'status-update',
+      taskId: 't2',
+      status: 'working',
+      data: { percentage: 10 },
+    })
   })
 
   it('falls back to the status message for a failed task without artifacts', () => {
     const parsed = parseWebhookPayload({
       id: 't3',
-      status: { state: 'failed', message: { parts: [{ kind: 'data', data: { adcp_error: { code: 'RATE_LIMITED', message: 'slow down' } } }] } },
+      status: {
+        state: 'failed',
+        message: {
+          parts: [{ kind: 'data', data: { adcp_error: { code: 'RATE_LIMITED', message: 'slow down' } } }],
+        },
+      },
     })
     expect(parsed.data).toEqual({ adcp_error: { code: 'RATE_LIMITED', message: 'slow down' } })
   })
@@ -72,7 +109,10 @@ describe('parseWebhookPayload', () => {
   it('validates the MCP envelope when asked', () => {
     const [incomplete] = vectors.filter((vector) => vector.id === 'mcp-missing-result')
     expect(() => parseWebhookPayload(incomplete!.payload, { validate: true })).toThrowError(
-      expect.objectContaining({ code: 'INVALID_REQUEST', message: expect.stringContaining('idempotency_key') }),
+      expect.objectContaining({
+        code: 'INVALID_REQUEST',
+        message: expect.stringContaining('idempotency_key'),
+      }),
     )
     const [complete] = vectors.filter((vector) => vector.id === 'mcp-completed')
     expect(parseWebhookPayload(complete!.payload, { validate: true }).taskId).toBe('task_001')
@@ -97,6 +137,8 @@ describe('parseWebhookPayload', () => {
   })
 
   it('trusts the declared shape over the body', () => {
-    expect(() => parseWebhookPayload({ id: 'x', status: { state: 'working' } }, { format: 'mcp' })).toThrowError(/task_id/)
+    expect(() =>
+      parseWebhookPayload({ id: 'x', status: { state: 'working' } }, { format: 'mcp' }),
+    ).toThrowError(/task_id/)
   })
 })

@@ -26,14 +26,22 @@ function findShape(name: string): z.ZodType {
   const wanted = name.replace(/Schema$/, '').toLowerCase()
   const match = shapeNames().find((candidate) => candidate.toLowerCase() === wanted)
   if (!match) {
-    const close = shapeNames().filter((candidate) => candidate.toLowerCase().includes(wanted)).slice(0, 8)
-    throw new UsageError(`unknown shape "${name}"${close.length ? `; did you mean ${close.join(', ')}?` : '; see `adwire schemas list`'}`)
+    const close = shapeNames()
+      .filter((candidate) => candidate.toLowerCase().includes(wanted))
+      .slice(0, 8)
+    throw new UsageError(
+      `unknown shape "${name}"${close.length ? `; did you mean ${close.join(', ')}?` : '; see `adwire schemas list`'}`,
+    )
   }
   return (schemas as unknown as Record<string, z.ZodType>)[`${match}Schema`]!
 }
 
 export async function schemasCommand(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, options: { help: { type: 'boolean', short: 'h' } }, allowPositionals: true })
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { help: { type: 'boolean', short: 'h' } },
+    allowPositionals: true,
+  })
   const [sub, ...rest] = positionals
   if (values.help || sub === undefined) {
     io.stdout(schemasHelp)
@@ -52,7 +60,12 @@ export async function schemasCommand(argv: string[], io: Io): Promise<number> {
     try {
       document = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes))
     } catch (error) {
-      printJson(io, { ok: false, code: 'INVALID_REQUEST', message: `not JSON: ${(error as Error).message}`, issues: [] })
+      printJson(io, {
+        ok: false,
+        code: 'INVALID_REQUEST',
+        message: `not JSON: ${(error as Error).message}`,
+        issues: [],
+      })
       return 1
     }
     try {

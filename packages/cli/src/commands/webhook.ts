@@ -36,7 +36,10 @@ export async function webhookCommand(argv: string[], io: Io): Promise<number> {
   }
   const format = values.format as 'mcp' | 'a2a' | undefined
   try {
-    const parsed = parseWebhookPayload(await io.read(file), { ...(format ? { format } : {}), validate: values.validate ?? false })
+    const parsed = parseWebhookPayload(await io.read(file), {
+      ...(format ? { format } : {}),
+      validate: values.validate ?? false,
+    })
     printJson(io, {
       ok: true,
       format: parsed.format,
