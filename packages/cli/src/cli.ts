@@ -1,4 +1,7 @@
 import { parseArgs } from 'node:util'
+import { SignatureError } from '@adwire/http-signatures'
+import { keysCommand } from './commands/keys.js'
+import { explainCommand, requestCommand } from './commands/request.js'
 import { schemasCommand } from './commands/schemas.js'
 import { webhookCommand } from './commands/webhook.js'
 import { processIo, UsageError, type Io } from './io.js'
@@ -9,9 +12,14 @@ export const mainHelp = `adwire ${version}: tools for AdCP, the Ad Context Proto
 usage: adwire <command> [options]
 
 commands:
+  webhook verify|sign          RFC 9421 webhook signatures (AdCP webhook profile)
+  webhook hmac-verify|hmac-sign  the deprecated HMAC-SHA256 webhook scheme
+  webhook parse FILE           tell MCP from A2A shape and extract a webhook's AdCP data
+  request verify|sign          RFC 9421 request signatures (AdCP request profile 3.1 and 3.2)
+  explain                      run the verifier checklist step by step and show the signature base
+  keys generate                create an Ed25519 or ES256 signing key and the JWKS to publish
   schemas list                 list the AdCP 3.1.19 shapes
   schemas validate SHAPE FILE  validate a JSON document against a shape
-  webhook parse FILE           tell MCP from A2A shape and extract a webhook's AdCP data
 
 options:
   -h, --help                   show help (also after any command: adwire schemas --help)
@@ -21,6 +29,9 @@ Exit codes: 0 success, 1 the input was rejected, 2 a usage error.
 `
 
 const commands: Record<string, (argv: string[], io: Io) => Promise<number>> = {
+  explain: explainCommand,
+  keys: keysCommand,
+  request: requestCommand,
   schemas: schemasCommand,
   webhook: webhookCommand,
 }
@@ -52,6 +63,10 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       io.stderr(`adwire: ${(error as Error).message}\nRun \`adwire --help\` for usage.\n`)
+      return 2
+    }
+    if (SignatureError.is(error)) {
+      io.stderr(`adwire: ${error.message} (${error.code})\n`)
       return 2
     }
     if ((error as { code?: string }).code === 'ENOENT') {

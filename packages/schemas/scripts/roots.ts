@@ -51,6 +51,8 @@ export const ROOT_SHAPES: readonly RootShape[] = [
   { file: 'core/mcp-webhook-payload.json', name: 'McpWebhookPayload' },
   { file: 'core/async-response-data.json', name: 'AsyncResponseData' },
   { file: 'media-buy/media-buy-delivery-webhook-result.json', name: 'MediaBuyDeliveryWebhookResult' },
+  { file: 'property/property-list-changed-webhook.json', name: 'PropertyListChangedWebhook' },
+  { file: 'collection/collection-list-changed-webhook.json', name: 'CollectionListChangedWebhook' },
   // enums
   { file: 'enums/error-code.json', name: 'ErrorCode' },
   { file: 'enums/task-status.json', name: 'TaskStatus' },

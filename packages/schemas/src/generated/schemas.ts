@@ -3782,6 +3782,44 @@ export const BrandJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
 export type BrandJson = z.infer<typeof BrandJsonSchema>
 
 /**
+ * Collection List Changed Webhook
+ *
+ * Webhook notification sent when a collection list's resolved collections change.
+ *
+ * AdCP 3.1.19 `collection/collection-list-changed-webhook.json`
+ */
+export const CollectionListChangedWebhookSchema: z.ZodObject<{
+  "idempotency_key": z.ZodString;
+  "event": z.ZodLiteral<"collection_list_changed">;
+  "list_id": z.ZodString;
+  "list_name": z.ZodOptional<z.ZodString>;
+  "change_summary": z.ZodOptional<z.ZodObject<{
+    "collections_added": z.ZodOptional<z.ZodInt>;
+    "collections_removed": z.ZodOptional<z.ZodInt>;
+    "total_collections": z.ZodOptional<z.ZodInt>
+  }, z.core.$strict>>;
+  "resolved_at": z.ZodISODateTime;
+  "cache_valid_until": z.ZodOptional<z.ZodISODateTime>;
+  "signature": z.ZodString;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$strict> = z.strictObject({
+  "idempotency_key": z.string().min(16).max(255).regex(new RegExp("^[A-Za-z0-9_.:-]{16,255}$", 'u')),
+  "event": z.literal("collection_list_changed"),
+  "list_id": z.string(),
+  "list_name": z.string().optional(),
+  "change_summary": z.strictObject({
+    "collections_added": z.int().optional(),
+    "collections_removed": z.int().optional(),
+    "total_collections": z.int().optional(),
+  }).optional(),
+  "resolved_at": z.iso.datetime({ offset: true }),
+  "cache_valid_until": z.iso.datetime({ offset: true }).optional(),
+  "signature": z.string(),
+  "ext": ExtSchema.optional(),
+})
+export type CollectionListChangedWebhook = z.infer<typeof CollectionListChangedWebhookSchema>
+
+/**
  * Authentication for accessing secured asset URLs
  *
  * AdCP 3.1.19 `content-standards/artifact.json#/$defs/asset_access`
@@ -12826,3 +12864,41 @@ export const BuildCreativeRequestSchema: z.ZodIntersection<z.ZodIntersection<z.Z
   "ext": ExtSchema.optional(),
 }), VersionEnvelopeSchema), not(z.unknown(), requireKeys(z.looseObject({}), ["target_format_id","target_format_ids"]), "must not have \"target_format_id\" and \"target_format_ids\"")), not(z.unknown(), requireKeys(z.looseObject({}), ["refine_from_build_variant_id","max_creatives"]), "must not have \"refine_from_build_variant_id\" and \"max_creatives\""))
 export type BuildCreativeRequest = z.infer<typeof BuildCreativeRequestSchema>
+
+/**
+ * Property List Changed Webhook
+ *
+ * Webhook notification sent when a property list's resolved properties change.
+ *
+ * AdCP 3.1.19 `property/property-list-changed-webhook.json`
+ */
+export const PropertyListChangedWebhookSchema: z.ZodObject<{
+  "idempotency_key": z.ZodString;
+  "event": z.ZodLiteral<"property_list_changed">;
+  "list_id": z.ZodString;
+  "list_name": z.ZodOptional<z.ZodString>;
+  "change_summary": z.ZodOptional<z.ZodObject<{
+    "properties_added": z.ZodOptional<z.ZodInt>;
+    "properties_removed": z.ZodOptional<z.ZodInt>;
+    "total_properties": z.ZodOptional<z.ZodInt>
+  }, z.core.$strict>>;
+  "resolved_at": z.ZodISODateTime;
+  "cache_valid_until": z.ZodOptional<z.ZodISODateTime>;
+  "signature": z.ZodString;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$strict> = z.strictObject({
+  "idempotency_key": z.string().min(16).max(255).regex(new RegExp("^[A-Za-z0-9_.:-]{16,255}$", 'u')),
+  "event": z.literal("property_list_changed"),
+  "list_id": z.string(),
+  "list_name": z.string().optional(),
+  "change_summary": z.strictObject({
+    "properties_added": z.int().optional(),
+    "properties_removed": z.int().optional(),
+    "total_properties": z.int().optional(),
+  }).optional(),
+  "resolved_at": z.iso.datetime({ offset: true }),
+  "cache_valid_until": z.iso.datetime({ offset: true }).optional(),
+  "signature": z.string(),
+  "ext": ExtSchema.optional(),
+})
+export type PropertyListChangedWebhook = z.infer<typeof PropertyListChangedWebhookSchema>

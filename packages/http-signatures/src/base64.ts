@@ -1,0 +1,133 @@
+/**
+ * Strict base64 codecs (RFC 4648 §4 standard and §5 URL-safe alphabets). Every decoder returns `undefined` on
+ * input it does not accept, never throws, and never guesses: AdCP binds each header to one alphabet
+ * (security.mdx "Binary value encoding"), so callers pick the decoder from the profile, never from the input.
+ */
+
+const STANDARD = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
+const URL_SAFE = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+
+function table(alphabet: string): Int16Array {
+  const values = new Int16Array(128).fill(-1)
+  for (let index = 0; index < alphabet.length; index += 1) values[alphabet.charCodeAt(index)] = index
+  return values
+}
+
+const STANDARD_VALUES = table(STANDARD)
+const URL_SAFE_VALUES = table(URL_SAFE)
+
+function encode(bytes: Uint8Array, alphabet: string, pad: boolean): string {
+  let out = ''
+  let index = 0
+  for (; index + 2 < bytes.length; index += 3) {
+    const triple = (bytes[index]! << 16) | (bytes[index + 1]! << 8) | bytes[index + 2]!
+    out +=
+      alphabet[triple >> 18]! +
+      alphabet[(triple >> 12) & 63]! +
+      alphabet[(triple >> 6) & 63]! +
+      alphabet[triple & 63]!
+  }
+  const rest = bytes.length - index
+  if (rest === 1) {
+    const value = bytes[index]! << 16
+    out += alphabet[value >> 18]! + alphabet[(value >> 12) & 63]! + (pad ? '==' : '')
+  } else if (rest === 2) {
+    const value = (bytes[index]! << 16) | (bytes[index + 1]! << 8)
+    out +=
+      alphabet[value >> 18]! + alphabet[(value >> 12) & 63]! + alphabet[(value >> 6) & 63]! + (pad ? '=' : '')
+  }
+  return out
+}
+
+/** Decodes unpadded base64 in one alphabet; `undefined` for any other character or an impossible length. */
+function decodeUnpadded(text: string, values: Int16Array): Uint8Array | undefined {
+  const length = text.length
+  if (length % 4 === 1) return undefined
+  const out = new Uint8Array(Math.floor((length * 3) / 4))
+  let buffer = 0
+  let bits = 0
+  let position = 0
+  for (let index = 0; index < length; index += 1) {
+    const code = text.charCodeAt(index)
+    const value = code < 128 ? values[code]! : -1
+    if (value < 0) return undefined
+    buffer = ((buffer << 6) | value) & 0xffffff
+    bits += 6
+    if (bits >= 8) {
+      bits -= 8
+      out[position++] = (buffer >> bits) & 0xff
+    }
+  }
+  return out
+}
+
+/**
+ * Base64url without padding (RFC 4648 §5), as AdCP sends nonces and webhook signatures.
+ *
+ * @example
+ * encodeBase64Url(new Uint8Array([251, 255])) // '-_8'
+ */
+export function encodeBase64Url(bytes: Uint8Array): string {
+  return encode(bytes, URL_SAFE, false)
+}
+
+/**
+ * Standard base64 with padding (RFC 4648 §4), the RFC 8941 `sf-binary` form.
+ *
+ * @example
+ * encodeBase64(new Uint8Array([251, 255])) // '+/8='
+ */
+export function encodeBase64(bytes: Uint8Array): string {
+  return encode(bytes, STANDARD, true)
+}
+
+/**
+ * Decodes unpadded base64url only: a `=`, `+` or `/` makes it `undefined`.
+ *
+ * @example
+ * decodeBase64Url('-_8') // Uint8Array [251, 255]
+ * decodeBase64Url('+/8=') // undefined
+ */
+export function decodeBase64Url(text: string): Uint8Array | undefined {
+  return decodeUnpadded(text, URL_SAFE_VALUES)
+}
+
+/**
+ * Decodes standard-alphabet base64 (RFC 8941 `sf-binary`): padding is optional (RFC 8941 §4.2.7) but, when
+ * present, must complete the last quantum; `-` or `_` makes it `undefined`.
+ *
+ * @example
+ * decodeBase64('+/8=') // Uint8Array [251, 255]
+ * decodeBase64('-_8') // undefined
+ */
+export function decodeBase64(text: string): Uint8Array | undefined {
+  const unpadded = stripPadding(text)
+  return unpadded === undefined ? undefined : decodeUnpadded(unpadded, STANDARD_VALUES)
+}
+
+/**
+ * Decodes either alphabet, padded or not, for `Content-Digest` values from other ecosystems (AdCP notes §2.6).
+ * A value mixing the alphabets (`+` or `/` together with `-` or `_`) is ambiguous and `undefined`.
+ *
+ * @example
+ * decodeBase64Either('-_8=') // Uint8Array [251, 255]
+ * decodeBase64Either('+_8') // undefined
+ */
+export function decodeBase64Either(text: string): Uint8Array | undefined {
+  const unpadded = stripPadding(text)
+  if (unpadded === undefined) return undefined
+  const standard = /[+/]/.test(unpadded)
+  const urlSafe = /[-_]/.test(unpadded)
+  if (standard && urlSafe) return undefined
+  return decodeUnpadded(unpadded, standard ? STANDARD_VALUES : URL_SAFE_VALUES)
+}
+
+/** Removes trailing `=` padding if it completes the last quantum exactly; `undefined` for any other `=`. */
+function stripPadding(text: string): string | undefined {
+  const first = text.indexOf('=')
+  if (first === -1) return text
+  const body = text.slice(0, first)
+  const padding = text.length - first
+  if (padding > 2 || text.length % 4 !== 0 || !/^=+$/.test(text.slice(first))) return undefined
+  return body
+}

@@ -1,0 +1,12 @@
+export {
+  openPostgresStores,
+  type PostgresStoreOptions,
+  type PostgresStores,
+  type SweepCounts,
+} from './open.js'
+export type { PostgresClaimStore } from './claim-store.js'
+export type { PostgresConvergenceStore } from './convergence-store.js'
+export type { PostgresOutboxStore } from './outbox-store.js'
+export type { PostgresReplayStore } from './replay-store.js'
+export { StoreError, type StoreErrorCode } from './errors.js'
+export { SCHEMA_VERSION } from './migrations.js'

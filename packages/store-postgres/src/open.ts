@@ -1,0 +1,115 @@
+/**
+ * Opens the four stores on one pool and one schema, migrating the schema first.
+ */
+import pg from 'pg'
+import { PostgresClaimStore } from './claim-store.js'
+import { PostgresConvergenceStore } from './convergence-store.js'
+import { Database, assertSchemaName } from './database.js'
+import { StoreError } from './errors.js'
+import { migrate } from './migrations.js'
+import { PostgresOutboxStore } from './outbox-store.js'
+import { PostgresReplayStore } from './replay-store.js'
+
+export interface PostgresStoreOptions {
+  /** `postgres://user:password@host:5432/database`; used to create a pool when `pool` is not given. */
+  readonly connectionString?: string
+  /** A pool you own; `close()` leaves it open. */
+  readonly pool?: pg.Pool
+  /** The schema holding the tables, created if missing. A plain lowercase identifier; default `adwire`. */
+  readonly schema?: string
+  /** The size of the pool created from `connectionString` (default 10). */
+  readonly maxConnections?: number
+}
+
+/** How many rows a {@link PostgresStores.sweep} deleted, per store. */
+export interface SweepCounts {
+  readonly claims: number
+  readonly convergence: number
+  readonly replay: number
+  /** Delivered, failed and superseded outbox entries past their deadline. */
+  readonly outbox: number
+}
+
+export interface PostgresStores {
+  readonly claims: PostgresClaimStore
+  readonly convergence: PostgresConvergenceStore
+  readonly outbox: PostgresOutboxStore
+  readonly replay: PostgresReplayStore
+  /** The pool the stores run on (the given one, or the one created from the connection string). */
+  readonly pool: pg.Pool
+  /** Deletes everything past its retention at `now` (Unix seconds). Run it every minute or so from one instance or all. */
+  sweep(now: number): Promise<SweepCounts>
+  /** Ends the pool if these stores created it; the stores refuse work afterwards (`store_closed`). */
+  close(): Promise<void>
+}
+
+/** How long a new connection may take before the call fails with `store_unavailable`. */
+const CONNECT_TIMEOUT_MS = 5_000
+
+/**
+ * Opens the PostgreSQL stores: validates the options, creates the pool unless one is given, and brings the
+ * schema to the version this release knows (concurrent openers are safe; a newer schema is refused with
+ * `store_schema_newer`; an unreachable server fails with `store_unavailable`).
+ *
+ * @example
+ * const stores = await openPostgresStores({ connectionString: process.env.DATABASE_URL })
+ * const result = await stores.claims.claim({ namespace: 'webhook', scope: sender, key, fingerprint, now: Date.now() / 1000, leaseSeconds: 30, retentionSeconds: 86_400 })
+ * setInterval(() => void stores.sweep(Date.now() / 1000), 60_000).unref()
+ */
+export async function openPostgresStores(options: PostgresStoreOptions): Promise<PostgresStores> {
+  const schema = options.schema ?? 'adwire'
+  assertSchemaName(schema)
+  if (options.pool === undefined && !options.connectionString) {
+    throw new StoreError('store_invalid_options', 'give openPostgresStores a connectionString or a pool')
+  }
+  const max = options.maxConnections
+  if (max !== undefined && !(Number.isSafeInteger(max) && max >= 1)) {
+    throw new StoreError('store_invalid_options', `maxConnections must be a positive integer, not ${max}`)
+  }
+  const owned = options.pool === undefined
+  const pool =
+    options.pool ??
+    new pg.Pool({
+      connectionString: options.connectionString,
+      max: max ?? 10,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    })
+  // An idle connection that breaks emits 'error' on the pool, which would crash the process without a
+  // listener; the next statement fails (store_unavailable) and a new connection is made.
+  if (owned) pool.on('error', () => {})
+
+  const database = new Database(pool, schema)
+  try {
+    await migrate(database)
+  } catch (error) {
+    if (owned) await pool.end().catch(() => {})
+    throw error
+  }
+  const claims = new PostgresClaimStore(database)
+  const convergence = new PostgresConvergenceStore(database)
+  const outbox = new PostgresOutboxStore(database)
+  const replay = new PostgresReplayStore(database)
+  let closing: Promise<void> | undefined
+  return {
+    claims,
+    convergence,
+    outbox,
+    replay,
+    pool,
+    async sweep(now: number): Promise<SweepCounts> {
+      return {
+        claims: await claims.sweep(now),
+        convergence: await convergence.sweep(now),
+        replay: await replay.sweep(now),
+        outbox: await outbox.sweep(now),
+      }
+    },
+    close(): Promise<void> {
+      closing ??= (async () => {
+        database.markClosed()
+        if (owned) await pool.end()
+      })()
+      return closing
+    },
+  }
+}

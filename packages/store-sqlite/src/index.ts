@@ -1,0 +1,3 @@
+export { openSqliteStores, type SqliteStoreOptions, type SqliteStores, type SweepCounts } from './open.js'
+export { StoreError, type StoreErrorCode } from './errors.js'
+export { SCHEMA_VERSION } from './migrations.js'

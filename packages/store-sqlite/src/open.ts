@@ -1,0 +1,131 @@
+import { mkdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import Database from 'better-sqlite3'
+import type { ReplayStore } from '@adwire/http-signatures'
+import type { ClaimStore, ConvergenceStore, OutboxStore } from '@adwire/webhooks'
+import { SqliteClaimStore } from './claim-store.js'
+import { SqliteConvergenceStore } from './convergence-store.js'
+import { StoreError, guard, toStoreError } from './errors.js'
+import { migrate } from './migrations.js'
+import { SqliteOutboxStore } from './outbox-store.js'
+import { SqliteReplayStore } from './replay-store.js'
+
+/** How to open the file. */
+export interface SqliteStoreOptions {
+  /** The database file; its directory is created if missing. `':memory:'` is for tests only (nothing is shared or kept). */
+  readonly path: string
+  /**
+   * `'full'` (the default) syncs the WAL on every commit: an acknowledged claim survives a power cut.
+   * `'normal'` syncs only at checkpoints: it survives a process crash, but a power cut may lose the last commits.
+   */
+  readonly synchronous?: 'full' | 'normal'
+  /** How long an operation waits for another connection's write lock before failing with `store_unavailable` (default 5000). */
+  readonly busyTimeoutMs?: number
+}
+
+/** How many expired records one {@link SqliteStores.sweep} deleted, per store. */
+export interface SweepCounts {
+  readonly claims: number
+  readonly convergence: number
+  readonly replay: number
+}
+
+/** The stores on one SQLite connection. */
+export interface SqliteStores {
+  readonly claims: ClaimStore
+  readonly convergence: ConvergenceStore
+  readonly outbox: OutboxStore
+  readonly replay: ReplayStore
+  /** The better-sqlite3 connection, for inspection, backups and tests. Do not write to the stores' tables. */
+  readonly database: Database.Database
+  /** Deletes the claims, task terminals and replay nonces expired at `now` (Unix seconds), in one transaction. The outbox keeps its history. */
+  sweep(now: number): Promise<SweepCounts>
+  /** Closes the connection (checkpointing the WAL when it is the last one); later calls fail with `store_closed`. Idempotent. */
+  close(): void
+}
+
+/**
+ * Opens (creating and migrating when needed) a SQLite file holding the webhook dedup claims, terminal
+ * convergence, the sender outbox and the RFC 9421 replay nonces, in WAL mode, durable by default
+ * (`synchronous=FULL`). Every process and every connection on one file shares the records; each operation is
+ * atomic across them.
+ *
+ * @throws {StoreError} `store_schema_newer` when a newer version of this package migrated the file,
+ *   `store_unavailable` when it cannot be opened or locked, `store_corrupt` when it is not a SQLite database,
+ *   `store_invalid_options` for unusable options.
+ * @example
+ * const stores = openSqliteStores({ path: './data/adwire.db' })
+ * const receiver = createWebhookReceiver({
+ *   registration, publish, claims: stores.claims, convergence: stores.convergence, replayStore: stores.replay,
+ * })
+ * setInterval(() => void stores.sweep(Date.now() / 1000), 60_000).unref()
+ * process.on('SIGTERM', () => stores.close())
+ */
+export function openSqliteStores(options: SqliteStoreOptions): SqliteStores {
+  const { path, synchronous = 'full', busyTimeoutMs = 5_000 } = options
+  if (typeof path !== 'string' || path === '') {
+    throw new StoreError('store_invalid_options', 'path must be a file path or ":memory:"')
+  }
+  if (synchronous !== 'full' && synchronous !== 'normal') {
+    throw new StoreError(
+      'store_invalid_options',
+      `synchronous must be 'full' or 'normal', not ${String(synchronous)}`,
+    )
+  }
+  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+    throw new StoreError(
+      'store_invalid_options',
+      `busyTimeoutMs must be a whole number of milliseconds ≥ 0, not ${busyTimeoutMs}`,
+    )
+  }
+  const memory = path === ':memory:'
+  let database: Database.Database
+  try {
+    if (!memory) mkdirSync(dirname(resolve(path)), { recursive: true })
+    database = new Database(path, { timeout: busyTimeoutMs })
+  } catch (error) {
+    throw new StoreError('store_unavailable', `cannot open ${path}: ${(error as Error).message}`, {
+      cause: error,
+    })
+  }
+  try {
+    database.pragma(`busy_timeout = ${busyTimeoutMs}`)
+    const journal = database.pragma('journal_mode = WAL', { simple: true })
+    if (!memory && journal !== 'wal') {
+      throw new StoreError(
+        'store_unavailable',
+        `${path} could not be switched to WAL mode (journal_mode is ${String(journal)})`,
+      )
+    }
+    database.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
+    database.pragma('foreign_keys = ON')
+    migrate(database)
+    return createStores(database)
+  } catch (error) {
+    database.close()
+    throw toStoreError(error)
+  }
+}
+
+/** The stores on a configured, migrated connection; every statement is prepared here, once. */
+function createStores(database: Database.Database): SqliteStores {
+  const claims = new SqliteClaimStore(database)
+  const convergence = new SqliteConvergenceStore(database)
+  const replay = new SqliteReplayStore(database)
+  const sweepAll = database.transaction((now: number): SweepCounts => ({
+    claims: claims.sweepNow(now),
+    convergence: convergence.sweepNow(now),
+    replay: replay.sweepNow(now),
+  }))
+  return {
+    claims,
+    convergence,
+    outbox: new SqliteOutboxStore(database),
+    replay,
+    database,
+    sweep: async (now) => guard(database, () => sweepAll.immediate(now)),
+    close: () => {
+      if (database.open) database.close()
+    },
+  }
+}

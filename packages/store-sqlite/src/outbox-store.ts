@@ -1,0 +1,225 @@
+/**
+ * {@link OutboxStore} on SQLite: the `outbox` table (one row per entry, `seq` keeps insertion order) and
+ * `webhook_activity` (one row per attempt). Enqueue, lease and record are IMMEDIATE transactions, so that a
+ * worker in another process never leases an entry twice nor records an attempt under a lost fence.
+ */
+import { randomUUID } from 'node:crypto'
+import type Database from 'better-sqlite3'
+import type {
+  ActivityEntry,
+  AttemptOutcome,
+  LeasedOutboxEntry,
+  OutboxEntry,
+  OutboxStore,
+} from '@adwire/webhooks'
+import { StoreError, guard } from './errors.js'
+
+interface EntryRow {
+  seq: number
+  id: string
+  destination: string
+  url: string
+  idempotencyKey: string
+  body: string
+  headers: string
+  coalesceKey: string | null
+  createdAt: number
+  nextAttemptAt: number
+  deadlineAt: number
+  attempts: number
+}
+
+const entryColumns = `seq, id, destination, url, idempotency_key AS idempotencyKey, body, headers,
+  coalesce_key AS coalesceKey, created_at AS createdAt, next_attempt_at AS nextAttemptAt,
+  deadline_at AS deadlineAt, attempts`
+
+const toEntry = (row: EntryRow): OutboxEntry => ({
+  id: row.id,
+  destination: row.destination,
+  url: row.url,
+  idempotencyKey: row.idempotencyKey,
+  body: row.body,
+  headers: JSON.parse(row.headers) as Record<string, string>,
+  coalesceKey: row.coalesceKey,
+  createdAt: row.createdAt,
+  nextAttemptAt: row.nextAttemptAt,
+  deadlineAt: row.deadlineAt,
+  attempts: row.attempts,
+})
+
+type NewEntry = Omit<OutboxEntry, 'attempts'>
+
+export class SqliteOutboxStore implements OutboxStore {
+  readonly #database: Database.Database
+  readonly #enqueue: Database.Transaction<(entry: NewEntry) => { superseded: string[] }>
+  readonly #lease: Database.Transaction<
+    (now: number, limit: number, leaseSeconds: number) => LeasedOutboxEntry[]
+  >
+  readonly #record: Database.Transaction<
+    (id: string, fence: string, outcome: AttemptOutcome, now: number) => boolean
+  >
+  readonly #activity: Database.Statement<[destination: string, limit: number], ActivityEntry>
+  readonly #pendingAll: Database.Statement<[], EntryRow>
+  readonly #pendingOf: Database.Statement<[destination: string], EntryRow>
+
+  constructor(database: Database.Database) {
+    this.#database = database
+    const supersede = database.prepare<
+      [destination: string, coalesceKey: string],
+      { seq: number; id: string }
+    >(
+      `UPDATE outbox SET state = 'superseded'
+       WHERE state = 'pending' AND destination = ? AND coalesce_key = ? AND attempts = 0 AND fence IS NULL
+       RETURNING seq, id`,
+    )
+    const insert = database.prepare<
+      [
+        id: string,
+        destination: string,
+        url: string,
+        idempotencyKey: string,
+        body: string,
+        headers: string,
+        coalesceKey: string | null,
+        createdAt: number,
+        nextAttemptAt: number,
+        deadlineAt: number,
+      ]
+    >(
+      `INSERT INTO outbox (id, destination, url, idempotency_key, body, headers, coalesce_key, created_at, next_attempt_at, deadline_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    this.#enqueue = database.transaction((entry: NewEntry) => {
+      const superseded =
+        entry.coalesceKey === null
+          ? []
+          : supersede
+              .all(entry.destination, entry.coalesceKey)
+              .sort((a, b) => a.seq - b.seq)
+              .map((row) => row.id)
+      insert.run(
+        entry.id,
+        entry.destination,
+        entry.url,
+        entry.idempotencyKey,
+        entry.body,
+        JSON.stringify(entry.headers),
+        entry.coalesceKey,
+        entry.createdAt,
+        entry.nextAttemptAt,
+        entry.deadlineAt,
+      )
+      return { superseded }
+    })
+
+    const selectDue = database.prepare<[now: number, now: number, limit: number], EntryRow>(
+      `SELECT ${entryColumns} FROM outbox
+       WHERE state = 'pending' AND next_attempt_at <= ? AND lease_until <= ?
+       ORDER BY next_attempt_at, created_at, seq LIMIT ?`,
+    )
+    const setLease = database.prepare<[fence: string, leaseUntil: number, seq: number]>(
+      'UPDATE outbox SET fence = ?, lease_until = ? WHERE seq = ?',
+    )
+    this.#lease = database.transaction((now: number, limit: number, leaseSeconds: number) =>
+      selectDue.all(now, now, limit).map((row): LeasedOutboxEntry => {
+        const fence = randomUUID()
+        setLease.run(fence, now + leaseSeconds, row.seq)
+        return { ...toEntry(row), fence }
+      }),
+    )
+
+    const finish = database.prepare<
+      [state: string, nextAttemptAt: number | null, id: string, fence: string],
+      { id: string; destination: string; idempotencyKey: string; attempts: number }
+    >(
+      `UPDATE outbox SET attempts = attempts + 1, fence = NULL, lease_until = 0, state = ?,
+         next_attempt_at = coalesce(?, next_attempt_at)
+       WHERE id = ? AND fence = ? AND state = 'pending'
+       RETURNING id, destination, idempotency_key AS idempotencyKey, attempts`,
+    )
+    const insertActivity = database.prepare<
+      [
+        entryId: string,
+        destination: string,
+        idempotencyKey: string,
+        status: string,
+        httpStatus: number | null,
+        attempt: number,
+        error: string | null,
+        at: number,
+      ]
+    >(
+      `INSERT INTO webhook_activity (entry_id, destination, idempotency_key, status, http_status_code, attempt, error_message, at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    this.#record = database.transaction((id: string, fence: string, outcome: AttemptOutcome, now: number) => {
+      const state = outcome.kind === 'retry' ? 'pending' : outcome.kind
+      const row = finish.get(state, outcome.kind === 'retry' ? outcome.nextAttemptAt : null, id, fence)
+      if (!row) return false
+      const delivered = outcome.kind === 'delivered'
+      insertActivity.run(
+        row.id,
+        row.destination,
+        row.idempotencyKey,
+        delivered ? 'success' : outcome.activityStatus,
+        outcome.httpStatus ?? null,
+        row.attempts,
+        delivered ? null : (outcome.error ?? null),
+        now,
+      )
+      return true
+    })
+
+    this.#activity = database.prepare(
+      `SELECT idempotency_key, status, http_status_code, attempt, error_message, at
+       FROM webhook_activity WHERE destination = ? ORDER BY seq DESC LIMIT ?`,
+    )
+    this.#pendingAll = database.prepare(
+      `SELECT ${entryColumns} FROM outbox WHERE state = 'pending' ORDER BY seq`,
+    )
+    this.#pendingOf = database.prepare(
+      `SELECT ${entryColumns} FROM outbox WHERE state = 'pending' AND destination = ? ORDER BY seq`,
+    )
+  }
+
+  async enqueue(entry: NewEntry): Promise<{ superseded: string[] }> {
+    return guard(this.#database, () => {
+      try {
+        return this.#enqueue.immediate(entry)
+      } catch (error) {
+        if (
+          error instanceof Error &&
+          'code' in error &&
+          /^SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)$/.test(String(error.code))
+        ) {
+          throw new StoreError('store_duplicate_entry', `outbox entry ${entry.id} exists`, { cause: error })
+        }
+        throw error
+      }
+    })
+  }
+
+  async lease(now: number, limit: number, leaseSeconds: number): Promise<LeasedOutboxEntry[]> {
+    if (!(limit > 0)) return []
+    return guard(this.#database, () =>
+      this.#lease.immediate(now, Number.isFinite(limit) ? Math.floor(limit) : -1, leaseSeconds),
+    )
+  }
+
+  async record(id: string, fence: string, outcome: AttemptOutcome, now: number): Promise<boolean> {
+    return guard(this.#database, () => this.#record.immediate(id, fence, outcome, now))
+  }
+
+  async activity(destination: string, limit = 100): Promise<ActivityEntry[]> {
+    if (!(limit > 0)) return []
+    return guard(this.#database, () =>
+      this.#activity.all(destination, Number.isFinite(limit) ? Math.floor(limit) : -1),
+    )
+  }
+
+  async pending(destination?: string): Promise<OutboxEntry[]> {
+    return guard(this.#database, () =>
+      (destination === undefined ? this.#pendingAll.all() : this.#pendingOf.all(destination)).map(toEntry),
+    )
+  }
+}

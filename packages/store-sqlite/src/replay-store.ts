@@ -1,0 +1,86 @@
+/**
+ * {@link ReplayStore} on SQLite: one row per `(keyid, nonce)` until swept. `remember` is one IMMEDIATE transaction
+ * (replay check, cap check, store), so that two processes verifying the same signature never both store it.
+ */
+import type Database from 'better-sqlite3'
+import type { RememberOutcome, ReplayStore } from '@adwire/http-signatures'
+import { guard } from './errors.js'
+
+export class SqliteReplayStore implements ReplayStore {
+  readonly #database: Database.Database
+  readonly #entries: Database.Statement<[keyid: string], number>
+  readonly #expired: Database.Statement<[keyid: string, now: number], number>
+  readonly #seen: Database.Statement<[keyid: string, nonce: string, now: number], number>
+  readonly #remember: Database.Transaction<
+    (keyid: string, nonce: string, expiresAt: number, cap: number, now: number) => RememberOutcome
+  >
+  readonly #sweep: Database.Statement<[now: number]>
+
+  constructor(database: Database.Database) {
+    this.#database = database
+    this.#entries = database
+      .prepare<[keyid: string], number>('SELECT entries FROM replay_keyids WHERE keyid = ?')
+      .pluck()
+    this.#expired = database
+      .prepare<[keyid: string, now: number], number>(
+        'SELECT count(*) FROM replay_nonces WHERE keyid = ? AND expires_at <= ?',
+      )
+      .pluck()
+    this.#seen = database
+      .prepare<[keyid: string, nonce: string, now: number], number>(
+        'SELECT 1 FROM replay_nonces WHERE keyid = ? AND nonce = ? AND expires_at > ?',
+      )
+      .pluck()
+    const upsert = database.prepare<[keyid: string, nonce: string, expiresAt: number]>(
+      `INSERT INTO replay_nonces (keyid, nonce, expires_at) VALUES (?, ?, ?)
+       ON CONFLICT (keyid, nonce) DO UPDATE SET expires_at = excluded.expires_at`,
+    )
+    this.#remember = database.transaction(
+      (keyid: string, nonce: string, expiresAt: number, cap: number, now: number): RememberOutcome => {
+        if (this.#seen.get(keyid, nonce, now) !== undefined) return 'replayed'
+        if (this.#full(keyid, cap, now)) return 'capacity'
+        // Replaces an expired entry of the same nonce, if any.
+        upsert.run(keyid, nonce, expiresAt)
+        return 'stored'
+      },
+    )
+    this.#sweep = database.prepare('DELETE FROM replay_nonces WHERE expires_at <= ?')
+  }
+
+  async atCapacity(keyid: string, cap: number, now: number): Promise<boolean> {
+    return guard(this.#database, () => this.#full(keyid, cap, now))
+  }
+
+  /**
+   * Whether the keyid's live entries reach `cap`. Live entries ≤ stored entries (kept by a trigger), so only a
+   * keyid with enough stored entries needs its expired, not yet swept ones counted.
+   */
+  #full(keyid: string, cap: number, now: number): boolean {
+    const entries = this.#entries.get(keyid) ?? 0
+    return entries >= cap && entries - (this.#expired.get(keyid, now) ?? 0) >= cap
+  }
+
+  async seen(keyid: string, nonce: string, now: number): Promise<boolean> {
+    return guard(this.#database, () => this.#seen.get(keyid, nonce, now) !== undefined)
+  }
+
+  async remember(
+    keyid: string,
+    nonce: string,
+    expiresAt: number,
+    cap: number,
+    now: number,
+  ): Promise<RememberOutcome> {
+    return guard(this.#database, () => this.#remember.immediate(keyid, nonce, expiresAt, cap, now))
+  }
+
+  /** Deletes the entries that expired by `now`; resolves with how many. */
+  async sweep(now: number): Promise<number> {
+    return guard(this.#database, () => this.sweepNow(now))
+  }
+
+  /** The synchronous sweep, for the single transaction of `SqliteStores.sweep`. */
+  sweepNow(now: number): number {
+    return this.#sweep.run(now).changes
+  }
+}

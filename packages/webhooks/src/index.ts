@@ -1,0 +1,13 @@
+export type * from './stores.js'
+export { MemoryClaimStore, MemoryConvergenceStore, MemoryOutboxStore } from './memory-stores.js'
+export { createWebhookReceiver } from './receiver/receiver.js'
+export type {
+  PayloadShape,
+  ReceivedEvent,
+  ReceiverAuth,
+  ReceiverLimits,
+  ReceiverLogEntry,
+  Registration,
+  WebhookReceiver,
+  WebhookReceiverOptions,
+} from './receiver/types.js'

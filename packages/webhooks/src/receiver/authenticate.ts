@@ -1,0 +1,86 @@
+import {
+  findDuplicateKeys,
+  SignatureError,
+  verifyBearerWebhook,
+  verifyHmacWebhook,
+  verifyWebhook,
+  type ReplayStore,
+  type RevocationSource,
+} from '@adwire/http-signatures'
+import { Rejection } from './respond.js'
+import type { Registration } from './types.js'
+
+export interface AuthenticateContext {
+  readonly replayStore: ReplayStore
+  readonly revocation?: RevocationSource
+  readonly now: number
+  readonly maxNoncesPerKey: number
+}
+
+/**
+ * Verifies a delivery in the one mode its registration chose, and resolves with the verified sender identity
+ * (the dedup keyspace). A delivery authenticated another way is `webhook_mode_mismatch`: a receiver never
+ * tries RFC 9421 and then HMAC.
+ */
+export async function authenticate(
+  request: Request,
+  body: Uint8Array,
+  registration: Registration,
+  context: AuthenticateContext,
+): Promise<string> {
+  const headers = request.headers
+  const has9421 = headers.has('signature-input') || headers.has('signature')
+  const hasHmac = headers.has('x-adcp-signature') || headers.has('x-adcp-timestamp')
+  const fallback = registration.sender ?? registration.id
+  const auth = registration.auth
+  try {
+    if (auth.mode === 'rfc9421') {
+      if (!has9421 && hasHmac) throw mismatch('an HMAC-signed delivery on an RFC 9421 registration')
+      const verified = await verifyWebhook(
+        { method: request.method, url: request.url, headers, body },
+        {
+          keys: auth.keys,
+          now: context.now,
+          replayStore: context.replayStore,
+          ...(context.revocation ? { revocation: context.revocation } : {}),
+          maxNoncesPerKey: context.maxNoncesPerKey,
+        },
+      )
+      return `rfc9421:${verified.signer ?? fallback}`
+    }
+    if (has9421) throw mismatch(`an RFC 9421-signed delivery on a ${auth.mode === 'hmac' ? 'HMAC' : 'Bearer'} registration`)
+    if (auth.mode === 'hmac') {
+      await verifyHmacWebhook({ headers, body }, { secret: auth.secret, now: context.now })
+      return `hmac:${fallback}`
+    }
+    if (hasHmac) throw mismatch('an HMAC-signed delivery on a Bearer registration')
+    await verifyBearerWebhook(headers, auth.token)
+    const { duplicates } = findDuplicateKeys(new TextDecoder().decode(body))
+    if (duplicates.length > 0) throw new SignatureError('webhook_body_malformed', 'body has duplicate object keys', 14)
+    return `bearer:${fallback}`
+  } catch (error) {
+    if (error instanceof Rejection) throw error
+    if (SignatureError.is(error) && TRANSIENT.has(error.code)) {
+      throw new Rejection(503, 'verification_unavailable', 'the sender keys cannot be fetched now', { 'retry-after': '30' }, 'unavailable')
+    }
+    if (SignatureError.is(error)) {
+      // RFC 9421 failures carry the code in WWW-Authenticate (AdCP security.mdx webhook error taxonomy);
+      // legacy failures are 401 with the code in the body.
+      const header = error.code.startsWith('webhook_signature') || error.code === 'webhook_target_uri_malformed' || error.code === 'webhook_body_malformed' || error.code === 'webhook_mode_mismatch'
+      throw new Rejection(401, error.code, error.message, header ? { 'www-authenticate': error.wwwAuthenticate } : {})
+    }
+    throw new Rejection(503, 'verification_unavailable', 'the delivery could not be verified now', {}, 'unavailable')
+  }
+}
+
+/** Key-fetch failures: the sender should retry later rather than give up. */
+const TRANSIENT = new Set([
+  'key_source_unavailable',
+  'fetch_failed',
+  'request_signature_jwks_unavailable',
+  'request_signature_brand_json_unreachable',
+])
+
+function mismatch(what: string): SignatureError {
+  return new SignatureError('webhook_mode_mismatch', `${what}: the registration's authentication mode is fixed`)
+}

@@ -1,0 +1,43 @@
+import { Rejection } from './respond.js'
+
+/** Rejects anything but `application/json` (parameters such as charset allowed), before any signature work. */
+export function requireJson(request: Request): void {
+  const type = request.headers.get('content-type')
+  const media = type?.split(';')[0]?.trim().toLowerCase()
+  if (media !== 'application/json') {
+    throw new Rejection(415, 'unsupported_media_type', 'webhook deliveries must be application/json')
+  }
+}
+
+/**
+ * Reads the raw body bytes, refusing (413) a declared or actual size beyond `limit` before hashing anything.
+ * The bytes are kept exactly as received: signatures and digests are over them.
+ */
+export async function readBody(request: Request, limit: number): Promise<Uint8Array> {
+  const declared = request.headers.get('content-length')
+  if (declared !== null && Number(declared) > limit) throw tooLarge(limit)
+  if (!request.body) return new Uint8Array()
+  const reader = request.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel().catch(() => {})
+      throw tooLarge(limit)
+    }
+    chunks.push(value)
+  }
+  if (chunks.length === 1) return chunks[0]!
+  const body = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    body.set(chunk, offset)
+    offset += chunk.byteLength
+  }
+  return body
+}
+
+const tooLarge = (limit: number) => new Rejection(413, 'payload_too_large', `webhook bodies are limited to ${limit} bytes`)

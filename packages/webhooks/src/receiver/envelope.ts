@@ -1,0 +1,134 @@
+import {
+  CollectionListChangedWebhookSchema,
+  detectWebhookFormat,
+  McpWebhookPayloadSchema,
+  parseWebhookPayload,
+  PropertyListChangedWebhookSchema,
+  SchemaError,
+  TaskStatusSchema,
+  toSchemaIssues,
+} from '@adwire/schemas'
+import { Rejection } from './respond.js'
+import type { PayloadShape } from './types.js'
+
+/** What the receiver needs from a validated body. */
+export interface Envelope {
+  readonly shape: PayloadShape
+  /**
+   * The delivery's idempotency key. A2A deliveries carry none: a retry repeats the same JSON, so the receiver
+   * keys them by task and canonical payload fingerprint instead.
+   */
+  readonly idempotencyKey?: string
+  readonly notificationId?: string
+  readonly operationId?: string
+  readonly taskId?: string
+  readonly taskType?: string
+  readonly status?: string
+  readonly terminal: boolean
+  readonly data: Record<string, unknown> | null
+  /** `{task_type, status, value}`: what two terminal observations of one task are compared on. */
+  readonly comparison?: unknown
+  /** The token the sender echoed, if any. */
+  readonly token?: string
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+const invalid = (code: string, message: string) => new Rejection(400, code, message)
+
+/**
+ * Validates the body against its shape (after the signature was verified; AdCP checklist step 14 has
+ * already refused duplicate keys) and extracts the dedup key and task identity. Envelope errors use the codes
+ * of the `webhook-receiver-envelope` vectors: `missing_envelope_fields`, `missing_idempotency_key`,
+ * `invalid_envelope_status`.
+ */
+export function readEnvelope(payload: unknown, declared: PayloadShape | undefined): Envelope {
+  if (!isObject(payload)) throw invalid('invalid_envelope', 'a webhook body must be a JSON object')
+  const shape = declared ?? detectWebhookFormat(payload) ?? 'mcp'
+  switch (shape) {
+    case 'mcp':
+      return readMcp(payload)
+    case 'a2a':
+      return readA2A(payload)
+    case 'property-list':
+    case 'collection-list':
+      return readListEvent(payload, shape)
+  }
+}
+
+const ENVELOPE_FIELDS = ['operation_id', 'task_id', 'task_type', 'status', 'timestamp'] as const
+
+function readMcp(payload: Record<string, unknown>): Envelope {
+  const missing = ENVELOPE_FIELDS.filter((field) => payload[field] === undefined)
+  if (missing.length === ENVELOPE_FIELDS.length) {
+    throw invalid('missing_envelope_fields', `not a webhook envelope: missing ${missing.join(', ')} (a bare result is not a valid body)`)
+  }
+  if (typeof payload.idempotency_key !== 'string') {
+    throw invalid('missing_idempotency_key', 'the envelope has no idempotency_key; it cannot be deduplicated')
+  }
+  if (typeof payload.status === 'string' && !TaskStatusSchema.safeParse(payload.status).success) {
+    throw invalid('invalid_envelope_status', `status "${payload.status}" is not a task status (${TaskStatusSchema.options.join(', ')})`)
+  }
+  const result = McpWebhookPayloadSchema.safeParse(payload)
+  if (!result.success) {
+    const issues = toSchemaIssues(result.error.issues)
+    const first = issues[0]
+    const code = missing.length > 0 ? 'missing_envelope_fields' : 'invalid_envelope'
+    throw invalid(code, `invalid webhook envelope: ${first ? `${first.path || '(root)'}: ${first.message}` : 'schema mismatch'}`)
+  }
+  const parsed = parseWebhookPayload(payload, { format: 'mcp' })
+  const envelope = result.data
+  return {
+    shape: 'mcp',
+    idempotencyKey: envelope.idempotency_key,
+    ...(envelope.notification_id ? { notificationId: envelope.notification_id } : {}),
+    operationId: envelope.operation_id,
+    taskId: envelope.task_id,
+    taskType: envelope.task_type,
+    status: envelope.status,
+    terminal: parsed.terminal,
+    data: parsed.data,
+    comparison: { task_type: envelope.task_type, status: envelope.status, value: payload.result ?? null },
+    ...(typeof envelope.token === 'string' ? { token: envelope.token } : {}),
+  }
+}
+
+function readA2A(payload: Record<string, unknown>): Envelope {
+  let parsed
+  try {
+    parsed = parseWebhookPayload(payload, { format: 'a2a' })
+  } catch (error) {
+    if (SchemaError.is(error)) throw invalid('invalid_envelope', error.message)
+    throw error
+  }
+  if (parsed.format !== 'a2a') throw invalid('invalid_envelope', 'expected an A2A Task or TaskStatusUpdateEvent')
+  return {
+    shape: 'a2a',
+    taskId: parsed.taskId,
+    status: parsed.status,
+    terminal: parsed.terminal,
+    data: parsed.data,
+    comparison: { task_type: null, status: parsed.status, value: parsed.data },
+  }
+}
+
+function readListEvent(payload: Record<string, unknown>, shape: 'property-list' | 'collection-list'): Envelope {
+  if (typeof payload.idempotency_key !== 'string') {
+    throw invalid('missing_idempotency_key', 'the event has no idempotency_key; it cannot be deduplicated')
+  }
+  // The body's `signature` member is a marker: any string is accepted and it never authenticates anything.
+  const schema = shape === 'property-list' ? PropertyListChangedWebhookSchema : CollectionListChangedWebhookSchema
+  const result = schema.safeParse(payload)
+  if (!result.success) {
+    const first = toSchemaIssues(result.error.issues)[0]
+    throw invalid('invalid_envelope', `invalid ${shape} event: ${first ? `${first.path || '(root)'}: ${first.message}` : 'schema mismatch'}`)
+  }
+  return {
+    shape,
+    idempotencyKey: payload.idempotency_key,
+    status: typeof payload.event === 'string' ? payload.event : undefined,
+    terminal: false,
+    data: payload,
+  } as Envelope
+}

@@ -1,0 +1,224 @@
+import canonicalize from 'canonicalize'
+import { constantTimeEqual } from '@adwire/http-signatures'
+import { authenticate } from './authenticate.js'
+import { readBody, requireJson } from './body.js'
+import { readEnvelope, type Envelope } from './envelope.js'
+import { json, Rejection, rejectionResponse, retryAfter } from './respond.js'
+import type { ReceivedEvent, Registration, WebhookReceiver, WebhookReceiverOptions } from './types.js'
+
+const DAY = 86_400
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))
+  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, '0')).join('')
+}
+
+/**
+ * The idempotent webhook receiver core (AdCP 3.1 webhooks.mdx, security.mdx; 3.2 receiver rules). In order:
+ * content type (415) and size (413) before hashing; the raw bytes verified in the registration's one auth mode
+ * (401, `WWW-Authenticate: Signature error="…"` for RFC 9421); the envelope validated (400); then a durable
+ * claim on (verified sender, idempotency_key) bound to the payload's RFC 8785 fingerprint: the first delivery
+ * publishes and is acknowledged (200), a completed duplicate is 200 without republication, an identical one in
+ * flight is 503, a changed payload is 409, a full keyspace 429, an unreachable store 503. Terminal outcomes
+ * converge per (sender, task_id): first terminal wins, later non-terminal is stale, a different terminal is 409.
+ *
+ * @example
+ * const receiver = createWebhookReceiver({ registration: (request) => registrations.get(idFrom(request.url)),
+ *   claims, convergence, replayStore, publish: async (event) => queue.put(event) })
+ * app.post('/webhooks/:id', (c) => receiver.handle(c.req.raw))
+ */
+export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookReceiver {
+  const limits = {
+    maxBodyBytes: options.limits?.maxBodyBytes ?? 1_048_576,
+    leaseSeconds: options.limits?.leaseSeconds ?? 30,
+    retentionSeconds: Math.max(DAY, options.limits?.retentionSeconds ?? DAY),
+    maxRecordsPerSender: options.limits?.maxRecordsPerSender ?? 1_000_000,
+    maxNoncesPerKey: options.limits?.maxNoncesPerKey ?? 100_000,
+  }
+  const clock = options.now ?? (() => Date.now() / 1000)
+  const protocol = options.protocol ?? '3.2'
+  const log = options.log ?? (() => {})
+
+  async function receive(request: Request, registration: Registration): Promise<Response> {
+    const now = clock()
+    requireJson(request)
+    const body = await readBody(request, limits.maxBodyBytes)
+    const sender = await authenticate(request, body, registration, {
+      replayStore: options.replayStore,
+      ...(options.revocation ? { revocation: options.revocation } : {}),
+      now,
+      maxNoncesPerKey: limits.maxNoncesPerKey,
+    })
+    let payload: unknown
+    try {
+      payload = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body))
+    } catch {
+      throw new Rejection(400, 'invalid_json', 'the body is not UTF-8 JSON')
+    }
+    const envelope = readEnvelope(payload, registration.shape)
+    if (registration.token !== undefined && !(await constantTimeEqual(envelope.token ?? '', registration.token))) {
+      throw new Rejection(401, 'webhook_token_invalid', 'the delivery does not echo the registered token')
+    }
+    const fingerprint = await sha256Hex(canonicalize(payload) ?? '')
+    const idempotencyKey = envelope.idempotencyKey ?? `a2a:${envelope.taskId}:${fingerprint}`
+    const retention = Math.max(limits.retentionSeconds, registration.retryHorizonSeconds ?? 0)
+    const base = { registrationId: registration.id, sender, idempotencyKey }
+
+    const claim = await options.claims.claim({
+      namespace: 'webhook',
+      scope: sender,
+      key: idempotencyKey,
+      fingerprint,
+      now,
+      leaseSeconds: limits.leaseSeconds,
+      retentionSeconds: retention,
+      maxPerScope: limits.maxRecordsPerSender,
+    })
+    switch (claim.kind) {
+      case 'completed':
+        log({ ...base, outcome: 'duplicate', status: 200 })
+        return json(200, { status: 'duplicate' })
+      case 'processing':
+        throw new Rejection(503, 'delivery_in_flight', 'this delivery is being processed; retry later', { 'retry-after': retryAfter(claim.leaseExpiresAt, now) }, 'in_flight')
+      case 'capacity':
+        throw new Rejection(429, 'too_many_deliveries', 'this sender holds too many undelivered keys', { 'retry-after': '60' }, 'too_many')
+      case 'conflict':
+        if (protocol === '3.1') {
+          log({ ...base, outcome: 'duplicate', status: 200, message: 'changed payload under a used key: first copy wins (3.1)' })
+          return json(200, { status: 'duplicate' })
+        }
+        throw new Rejection(409, 'idempotency_key_reused', 'this idempotency_key was used for a different payload', {}, 'conflict')
+    }
+    const ref = { namespace: 'webhook' as const, scope: sender, key: idempotencyKey, fence: claim.fence }
+    return publishOwned(envelope, { ...base, ref, fingerprint, retention, now, body, payload: payload as Record<string, unknown>, registration })
+  }
+
+  async function publishOwned(
+    envelope: Envelope,
+    context: {
+      registrationId: string
+      sender: string
+      idempotencyKey: string
+      ref: { namespace: 'webhook'; scope: string; key: string; fence: string }
+      fingerprint: string
+      retention: number
+      now: number
+      body: Uint8Array
+      payload: Record<string, unknown>
+      registration: Registration
+    },
+  ): Promise<Response> {
+    const { sender, idempotencyKey, ref, now } = context
+    const base = { registrationId: context.registrationId, sender, idempotencyKey }
+    const taskId = envelope.taskId
+    const converge = protocol === '3.2' && taskId !== undefined
+    try {
+      if (converge) {
+        const comparison = await sha256Hex(canonicalize(envelope.comparison ?? null) ?? '')
+        const observed = await options.convergence.observe({
+          sender,
+          taskId,
+          terminal: envelope.terminal,
+          comparison,
+          deliveryKey: idempotencyKey,
+          now,
+          leaseSeconds: limits.leaseSeconds,
+          retentionSeconds: context.retention,
+        })
+        if (observed === 'conflict' || observed === 'in_progress') {
+          await options.claims.release(ref)
+          if (observed === 'conflict') {
+            throw new Rejection(409, 'terminal_conflict', `task ${taskId} already reached a different terminal outcome`, {}, 'conflict')
+          }
+          throw new Rejection(503, 'delivery_in_flight', `task ${taskId}'s outcome is being published; retry later`, { 'retry-after': String(limits.leaseSeconds) }, 'in_flight')
+        }
+        if (observed === 'duplicate' || observed === 'stale') {
+          await options.claims.complete(ref, now)
+          log({ ...base, outcome: observed, status: 200 })
+          return json(200, { status: observed })
+        }
+      }
+      const reemission = await isReemission(envelope, sender, idempotencyKey, now, context.retention)
+      const event: ReceivedEvent = {
+        registrationId: context.registrationId,
+        sender,
+        shape: envelope.shape,
+        idempotencyKey,
+        ...(envelope.notificationId ? { notificationId: envelope.notificationId } : {}),
+        ...(envelope.operationId ? { operationId: envelope.operationId } : {}),
+        ...(taskId ? { taskId } : {}),
+        ...(envelope.taskType ? { taskType: envelope.taskType } : {}),
+        ...(envelope.status ? { status: envelope.status } : {}),
+        terminal: envelope.terminal,
+        data: envelope.data,
+        payload: context.payload,
+        body: context.body,
+        reemission,
+        receivedAt: now,
+      }
+      try {
+        await options.publish(event)
+      } catch (error) {
+        await options.claims.release(ref)
+        if (converge && envelope.terminal) await options.convergence.release(sender, taskId, idempotencyKey)
+        throw new Rejection(503, 'publish_failed', `the event could not be published: ${(error as Error)?.message ?? 'error'}`, { 'retry-after': '5' }, 'unavailable')
+      }
+      if (converge && envelope.terminal) await options.convergence.settle(sender, taskId, idempotencyKey, now)
+      const acknowledged = await options.claims.complete(ref, now)
+      log({ ...base, outcome: 'published', status: 200, ...(acknowledged ? {} : { message: 'lease lost before acknowledgement' }) })
+      return json(200, { status: 'accepted' })
+    } catch (error) {
+      if (error instanceof Rejection) throw error
+      // The store failed after the claim: give the claim back if we can and let the sender retry.
+      await options.claims.release(ref).catch(() => {})
+      throw new Rejection(503, 'store_unavailable', 'the dedup store is unavailable; retry later', { 'retry-after': '5' }, 'unavailable')
+    }
+  }
+
+  /**
+   * notification_id names one logical notification across deliveries: the same one under a new
+   * idempotency_key is a re-emission (a changed payload needs a new key), not a retry.
+   */
+  async function isReemission(envelope: Envelope, sender: string, key: string, now: number, retention: number): Promise<boolean> {
+    if (!envelope.notificationId) return false
+    const claim = await options.claims.claim({
+      namespace: 'webhook',
+      scope: `${sender}#notification`,
+      key: envelope.notificationId,
+      fingerprint: key,
+      now,
+      leaseSeconds: 0,
+      retentionSeconds: retention,
+    })
+    if (claim.kind === 'claimed') {
+      await options.claims.complete({ namespace: 'webhook', scope: `${sender}#notification`, key: envelope.notificationId, fence: claim.fence }, now)
+      return false
+    }
+    return claim.kind === 'conflict'
+  }
+
+  return {
+    async handle(request: Request): Promise<Response> {
+      let registration: Registration | undefined
+      try {
+        registration = await options.registration(request)
+        if (!registration) throw new Rejection(404, 'unknown_registration', 'no webhook is registered at this URL')
+        if (request.method !== 'POST') throw new Rejection(405, 'method_not_allowed', 'webhooks are delivered with POST', { allow: 'POST' })
+        return await receive(request, registration)
+      } catch (error) {
+        const rejection =
+          error instanceof Rejection
+            ? error
+            : new Rejection(503, 'store_unavailable', 'the receiver cannot accept deliveries now; retry later', { 'retry-after': '5' }, 'unavailable')
+        log({
+          ...(registration ? { registrationId: registration.id } : {}),
+          outcome: rejection.outcome,
+          status: rejection.status,
+          code: rejection.code,
+          message: rejection.message,
+        })
+        return rejectionResponse(rejection)
+      }
+    },
+  }
+}

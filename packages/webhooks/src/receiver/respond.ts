@@ -1,0 +1,27 @@
+/** A receiver's answer: the HTTP status and a small JSON body, plus the headers AdCP asks for. */
+export class Rejection extends Error {
+  override readonly name = 'Rejection'
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+    readonly outcome: 'rejected' | 'conflict' | 'in_flight' | 'unavailable' | 'too_many' = 'rejected',
+  ) {
+    super(message)
+  }
+}
+
+export function json(status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
+  })
+}
+
+export function rejectionResponse(rejection: Rejection): Response {
+  return json(rejection.status, { error: { code: rejection.code, message: rejection.message } }, rejection.headers)
+}
+
+/** Seconds until `until`, at least 1: a Retry-After value. */
+export const retryAfter = (until: number, now: number) => String(Math.max(1, Math.ceil(until - now)))

@@ -1,0 +1,122 @@
+import type { KeySource, ReplayStore, RevocationSource } from '@adwire/http-signatures'
+import type { ClaimStore, ConvergenceStore } from '../stores.js'
+
+/**
+ * How a registration authenticates deliveries: exactly one mode, chosen when the buyer registered
+ * (AdCP 3.1 security.mdx: a legacy `authentication` block selects HMAC or Bearer; otherwise RFC 9421).
+ */
+export type ReceiverAuth =
+  | {
+      readonly mode: 'rfc9421'
+      /** The seller's keys: a JWKS, or a resolver (remote JWKS, brand.json discovery, adagents.json pins). */
+      readonly keys: KeySource
+    }
+  | {
+      readonly mode: 'hmac'
+      /** The shared secret; two during a rotation. Deprecated scheme. */
+      readonly secret: string | readonly string[]
+    }
+  | {
+      readonly mode: 'bearer'
+      /** The bearer credential; two during a rotation. Deprecated scheme. */
+      readonly token: string | readonly string[]
+    }
+
+/** The body shape a registration promises: set by the registration channel, never guessed when known. */
+export type PayloadShape = 'mcp' | 'a2a' | 'property-list' | 'collection-list'
+
+/** One webhook registration: a URL the buyer gave a seller, and how deliveries to it are authenticated. */
+export interface Registration {
+  readonly id: string
+  readonly auth: ReceiverAuth
+  /**
+   * The sender's identity for deduplication when the credential does not name one (static JWKS, HMAC,
+   * Bearer). RFC 9421 key resolvers that know the signer (`agents[].url`) override it. Defaults to the id.
+   */
+  readonly sender?: string
+  /** The body shape; detected from the body (MCP or A2A) only when absent. */
+  readonly shape?: PayloadShape
+  /** The `push_notification_config.token` the buyer registered; deliveries must echo it. */
+  readonly token?: string
+  /** The sender's advertised `delivery_retry_horizon_seconds`; retention is at least max(24 h, this). */
+  readonly retryHorizonSeconds?: number
+}
+
+/** What the publish callback receives: one accepted delivery, exactly once. */
+export interface ReceivedEvent {
+  readonly registrationId: string
+  /** Verified sender identity: the dedup keyspace. */
+  readonly sender: string
+  readonly shape: PayloadShape
+  readonly idempotencyKey: string
+  readonly notificationId?: string
+  readonly operationId?: string
+  readonly taskId?: string
+  readonly taskType?: string
+  /** Task status (MCP/A2A) or the event name (property and collection lists). */
+  readonly status?: string
+  readonly terminal: boolean
+  /** The AdCP data: the MCP `result`, the A2A DataPart, or the list event itself. */
+  readonly data: Record<string, unknown> | null
+  /** The whole parsed body. */
+  readonly payload: Record<string, unknown>
+  /** The raw body bytes as received. */
+  readonly body: Uint8Array
+  /** True when this notification_id was already delivered under another idempotency key (a re-emission). */
+  readonly reemission: boolean
+  /** Unix seconds. */
+  readonly receivedAt: number
+}
+
+/** Why a delivery was not published, for logs and metrics. Never silently discarded. */
+export interface ReceiverLogEntry {
+  readonly registrationId?: string
+  readonly outcome: 'published' | 'duplicate' | 'stale' | 'rejected' | 'conflict' | 'in_flight' | 'unavailable' | 'too_many'
+  readonly status: number
+  readonly code?: string
+  readonly message?: string
+  readonly idempotencyKey?: string
+  readonly sender?: string
+}
+
+export interface ReceiverLimits {
+  /** Largest body accepted, bytes (413 beyond). Default 1 MiB. */
+  readonly maxBodyBytes?: number
+  /** How long a publisher owns a delivery before another may take it over, seconds. Default 30. */
+  readonly leaseSeconds?: number
+  /** Least retention of dedup records, seconds. Default 86,400 (24 h). */
+  readonly retentionSeconds?: number
+  /** Most live dedup records per sender (429 beyond). Default 1,000,000. */
+  readonly maxRecordsPerSender?: number
+  /** Most live nonces per keyid (RFC 9421 rate abuse beyond). Default 100,000. */
+  readonly maxNoncesPerKey?: number
+}
+
+export interface WebhookReceiverOptions {
+  /** Finds the registration a request is for (typically by the id in its path); undefined answers 404. */
+  readonly registration: (request: Request) => Registration | undefined | Promise<Registration | undefined>
+  /** Durable dedup and publication ownership. */
+  readonly claims: ClaimStore
+  /** Durable terminal convergence per (sender, task_id). */
+  readonly convergence: ConvergenceStore
+  /** Durable (keyid, nonce) replay store, shared by every instance. */
+  readonly replayStore: ReplayStore
+  /** Runs once per accepted event; the delivery is acknowledged only after it resolves. */
+  readonly publish: (event: ReceivedEvent) => Promise<void>
+  readonly revocation?: RevocationSource
+  /** Unix seconds. Default: the system clock. */
+  readonly now?: () => number
+  readonly limits?: ReceiverLimits
+  /**
+   * `'3.2'` (default): a changed payload under a used key is 409, an identical delivery in flight is 503, and
+   * terminal outcomes converge per task. `'3.1'`: the first copy wins (2xx) and there is no convergence step.
+   */
+  readonly protocol?: '3.2' | '3.1'
+  /** Called for every delivery with how it ended. */
+  readonly log?: (entry: ReceiverLogEntry) => void
+}
+
+export interface WebhookReceiver {
+  /** Handles one delivery: a web-standard Request in, a Response out. Never throws. */
+  handle(request: Request): Promise<Response>
+}

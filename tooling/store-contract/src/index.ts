@@ -1,0 +1,299 @@
+/**
+ * The contract every store implementation passes: memory (in @adwire/webhooks and @adwire/http-signatures),
+ * SQLite and PostgreSQL run the same suite, so that a behaviour is either true of all three or tested as a
+ * difference.
+ *
+ * @example
+ * describeStoreContract('sqlite', async () => { const stores = openSqliteStores(file); return { ...stores, close: () => stores.close() } })
+ */
+import type { ReplayStore } from '@adwire/http-signatures'
+import type { ClaimInput, ClaimStore, ConvergenceStore, OutboxEntry, OutboxStore, TaskObservation } from '@adwire/webhooks'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+export interface ContractStores {
+  readonly claims?: ClaimStore
+  readonly convergence?: ConvergenceStore
+  readonly outbox?: OutboxStore
+  readonly replay?: ReplayStore
+  /** A second handle on the same data (another connection or process-like client), when the store has one. */
+  readonly peer?: Omit<ContractStores, 'peer' | 'close'>
+  close?(): Promise<void>
+}
+
+let counter = 0
+/** A name no earlier test used, so suites need no cleanup between tests. */
+const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${(counter += 1)}-${Math.random().toString(36).slice(2, 8)}`
+
+/** The stores a suite provides. */
+export type StoreKind = 'claims' | 'convergence' | 'outbox' | 'replay'
+
+/**
+ * Declares the contract suite for the stores `provides` names. `open` resolves with the stores, or with
+ * undefined to skip (a PostgreSQL suite without a server on a developer machine).
+ */
+export function describeStoreContract(
+  name: string,
+  provides: readonly StoreKind[],
+  open: () => Promise<ContractStores | undefined>,
+): void {
+  const section = (kind: StoreKind, body: () => void) => (provides.includes(kind) ? describe(kind, body) : undefined)
+  describe(`store contract: ${name}`, () => {
+    let stores: ContractStores | undefined
+    beforeAll(async () => {
+      stores = await open()
+    })
+    afterAll(async () => {
+      await stores?.close?.()
+    })
+    const get = <K extends 'claims' | 'convergence' | 'outbox' | 'replay'>(key: K): NonNullable<ContractStores[K]> => {
+      const store = stores?.[key]
+      if (!store) throw new Error(`${name} did not open its ${key} store`)
+      return store as NonNullable<ContractStores[K]>
+    }
+
+    section('claims', () => {
+      const base = (overrides: Partial<ClaimInput> = {}): ClaimInput => ({
+        namespace: 'webhook',
+        scope: unique('sender'),
+        key: unique('key'),
+        fingerprint: 'a'.repeat(64),
+        now: 1_000,
+        leaseSeconds: 30,
+        retentionSeconds: 86_400,
+        ...overrides,
+      })
+
+      it('claims a new key once; the same payload in flight is processing; another payload conflicts', async () => {
+        const claims = get('claims')
+        const input = base()
+        const first = await claims.claim(input)
+        expect(first).toMatchObject({ kind: 'claimed', takeover: false })
+        expect(await claims.claim({ ...input, now: 1_010 })).toEqual({ kind: 'processing', leaseExpiresAt: 1_030 })
+        expect(await claims.claim({ ...input, fingerprint: 'b'.repeat(64) })).toEqual({ kind: 'conflict' })
+      })
+
+      it('completes with a result that later claims see; a lost fence cannot complete', async () => {
+        const claims = get('claims')
+        const input = base({ namespace: 'request' })
+        const first = await claims.claim(input)
+        if (first.kind !== 'claimed') throw new Error('expected a claim')
+        const ref = { namespace: input.namespace, scope: input.scope, key: input.key }
+        expect(await claims.complete({ ...ref, fence: 'not-the-fence' }, 1_001, 'x')).toBe(false)
+        expect(await claims.complete({ ...ref, fence: first.fence }, 1_001, '{"ok":true}')).toBe(true)
+        expect(await claims.claim({ ...input, now: 2_000 })).toEqual({ kind: 'completed', result: '{"ok":true}' })
+        expect(await claims.claim({ ...input, fingerprint: 'c'.repeat(64) })).toEqual({ kind: 'conflict' })
+      })
+
+      it('hands an expired lease to the next delivery, and fences out the old owner', async () => {
+        const claims = get('claims')
+        const input = base()
+        const first = await claims.claim(input)
+        const second = await claims.claim({ ...input, now: 1_031 })
+        expect(second).toMatchObject({ kind: 'claimed', takeover: true })
+        if (first.kind !== 'claimed' || second.kind !== 'claimed') throw new Error('expected claims')
+        expect(second.fence).not.toBe(first.fence)
+        const ref = { namespace: input.namespace, scope: input.scope, key: input.key }
+        expect(await claims.complete({ ...ref, fence: first.fence }, 1_032)).toBe(false)
+        expect(await claims.complete({ ...ref, fence: second.fence }, 1_032)).toBe(true)
+        expect(await claims.claim({ ...input, now: 1_033 })).toEqual({ kind: 'completed', result: null })
+      })
+
+      it('lets the next delivery claim at once after a release, keeping the payload binding', async () => {
+        const claims = get('claims')
+        const input = base()
+        const first = await claims.claim(input)
+        if (first.kind !== 'claimed') throw new Error('expected a claim')
+        await claims.release({ namespace: input.namespace, scope: input.scope, key: input.key, fence: first.fence })
+        expect(await claims.claim({ ...input, fingerprint: 'd'.repeat(64), now: 1_001 })).toEqual({ kind: 'conflict' })
+        expect(await claims.claim({ ...input, now: 1_001 })).toMatchObject({ kind: 'claimed', takeover: true })
+      })
+
+      it('keeps namespaces and scopes apart', async () => {
+        const claims = get('claims')
+        const input = base()
+        expect((await claims.claim(input)).kind).toBe('claimed')
+        expect((await claims.claim({ ...input, namespace: 'request' })).kind).toBe('claimed')
+        expect((await claims.claim({ ...input, scope: unique('other') })).kind).toBe('claimed')
+      })
+
+      it('answers capacity when a scope holds its maximum of live records', async () => {
+        const claims = get('claims')
+        const scope = unique('busy')
+        for (let index = 0; index < 3; index += 1) {
+          expect((await claims.claim(base({ scope, maxPerScope: 3 }))).kind).toBe('claimed')
+        }
+        expect(await claims.claim(base({ scope, maxPerScope: 3 }))).toEqual({ kind: 'capacity' })
+        // Other scopes are not affected.
+        expect((await claims.claim(base({ scope: unique('calm'), maxPerScope: 3 }))).kind).toBe('claimed')
+      })
+
+      it('forgets records after their retention, measured from first acceptance', async () => {
+        const claims = get('claims')
+        const input = base({ retentionSeconds: 100 })
+        const first = await claims.claim(input)
+        if (first.kind !== 'claimed') throw new Error('expected a claim')
+        await claims.complete({ namespace: input.namespace, scope: input.scope, key: input.key, fence: first.fence }, 1_050)
+        expect((await claims.claim({ ...input, now: 1_099 })).kind).toBe('completed')
+        expect(await claims.sweep(1_100)).toBeGreaterThanOrEqual(1)
+        expect((await claims.claim({ ...input, fingerprint: 'e'.repeat(64), now: 1_101 })).kind).toBe('claimed')
+      })
+
+      it('gives one claim to many concurrent deliveries of one event', async () => {
+        const claims = get('claims')
+        const peer = stores?.peer?.claims ?? claims
+        const input = base()
+        const results = await Promise.all(
+          Array.from({ length: 40 }, (_, index) => (index % 2 === 0 ? claims : peer).claim({ ...input })),
+        )
+        expect(results.filter((result) => result.kind === 'claimed')).toHaveLength(1)
+        expect(results.filter((result) => result.kind === 'processing')).toHaveLength(39)
+      })
+    })
+
+    section('convergence', () => {
+      const observation = (overrides: Partial<TaskObservation> = {}): TaskObservation => ({
+        sender: unique('seller'),
+        taskId: unique('task'),
+        terminal: true,
+        comparison: '1'.repeat(64),
+        deliveryKey: unique('delivery'),
+        now: 1_000,
+        leaseSeconds: 30,
+        retentionSeconds: 86_400,
+        ...overrides,
+      })
+
+      it('lets the first terminal win; duplicates, stale and conflicting observations follow', async () => {
+        const convergence = get('convergence')
+        const first = observation()
+        expect(await convergence.observe({ ...first, terminal: false, comparison: '0'.repeat(64) })).toBe('proceed')
+        expect(await convergence.observe(first)).toBe('proceed')
+        const reemission = { ...first, deliveryKey: unique('delivery'), now: 1_005 }
+        expect(await convergence.observe(reemission)).toBe('in_progress')
+        await convergence.settle(first.sender, first.taskId, first.deliveryKey, 1_006)
+        expect(await convergence.observe({ ...reemission, now: 1_007 })).toBe('duplicate')
+        expect(await convergence.observe({ ...first, terminal: false, comparison: '2'.repeat(64), now: 1_008 })).toBe('stale')
+        expect(await convergence.observe({ ...first, comparison: '3'.repeat(64), now: 1_009 })).toBe('conflict')
+      })
+
+      it('lets the same delivery retry, and another take over after the lease or a release', async () => {
+        const convergence = get('convergence')
+        const first = observation()
+        expect(await convergence.observe(first)).toBe('proceed')
+        expect(await convergence.observe({ ...first, now: 1_010 })).toBe('proceed')
+        const other = { ...first, deliveryKey: unique('delivery'), now: 1_020 }
+        expect(await convergence.observe(other)).toBe('in_progress')
+        expect(await convergence.observe({ ...other, now: 1_041 })).toBe('proceed')
+        await convergence.release(first.sender, first.taskId, other.deliveryKey)
+        expect(await convergence.observe({ ...first, now: 1_042 })).toBe('proceed')
+      })
+    })
+
+    section('outbox', () => {
+      const entry = (destination: string, overrides: Partial<Omit<OutboxEntry, 'attempts'>> = {}): Omit<OutboxEntry, 'attempts'> => ({
+        id: unique('entry'),
+        destination,
+        url: 'https://buyer.example/webhooks/1',
+        idempotencyKey: unique('idem').padEnd(24, 'x'),
+        body: '{"status":"working"}',
+        headers: { 'content-type': 'application/json' },
+        coalesceKey: null,
+        createdAt: 1_000,
+        nextAttemptAt: 1_000,
+        deadlineAt: 87_400,
+        ...overrides,
+      })
+
+      it('leases due entries once, records attempts and lists webhook_activity newest first', async () => {
+        const outbox = get('outbox')
+        const destination = unique('registration')
+        const first = entry(destination)
+        await outbox.enqueue(first)
+        await outbox.enqueue(entry(destination, { nextAttemptAt: 5_000 }))
+        const leased = (await outbox.lease(1_000, 100, 60)).filter((item) => item.destination === destination)
+        expect(leased.map((item) => item.id)).toEqual([first.id])
+        expect(leased[0]).toMatchObject({ body: first.body, headers: first.headers, attempts: 0 })
+        expect((await outbox.lease(1_001, 100, 60)).filter((item) => item.destination === destination)).toEqual([])
+
+        const fence = leased[0]!.fence
+        expect(await outbox.record(first.id, 'stale-fence', { kind: 'delivered', httpStatus: 200 }, 1_002)).toBe(false)
+        const retry = { kind: 'retry', nextAttemptAt: 1_010, httpStatus: 503, error: 'HTTP 503', activityStatus: 'failed' } as const
+        expect(await outbox.record(first.id, fence, retry, 1_002)).toBe(true)
+        const again = (await outbox.lease(1_010, 100, 60)).filter((item) => item.destination === destination)
+        expect(again.map((item) => [item.id, item.attempts])).toEqual([[first.id, 1]])
+        expect(await outbox.record(first.id, again[0]!.fence, { kind: 'delivered', httpStatus: 200 }, 1_011)).toBe(true)
+
+        expect(await outbox.activity(destination)).toEqual([
+          { idempotency_key: first.idempotencyKey, status: 'success', http_status_code: 200, attempt: 2, error_message: null, at: 1_011 },
+          { idempotency_key: first.idempotencyKey, status: 'failed', http_status_code: 503, attempt: 1, error_message: 'HTTP 503', at: 1_002 },
+        ])
+        expect((await outbox.pending(destination)).map((item) => item.nextAttemptAt)).toEqual([5_000])
+      })
+
+      it('re-leases an entry whose worker died, and stops a failed entry', async () => {
+        const outbox = get('outbox')
+        const destination = unique('registration')
+        const item = entry(destination)
+        await outbox.enqueue(item)
+        const [leased] = (await outbox.lease(1_000, 10, 30)).filter((candidate) => candidate.destination === destination)
+        const [again] = (await outbox.lease(1_031, 10, 30)).filter((candidate) => candidate.destination === destination)
+        expect(again?.id).toBe(item.id)
+        expect(again?.fence).not.toBe(leased?.fence)
+        expect(await outbox.record(item.id, leased!.fence, { kind: 'delivered', httpStatus: 200 }, 1_032)).toBe(false)
+        const failed = { kind: 'failed', httpStatus: 409, error: 'conflict', activityStatus: 'failed' } as const
+        expect(await outbox.record(item.id, again!.fence, failed, 1_032)).toBe(true)
+        expect(await outbox.pending(destination)).toEqual([])
+      })
+
+      it('supersedes pending, unattempted entries of the same coalesce key', async () => {
+        const outbox = get('outbox')
+        const destination = unique('registration')
+        const older = entry(destination, { coalesceKey: 'media_buy:mb_1', nextAttemptAt: 1_300 })
+        const otherKey = entry(destination, { coalesceKey: 'media_buy:mb_2', nextAttemptAt: 1_300 })
+        await outbox.enqueue(older)
+        await outbox.enqueue(otherKey)
+        const newer = entry(destination, { coalesceKey: 'media_buy:mb_1', nextAttemptAt: 1_300, body: '{"v":2}' })
+        expect(await outbox.enqueue(newer)).toEqual({ superseded: [older.id] })
+        expect((await outbox.pending(destination)).map((item) => item.id).sort()).toEqual([otherKey.id, newer.id].sort())
+      })
+    })
+
+    section('replay', () => {
+      it('remembers a nonce until it expires, per keyid', async () => {
+        const replay = get('replay')
+        const keyid = unique('kid')
+        expect(await replay.seen(keyid, 'n1', 1_000)).toBe(false)
+        expect(await replay.remember(keyid, 'n1', 1_360, 100, 1_000)).toBe('stored')
+        expect(await replay.seen(keyid, 'n1', 1_359)).toBe(true)
+        expect(await replay.remember(keyid, 'n1', 1_400, 100, 1_001)).toBe('replayed')
+        expect(await replay.seen(unique('kid'), 'n1', 1_001)).toBe(false)
+        expect(await replay.seen(keyid, 'n1', 1_361)).toBe(false)
+        expect(await replay.remember(keyid, 'n1', 1_800, 100, 1_361)).toBe('stored')
+      })
+
+      it('answers capacity at the per-keyid cap, counting live entries only', async () => {
+        const replay = get('replay')
+        const keyid = unique('kid')
+        for (let index = 0; index < 3; index += 1) {
+          expect(await replay.remember(keyid, `n${index}`, 1_100 + index, 3, 1_000)).toBe('stored')
+        }
+        expect(await replay.atCapacity(keyid, 3, 1_000)).toBe(true)
+        expect(await replay.remember(keyid, 'n9', 1_200, 3, 1_000)).toBe('capacity')
+        expect(await replay.atCapacity(unique('kid'), 3, 1_000)).toBe(false)
+        expect(await replay.atCapacity(keyid, 3, 1_100)).toBe(false)
+        expect(await replay.remember(keyid, 'n9', 1_200, 3, 1_100)).toBe('stored')
+      })
+
+      it('stores one of many concurrent remembers of one nonce', async () => {
+        const replay = get('replay')
+        const peer = stores?.peer?.replay ?? replay
+        const keyid = unique('kid')
+        const results = await Promise.all(
+          Array.from({ length: 30 }, (_, index) => (index % 2 ? replay : peer).remember(keyid, 'same', 2_000, 1_000, 1_000)),
+        )
+        expect(results.filter((result) => result === 'stored')).toHaveLength(1)
+        expect(results.filter((result) => result === 'replayed')).toHaveLength(29)
+      })
+    })
+  })
+}
