@@ -30,10 +30,16 @@ export async function readJsonFile(io: Io, path: string, what: string): Promise<
 export async function readRequestFile(io: Io, path: string): Promise<RequestFile> {
   const value = (await readJsonFile(io, path, 'request file')) as Partial<RequestFile> | null
   const problems: string[] = []
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new UsageError(`request file ${path} must hold a JSON object`)
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new UsageError(`request file ${path} must hold a JSON object`)
   if (typeof value.method !== 'string' || value.method === '') problems.push('"method" must be a string')
-  if (typeof value.url !== 'string' || !URL.canParse(value.url)) problems.push('"url" must be an absolute URL')
-  if (!value.headers || typeof value.headers !== 'object' || Object.values(value.headers).some((header) => typeof header !== 'string')) {
+  if (typeof value.url !== 'string' || !URL.canParse(value.url))
+    problems.push('"url" must be an absolute URL')
+  if (
+    !value.headers ||
+    typeof value.headers !== 'object' ||
+    Object.values(value.headers).some((header) => typeof header !== 'string')
+  ) {
     problems.push('"headers" must map names to strings')
   }
   if (value.body !== undefined && typeof value.body !== 'string') problems.push('"body" must be a string')

@@ -70,10 +70,7 @@ export type KeyResolutionErrorCode =
   'key_source_invalid' | 'key_source_unavailable' | 'fetch_refused' | 'fetch_failed'
 
 export type SignatureErrorCode =
-  | WebhookSignatureErrorCode
-  | RequestSignatureErrorCode
-  | LegacyAuthErrorCode
-  | KeyResolutionErrorCode
+  WebhookSignatureErrorCode | RequestSignatureErrorCode | LegacyAuthErrorCode | KeyResolutionErrorCode
 
 const brand = Symbol.for('@adwire/http-signatures/SignatureError')
 

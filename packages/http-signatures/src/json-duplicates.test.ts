@@ -20,12 +20,8 @@ describe('findDuplicateKeys', () => {
 
 describe('sanitizeKeyNamesForLog', () => {
   it('cuts at unprintable characters, caps at 32 bytes and four names', () => {
-    expect(sanitizeKeyNamesForLog(['ok', 'bad\u202eevil', 'x'.repeat(40), 'é'.repeat(20), 'e', 'f'])).toEqual([
-      'ok',
-      'bad<sanitized:3>',
-      'x'.repeat(32),
-      'é'.repeat(16),
-      '<...2 more>',
-    ])
+    expect(sanitizeKeyNamesForLog(['ok', 'bad\u202eevil', 'x'.repeat(40), 'é'.repeat(20), 'e', 'f'])).toEqual(
+      ['ok', 'bad<sanitized:3>', 'x'.repeat(32), 'é'.repeat(16), '<...2 more>'],
+    )
   })
 })

@@ -28,7 +28,10 @@ export interface GeneratedSigningKey {
  */
 export async function generateSigningKey(options: GenerateSigningKeyOptions): Promise<GeneratedSigningKey> {
   if (!/^[\x21-\x7e]{1,128}$/.test(options.kid) || options.kid.includes('"') || options.kid.includes('\\')) {
-    throw new SignatureError('key_source_invalid', 'kid must be 1 to 128 printable ASCII characters without quotes or backslashes')
+    throw new SignatureError(
+      'key_source_invalid',
+      'kid must be 1 to 128 printable ASCII characters without quotes or backslashes',
+    )
   }
   const algorithm =
     options.alg === 'ed25519'
@@ -36,7 +39,11 @@ export async function generateSigningKey(options: GenerateSigningKeyOptions): Pr
       : options.alg === 'es256'
         ? { name: 'ECDSA', namedCurve: 'P-256' }
         : undefined
-  if (!algorithm) throw new SignatureError('key_source_invalid', `unsupported algorithm "${String(options.alg)}"; use ed25519 or es256`)
+  if (!algorithm)
+    throw new SignatureError(
+      'key_source_invalid',
+      `unsupported algorithm "${String(options.alg)}"; use ed25519 or es256`,
+    )
   const pair = (await crypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])) as {
     privateKey: Awaited<ReturnType<typeof crypto.subtle.importKey>>
   }

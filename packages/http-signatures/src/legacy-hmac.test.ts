@@ -7,7 +7,12 @@ describe('Bearer (deprecated)', () => {
   it('accepts the registered token, in any header-name case', async () => {
     await expect(verifyBearerWebhook(bearerHeaders(token), token)).resolves.toBeUndefined()
     await expect(verifyBearerWebhook({ authorization: `bearer ${token}` }, token)).resolves.toBeUndefined()
-    await expect(verifyBearerWebhook(new Headers({ Authorization: `Bearer ${token}` }), ['old-token-old-token-old-token-xx', token])).resolves.toBeUndefined()
+    await expect(
+      verifyBearerWebhook(new Headers({ Authorization: `Bearer ${token}` }), [
+        'old-token-old-token-old-token-xx',
+        token,
+      ]),
+    ).resolves.toBeUndefined()
   })
 
   it.each([
@@ -22,7 +27,9 @@ describe('Bearer (deprecated)', () => {
   })
 
   it('refuses to emit a short token', () => {
-    expect(() => bearerHeaders('short')).toThrowError(expect.objectContaining({ code: 'webhook_credential_invalid' }))
+    expect(() => bearerHeaders('short')).toThrowError(
+      expect.objectContaining({ code: 'webhook_credential_invalid' }),
+    )
   })
 })
 

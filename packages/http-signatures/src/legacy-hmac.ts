@@ -47,14 +47,20 @@ export function assertHmacSecret(secret: string): void {
     throw new SignatureError('webhook_credential_invalid', 'an HMAC secret needs at least 32 characters')
   }
   if (/^(.)\1*$/su.test(secret)) {
-    throw new SignatureError('webhook_credential_invalid', 'an HMAC secret must not repeat a single character')
+    throw new SignatureError(
+      'webhook_credential_invalid',
+      'an HMAC secret must not repeat a single character',
+    )
   }
 }
 
 function hmacKey(secret: string): Promise<CryptoKey> {
   let key = keys.get(secret)
   if (!key) {
-    key = crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])
+    key = crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
+      'sign',
+      'verify',
+    ])
     if (keys.size > 256) keys.clear()
     keys.set(secret, key)
   }
@@ -62,7 +68,11 @@ function hmacKey(secret: string): Promise<CryptoKey> {
 }
 
 const bytesOf = (body: string | Uint8Array | null | undefined) =>
-  body === null || body === undefined ? new Uint8Array() : typeof body === 'string' ? encoder.encode(body) : body
+  body === null || body === undefined
+    ? new Uint8Array()
+    : typeof body === 'string'
+      ? encoder.encode(body)
+      : body
 
 function signedBytes(timestamp: string, body: Uint8Array): Uint8Array {
   const prefix = encoder.encode(`${timestamp}.`)
@@ -72,7 +82,8 @@ function signedBytes(timestamp: string, body: Uint8Array): Uint8Array {
   return out
 }
 
-const toHex = (buffer: ArrayBuffer) => [...new Uint8Array(buffer)].map((byte) => byte.toString(16).padStart(2, '0')).join('')
+const toHex = (buffer: ArrayBuffer) =>
+  [...new Uint8Array(buffer)].map((byte) => byte.toString(16).padStart(2, '0')).join('')
 
 /**
  * Signs a body exactly as it will be sent. Refuses (`duplicate_key_input`) a body with duplicate JSON object
@@ -87,10 +98,17 @@ export async function signHmacWebhook(body: string | Uint8Array, options: HmacOp
   const bytes = bytesOf(body)
   const { duplicates } = findDuplicateKeys(new TextDecoder().decode(bytes))
   if (duplicates.length > 0) {
-    throw new SignatureError('duplicate_key_input', `body has duplicate keys: ${sanitizeKeyNamesForLog(duplicates).join(', ')}`)
+    throw new SignatureError(
+      'duplicate_key_input',
+      `body has duplicate keys: ${sanitizeKeyNamesForLog(duplicates).join(', ')}`,
+    )
   }
   const timestamp = String(Math.floor(options.now ?? Date.now() / 1000))
-  const mac = await crypto.subtle.sign('HMAC', await hmacKey(options.secret), signedBytes(timestamp, bytes) as Bytes)
+  const mac = await crypto.subtle.sign(
+    'HMAC',
+    await hmacKey(options.secret),
+    signedBytes(timestamp, bytes) as Bytes,
+  )
   return { 'X-ADCP-Signature': `sha256=${toHex(mac)}`, 'X-ADCP-Timestamp': timestamp }
 }
 
@@ -113,10 +131,17 @@ export async function verifyHmacWebhook(
   }
   const now = Math.floor(options.now ?? Date.now() / 1000)
   if (Math.abs(now - Number(timestamp)) > (options.maxSkewSeconds ?? 300)) {
-    throw new SignatureError('webhook_hmac_timestamp_invalid', 'X-ADCP-Timestamp is outside the accepted window')
+    throw new SignatureError(
+      'webhook_hmac_timestamp_invalid',
+      'X-ADCP-Timestamp is outside the accepted window',
+    )
   }
   const match = SIGNATURE.exec(signature)
-  if (!match) throw new SignatureError('webhook_hmac_malformed', 'X-ADCP-Signature must be sha256= and 64 lowercase hex digits')
+  if (!match)
+    throw new SignatureError(
+      'webhook_hmac_malformed',
+      'X-ADCP-Signature must be sha256= and 64 lowercase hex digits',
+    )
   const mac = new Uint8Array(match[1]!.match(/../g)!.map((pair) => parseInt(pair, 16)))
   const bytes = bytesOf(message.body)
   const data = signedBytes(timestamp, bytes)
@@ -130,7 +155,11 @@ export async function verifyHmacWebhook(
   if (options.checkBody ?? true) {
     const { duplicates } = findDuplicateKeys(new TextDecoder().decode(bytes))
     if (duplicates.length > 0) {
-      throw new SignatureError('webhook_body_malformed', `body has duplicate keys: ${sanitizeKeyNamesForLog(duplicates).join(', ')}`, 14)
+      throw new SignatureError(
+        'webhook_body_malformed',
+        `body has duplicate keys: ${sanitizeKeyNamesForLog(duplicates).join(', ')}`,
+        14,
+      )
     }
   }
   return { timestamp: Number(timestamp) }
@@ -140,7 +169,10 @@ export async function verifyHmacWebhook(
  * Verifies the deprecated Bearer scheme: `Authorization: Bearer <credentials>` compared in constant time.
  * It carries no body integrity; prefer RFC 9421.
  */
-export async function verifyBearerWebhook(headers: HeaderInput, token: string | readonly string[]): Promise<void> {
+export async function verifyBearerWebhook(
+  headers: HeaderInput,
+  token: string | readonly string[],
+): Promise<void> {
   const value = readHeader(headers, 'authorization')
   const match = value === undefined ? null : /^Bearer ([!-~]+)$/i.exec(value.trim())
   let valid = false

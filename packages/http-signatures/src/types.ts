@@ -82,7 +82,13 @@ export interface ReplayStore {
   /** Step 12: whether `(keyid, nonce)` is live. */
   seen(keyid: string, nonce: string, now: number): Promise<boolean>
   /** Step 13: stores `(keyid, nonce)` until `expiresAt` (Unix seconds), atomically with the replay and cap checks. */
-  remember(keyid: string, nonce: string, expiresAt: number, cap: number, now: number): Promise<RememberOutcome>
+  remember(
+    keyid: string,
+    nonce: string,
+    expiresAt: number,
+    cap: number,
+    now: number,
+  ): Promise<RememberOutcome>
 }
 
 /** What a revocation source says about a keyid. */

@@ -51,7 +51,8 @@ export class MemoryClaimStore implements ClaimStore {
     if (input.maxPerScope !== undefined) {
       const prefix = claimId(input.namespace, input.scope, '').slice(0, -2)
       let live = 0
-      for (const [key, value] of this.#records) if (key.startsWith(prefix) && value.expiresAt > input.now) live += 1
+      for (const [key, value] of this.#records)
+        if (key.startsWith(prefix) && value.expiresAt > input.now) live += 1
       if (live >= input.maxPerScope) return { kind: 'capacity' }
     }
     const fence = crypto.randomUUID()
@@ -165,7 +166,8 @@ export class MemoryOutboxStore implements OutboxStore {
   readonly #activity: Array<ActivityEntry & { destination: string }> = []
 
   async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<{ superseded: string[] }> {
-    if (this.#entries.some((existing) => existing.id === entry.id)) throw new Error(`outbox entry ${entry.id} exists`)
+    if (this.#entries.some((existing) => existing.id === entry.id))
+      throw new Error(`outbox entry ${entry.id} exists`)
     const superseded: string[] = []
     if (entry.coalesceKey !== null) {
       for (const existing of this.#entries) {
@@ -181,7 +183,14 @@ export class MemoryOutboxStore implements OutboxStore {
         }
       }
     }
-    this.#entries.push({ ...entry, headers: { ...entry.headers }, attempts: 0, state: 'pending', fence: null, leaseUntil: 0 })
+    this.#entries.push({
+      ...entry,
+      headers: { ...entry.headers },
+      attempts: 0,
+      state: 'pending',
+      fence: null,
+      leaseUntil: 0,
+    })
     return { superseded }
   }
 
@@ -227,7 +236,10 @@ export class MemoryOutboxStore implements OutboxStore {
 
   async pending(destination?: string): Promise<OutboxEntry[]> {
     return this.#entries
-      .filter((entry) => entry.state === 'pending' && (destination === undefined || entry.destination === destination))
+      .filter(
+        (entry) =>
+          entry.state === 'pending' && (destination === undefined || entry.destination === destination),
+      )
       .map(snapshot)
   }
 }

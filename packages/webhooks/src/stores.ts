@@ -126,8 +126,19 @@ export interface LeasedOutboxEntry extends OutboxEntry {
 /** How one delivery attempt ended. */
 export type AttemptOutcome =
   | { readonly kind: 'delivered'; readonly httpStatus: number }
-  | { readonly kind: 'retry'; readonly nextAttemptAt: number; readonly httpStatus?: number; readonly error?: string; readonly activityStatus: ActivityStatus }
-  | { readonly kind: 'failed'; readonly httpStatus?: number; readonly error?: string; readonly activityStatus: ActivityStatus }
+  | {
+      readonly kind: 'retry'
+      readonly nextAttemptAt: number
+      readonly httpStatus?: number
+      readonly error?: string
+      readonly activityStatus: ActivityStatus
+    }
+  | {
+      readonly kind: 'failed'
+      readonly httpStatus?: number
+      readonly error?: string
+      readonly activityStatus: ActivityStatus
+    }
 
 /** webhook_activity `status` values. */
 export type ActivityStatus = 'success' | 'failed' | 'timeout' | 'connection_error' | 'pending'

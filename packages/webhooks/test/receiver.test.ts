@@ -47,10 +47,21 @@ function setup(overrides: Partial<WebhookReceiverOptions> = {}) {
   const published: ReceivedEvent[] = []
   const logs: ReceiverLogEntry[] = []
   const registrations = new Map<string, Registration>([
-    ['sig', { id: 'sig', auth: { mode: 'rfc9421', keys: jwks }, sender: 'https://seller.example.com/mcp', shape: 'mcp' }],
+    [
+      'sig',
+      {
+        id: 'sig',
+        auth: { mode: 'rfc9421', keys: jwks },
+        sender: 'https://seller.example.com/mcp',
+        shape: 'mcp',
+      },
+    ],
     ['hmac', { id: 'hmac', auth: { mode: 'hmac', secret: HMAC_SECRET }, shape: 'mcp' }],
     ['bearer', { id: 'bearer', auth: { mode: 'bearer', token: BEARER }, shape: 'mcp' }],
-    ['tok', { id: 'tok', auth: { mode: 'rfc9421', keys: jwks }, shape: 'mcp', token: 'echo-token-0123456789' }],
+    [
+      'tok',
+      { id: 'tok', auth: { mode: 'rfc9421', keys: jwks }, shape: 'mcp', token: 'echo-token-0123456789' },
+    ],
     ['a2a', { id: 'a2a', auth: { mode: 'rfc9421', keys: jwks }, shape: 'a2a' }],
     ['plist', { id: 'plist', auth: { mode: 'rfc9421', keys: jwks }, shape: 'property-list' }],
   ])
@@ -68,19 +79,36 @@ function setup(overrides: Partial<WebhookReceiverOptions> = {}) {
 }
 
 /** A delivery signed with RFC 9421 as a seller sends it: a fresh nonce on every call. */
-async function signed(registration: string, payload: unknown, extra: Record<string, string> = {}): Promise<Request> {
+async function signed(
+  registration: string,
+  payload: unknown,
+  extra: Record<string, string> = {},
+): Promise<Request> {
   const body = typeof payload === 'string' ? payload : JSON.stringify(payload)
   const message = await signWebhook(
-    { method: 'POST', url: `${URL_BASE}/${registration}`, headers: { 'content-type': 'application/json', ...extra }, body },
+    {
+      method: 'POST',
+      url: `${URL_BASE}/${registration}`,
+      headers: { 'content-type': 'application/json', ...extra },
+      body,
+    },
     { key: privateJwk, now: NOW },
   )
-  return new Request(message.url, { method: 'POST', headers: new Headers(message.headers as HeadersInit), body })
+  return new Request(message.url, {
+    method: 'POST',
+    headers: new Headers(message.headers as Record<string, string>),
+    body,
+  })
 }
 
 async function hmacSigned(payload: unknown): Promise<Request> {
   const body = JSON.stringify(payload)
   const headers = await signHmacWebhook(body, { secret: HMAC_SECRET, now: NOW })
-  return new Request(`${URL_BASE}/hmac`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body })
+  return new Request(`${URL_BASE}/hmac`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+  })
 }
 
 const bearer = (payload: unknown, token = BEARER) =>
@@ -91,14 +119,20 @@ const bearer = (payload: unknown, token = BEARER) =>
   })
 
 async function answer(response: Response) {
-  return { status: response.status, body: (await response.json()) as { status?: string; error?: { code: string } } }
+  return {
+    status: response.status,
+    body: (await response.json()) as { status?: string; error?: { code: string } },
+  }
 }
 
 describe('receiver: the response table', () => {
   it('publishes a first delivery once and acknowledges it with 200', async () => {
     const { receiver, published } = setup()
     const payload = envelope()
-    expect(await answer(await receiver.handle(await signed('sig', payload)))).toEqual({ status: 200, body: { status: 'accepted' } })
+    expect(await answer(await receiver.handle(await signed('sig', payload)))).toEqual({
+      status: 200,
+      body: { status: 'accepted' },
+    })
     expect(published).toHaveLength(1)
     expect(published[0]).toMatchObject({
       registrationId: 'sig',
@@ -117,7 +151,10 @@ describe('receiver: the response table', () => {
     const payload = envelope()
     await receiver.handle(await signed('sig', payload))
     // A retry: the same bytes, a fresh signature and nonce.
-    expect(await answer(await receiver.handle(await signed('sig', payload)))).toEqual({ status: 200, body: { status: 'duplicate' } })
+    expect(await answer(await receiver.handle(await signed('sig', payload)))).toEqual({
+      status: 200,
+      body: { status: 'duplicate' },
+    })
     expect(published).toHaveLength(1)
   })
 
@@ -125,7 +162,12 @@ describe('receiver: the response table', () => {
     let release!: () => void
     const gate = new Promise<void>((resolve) => (release = resolve))
     let calls = 0
-    const { receiver } = setup({ publish: async () => { calls += 1; await gate } })
+    const { receiver } = setup({
+      publish: async () => {
+        calls += 1
+        await gate
+      },
+    })
     const payload = envelope()
     const first = receiver.handle(await signed('sig', payload))
     await new Promise((resolve) => setTimeout(resolve, 20))
@@ -142,8 +184,14 @@ describe('receiver: the response table', () => {
     const payload = envelope()
     await receiver.handle(await signed('sig', payload))
     const changed = { ...payload, result: { percentage: 99 } }
-    expect(await answer(await receiver.handle(await signed('sig', changed)))).toMatchObject({ status: 409, body: { error: { code: 'idempotency_key_reused' } } })
-    expect(await answer(await receiver.handle(await signed('sig', payload)))).toEqual({ status: 200, body: { status: 'duplicate' } })
+    expect(await answer(await receiver.handle(await signed('sig', changed)))).toMatchObject({
+      status: 409,
+      body: { error: { code: 'idempotency_key_reused' } },
+    })
+    expect(await answer(await receiver.handle(await signed('sig', payload)))).toEqual({
+      status: 200,
+      body: { status: 'duplicate' },
+    })
     expect(published).toHaveLength(1)
   })
 
@@ -194,7 +242,11 @@ describe('receiver: the response table', () => {
 
   it('refuses other content types with 415 and oversize bodies with 413, before verifying', async () => {
     const { receiver, logs } = setup({ limits: { maxBodyBytes: 100 } })
-    const text = new Request(`${URL_BASE}/sig`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' })
+    const text = new Request(`${URL_BASE}/sig`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: '{}',
+    })
     expect((await receiver.handle(text)).status).toBe(415)
     const big = await signed('sig', envelope({ message: 'x'.repeat(200) }))
     expect((await receiver.handle(big)).status).toBe(413)
@@ -212,10 +264,16 @@ describe('receiver: authentication', () => {
   it('rejects a forged signature with 401 and WWW-Authenticate naming the code', async () => {
     const { receiver, published } = setup()
     const request = await signed('sig', envelope())
-    const tampered = new Request(request.url, { method: 'POST', headers: request.headers, body: JSON.stringify(envelope()) })
+    const tampered = new Request(request.url, {
+      method: 'POST',
+      headers: request.headers,
+      body: JSON.stringify(envelope()),
+    })
     const response = await receiver.handle(tampered)
     expect(response.status).toBe(401)
-    expect(response.headers.get('www-authenticate')).toBe('Signature error="webhook_signature_digest_mismatch"')
+    expect(response.headers.get('www-authenticate')).toBe(
+      'Signature error="webhook_signature_digest_mismatch"',
+    )
     expect(published).toHaveLength(0)
   })
 
@@ -231,7 +289,10 @@ describe('receiver: authentication', () => {
 
   it('rejects duplicate JSON keys after a valid signature as webhook_body_malformed', async () => {
     const { receiver, published } = setup()
-    const body = JSON.stringify(envelope()).replace('"status":"working"', '"status":"working","status":"completed"')
+    const body = JSON.stringify(envelope()).replace(
+      '"status":"working"',
+      '"status":"working","status":"completed"',
+    )
     const response = await receiver.handle(await signed('sig', body))
     expect(response.status).toBe(401)
     expect(response.headers.get('www-authenticate')).toBe('Signature error="webhook_body_malformed"')
@@ -244,7 +305,11 @@ describe('receiver: authentication', () => {
     expect((await receiver.handle(await hmacSigned(payload))).status).toBe(200)
     expect((await receiver.handle(bearer(payload))).status).toBe(200)
     expect((await receiver.handle(await signed('sig', payload))).status).toBe(200)
-    expect(published.map((event) => event.sender)).toEqual(['hmac:hmac', 'bearer:bearer', 'rfc9421:https://seller.example.com/mcp'])
+    expect(published.map((event) => event.sender)).toEqual([
+      'hmac:hmac',
+      'bearer:bearer',
+      'rfc9421:https://seller.example.com/mcp',
+    ])
     expect((await receiver.handle(await hmacSigned(payload))).status).toBe(200)
     expect(published).toHaveLength(3)
   })
@@ -254,25 +319,43 @@ describe('receiver: authentication', () => {
     const wrongToken = await answer(await receiver.handle(bearer(envelope(), `${BEARER}x`)))
     expect(wrongToken).toMatchObject({ status: 401, body: { error: { code: 'webhook_bearer_invalid' } } })
     const request = await hmacSigned(envelope())
-    const tampered = new Request(request.url, { method: 'POST', headers: request.headers, body: JSON.stringify(envelope()) })
-    expect(await answer(await receiver.handle(tampered))).toMatchObject({ status: 401, body: { error: { code: 'webhook_hmac_invalid' } } })
+    const tampered = new Request(request.url, {
+      method: 'POST',
+      headers: request.headers,
+      body: JSON.stringify(envelope()),
+    })
+    expect(await answer(await receiver.handle(tampered))).toMatchObject({
+      status: 401,
+      body: { error: { code: 'webhook_hmac_invalid' } },
+    })
   })
 
   it('rejects a delivery authenticated in another mode than registered (webhook_mode_mismatch)', async () => {
     const { receiver } = setup()
     const hmac = await hmacSigned(envelope())
-    const asSig = new Request(`${URL_BASE}/sig`, { method: 'POST', headers: hmac.headers, body: await hmac.text() })
+    const asSig = new Request(`${URL_BASE}/sig`, {
+      method: 'POST',
+      headers: hmac.headers,
+      body: await hmac.text(),
+    })
     const first = await receiver.handle(asSig)
     expect(first.status).toBe(401)
     expect(first.headers.get('www-authenticate')).toBe('Signature error="webhook_mode_mismatch"')
     const sig = await signed('hmac', envelope())
-    expect(await answer(await receiver.handle(sig))).toMatchObject({ status: 401, body: { error: { code: 'webhook_mode_mismatch' } } })
+    expect(await answer(await receiver.handle(sig))).toMatchObject({
+      status: 401,
+      body: { error: { code: 'webhook_mode_mismatch' } },
+    })
   })
 
   it('checks the registered token in constant time, in addition to the signature', async () => {
     const { receiver } = setup()
-    expect((await receiver.handle(await signed('tok', envelope({ token: 'echo-token-0123456789' })))).status).toBe(200)
-    expect(await answer(await receiver.handle(await signed('tok', envelope({ token: 'wrong-token-0123456789' }))))).toMatchObject({
+    expect(
+      (await receiver.handle(await signed('tok', envelope({ token: 'echo-token-0123456789' })))).status,
+    ).toBe(200)
+    expect(
+      await answer(await receiver.handle(await signed('tok', envelope({ token: 'wrong-token-0123456789' })))),
+    ).toMatchObject({
       status: 401,
       body: { error: { code: 'webhook_token_invalid' } },
     })
@@ -288,7 +371,11 @@ describe('receiver: authentication', () => {
       signature: 'not-a-real-signature-at-all',
     }
     expect((await receiver.handle(await signed('plist', event))).status).toBe(200)
-    expect(published[0]).toMatchObject({ shape: 'property-list', status: 'property_list_changed', idempotencyKey: event.idempotency_key })
+    expect(published[0]).toMatchObject({
+      shape: 'property-list',
+      status: 'property_list_changed',
+      idempotencyKey: event.idempotency_key,
+    })
   })
 })
 
@@ -301,29 +388,50 @@ describe('receiver: envelopes', () => {
   it('accepts the positive envelope vectors; the retry vector is a duplicate', async () => {
     const { receiver, published } = setup()
     const [first, retry] = vectors.positive
-    expect(await answer(await receiver.handle(await signed('sig', first!.payload)))).toEqual({ status: 200, body: { status: 'accepted' } })
-    expect(await answer(await receiver.handle(await signed('sig', retry!.payload)))).toEqual({ status: 200, body: { status: 'duplicate' } })
+    expect(await answer(await receiver.handle(await signed('sig', first!.payload)))).toEqual({
+      status: 200,
+      body: { status: 'accepted' },
+    })
+    expect(await answer(await receiver.handle(await signed('sig', retry!.payload)))).toEqual({
+      status: 200,
+      body: { status: 'duplicate' },
+    })
     expect(published).toHaveLength(1)
     expect(published[0]).toMatchObject({ taskType: 'media_buy_delivery', status: 'completed' })
   })
 
-  it.each(vectors.negative.map((vector) => [vector.id, vector] as const))('rejects %s before dispatch', async (_id, vector) => {
-    const { receiver, published } = setup()
-    const response = await answer(await receiver.handle(await signed('sig', vector.payload)))
-    expect(response).toMatchObject({ status: 400, body: { error: { code: vector.expected_error } } })
-    expect(published).toHaveLength(0)
-  })
+  it.each(vectors.negative.map((vector) => [vector.id, vector] as const))(
+    'rejects %s before dispatch',
+    async (_id, vector) => {
+      const { receiver, published } = setup()
+      const response = await answer(await receiver.handle(await signed('sig', vector.payload)))
+      expect(response).toMatchObject({ status: 400, body: { error: { code: vector.expected_error } } })
+      expect(published).toHaveLength(0)
+    },
+  )
 
   const extraction = readConformanceJson('test-vectors/webhook-payload-extraction.json') as {
-    vectors: Array<{ id: string; format: 'mcp' | 'a2a'; payload: Record<string, unknown>; expected_data: unknown }>
+    vectors: Array<{
+      id: string
+      format: 'mcp' | 'a2a'
+      payload: Record<string, unknown>
+      expected_data: unknown
+    }>
   }
-  const complete = extraction.vectors.filter((vector) => vector.format === 'a2a' || typeof vector.payload.idempotency_key === 'string')
-  it.each(complete.map((vector) => [vector.id, vector] as const))('publishes the data of payload-extraction %s', async (_id, vector) => {
-    const { receiver, published } = setup()
-    const response = await receiver.handle(await signed(vector.format === 'a2a' ? 'a2a' : 'sig', vector.payload))
-    expect(response.status).toBe(200)
-    expect(published[0]?.data).toEqual(vector.expected_data)
-  })
+  const complete = extraction.vectors.filter(
+    (vector) => vector.format === 'a2a' || typeof vector.payload.idempotency_key === 'string',
+  )
+  it.each(complete.map((vector) => [vector.id, vector] as const))(
+    'publishes the data of payload-extraction %s',
+    async (_id, vector) => {
+      const { receiver, published } = setup()
+      const response = await receiver.handle(
+        await signed(vector.format === 'a2a' ? 'a2a' : 'sig', vector.payload),
+      )
+      expect(response.status).toBe(200)
+      expect(published[0]?.data).toEqual(vector.expected_data)
+    },
+  )
 
   it('rejects the payload-extraction MCP vectors that lack envelope fields', async () => {
     const { receiver } = setup()
@@ -338,20 +446,44 @@ describe('receiver: terminal convergence', () => {
     const { receiver, published } = setup()
     const task_id = `task_${crypto.randomUUID()}`
     const done = envelope({ task_id, status: 'completed', result: { media_buy_id: 'mb_1' } })
-    expect(await answer(await receiver.handle(await signed('sig', done)))).toEqual({ status: 200, body: { status: 'accepted' } })
-    const reemitted = { ...done, idempotency_key: `whk_${crypto.randomUUID()}`, timestamp: '2026-04-18T10:05:00Z' }
-    expect(await answer(await receiver.handle(await signed('sig', reemitted)))).toEqual({ status: 200, body: { status: 'duplicate' } })
+    expect(await answer(await receiver.handle(await signed('sig', done)))).toEqual({
+      status: 200,
+      body: { status: 'accepted' },
+    })
+    const reemitted = {
+      ...done,
+      idempotency_key: `whk_${crypto.randomUUID()}`,
+      timestamp: '2026-04-18T10:05:00Z',
+    }
+    expect(await answer(await receiver.handle(await signed('sig', reemitted)))).toEqual({
+      status: 200,
+      body: { status: 'duplicate' },
+    })
     const late = envelope({ task_id, status: 'working' })
-    expect(await answer(await receiver.handle(await signed('sig', late)))).toEqual({ status: 200, body: { status: 'stale' } })
-    const failed = envelope({ task_id, status: 'failed', result: { adcp_error: { code: 'X', message: 'no' } } })
-    expect(await answer(await receiver.handle(await signed('sig', failed)))).toMatchObject({ status: 409, body: { error: { code: 'terminal_conflict' } } })
+    expect(await answer(await receiver.handle(await signed('sig', late)))).toEqual({
+      status: 200,
+      body: { status: 'stale' },
+    })
+    const failed = envelope({
+      task_id,
+      status: 'failed',
+      result: { adcp_error: { code: 'X', message: 'no' } },
+    })
+    expect(await answer(await receiver.handle(await signed('sig', failed)))).toMatchObject({
+      status: 409,
+      body: { error: { code: 'terminal_conflict' } },
+    })
     expect(published.map((event) => event.status)).toEqual(['completed'])
   })
 
   it('marks the same notification_id under a new key as a re-emission', async () => {
     const { receiver, published } = setup()
     const first = envelope({ notification_id: 'notif_1' })
-    const second = envelope({ notification_id: 'notif_1', task_id: first.task_id, result: { percentage: 50 } })
+    const second = envelope({
+      notification_id: 'notif_1',
+      task_id: first.task_id,
+      result: { percentage: 50 },
+    })
     await receiver.handle(await signed('sig', first))
     await receiver.handle(await signed('sig', second))
     expect(published.map((event) => event.reemission)).toEqual([false, true])

@@ -25,5 +25,11 @@ const receiver = createWebhookReceiver({
     await new Promise(() => {})
   },
 })
-await receiver.handle(new Request(config.request.url, { method: 'POST', headers: config.request.headers, body: config.request.body }))
+await receiver.handle(
+  new Request(config.request.url, {
+    method: 'POST',
+    headers: config.request.headers,
+    body: config.request.body,
+  }),
+)
 process.stdout.write('not killed\n')

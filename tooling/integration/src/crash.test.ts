@@ -27,11 +27,15 @@ interface Stores {
   close(): void | Promise<void>
 }
 
-function runChild(config: unknown): Promise<{ signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+function runChild(
+  config: unknown,
+): Promise<{ signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'adwire-crash-')), 'config.json')
   writeFileSync(file, JSON.stringify(config))
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', tsx, path.join(here, 'crash-child.ts'), file], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, ['--import', tsx, path.join(here, 'crash-child.ts'), file], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk) => (stdout += chunk))

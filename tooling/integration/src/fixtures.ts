@@ -8,7 +8,8 @@ export interface SellerKey {
   readonly jwks: Jwks
 }
 
-export const sellerKey = (): Promise<SellerKey> => generateSigningKey({ alg: 'ed25519', kid: `seller-${crypto.randomUUID()}` })
+export const sellerKey = (): Promise<SellerKey> =>
+  generateSigningKey({ alg: 'ed25519', kid: `seller-${crypto.randomUUID()}` })
 
 export const envelope = (overrides: Record<string, unknown> = {}) => ({
   idempotency_key: `whk_${crypto.randomUUID()}`,
@@ -22,11 +23,19 @@ export const envelope = (overrides: Record<string, unknown> = {}) => ({
 })
 
 /** One delivery attempt: the same body every time, a fresh signature and nonce. */
-export async function delivery(key: SellerKey, payload: unknown, now = Math.floor(Date.now() / 1000)): Promise<Request> {
+export async function delivery(
+  key: SellerKey,
+  payload: unknown,
+  now = Math.floor(Date.now() / 1000),
+): Promise<Request> {
   const body = JSON.stringify(payload)
   const signed = await signWebhook(
     { method: 'POST', url: WEBHOOK_URL, headers: { 'content-type': 'application/json' }, body },
     { key: key.privateJwk, now },
   )
-  return new Request(signed.url, { method: 'POST', headers: new Headers(signed.headers as HeadersInit), body })
+  return new Request(signed.url, {
+    method: 'POST',
+    headers: new Headers(signed.headers as Record<string, string>),
+    body,
+  })
 }

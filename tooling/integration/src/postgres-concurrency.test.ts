@@ -21,7 +21,11 @@ describe.skipIf(!url)('two receivers sharing one PostgreSQL store', () => {
       closers.push(() => stores.close())
       receivers.push(
         createWebhookReceiver({
-          registration: () => ({ id: 'seller', auth: { mode: 'rfc9421', keys: key.jwks }, sender: 'https://seller.example.com' }),
+          registration: () => ({
+            id: 'seller',
+            auth: { mode: 'rfc9421', keys: key.jwks },
+            sender: 'https://seller.example.com',
+          }),
           claims: stores.claims,
           convergence: stores.convergence,
           replayStore: stores.replay,
@@ -46,7 +50,9 @@ describe.skipIf(!url)('two receivers sharing one PostgreSQL store', () => {
   it('publishes 200 concurrent deliveries of one event exactly once; every answer is 200 or 503', async () => {
     const payload = envelope()
     const requests = await Promise.all(Array.from({ length: 200 }, () => delivery(key, payload)))
-    const responses = await Promise.all(requests.map((request, index) => receivers[index % 2]!.handle(request)))
+    const responses = await Promise.all(
+      requests.map((request, index) => receivers[index % 2]!.handle(request)),
+    )
     const statuses = responses.map((response) => response.status)
     expect(statuses.filter((status) => status !== 200 && status !== 503)).toEqual([])
     expect(statuses).toContain(200)

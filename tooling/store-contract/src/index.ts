@@ -7,7 +7,14 @@
  * describeStoreContract('sqlite', async () => { const stores = openSqliteStores(file); return { ...stores, close: () => stores.close() } })
  */
 import type { ReplayStore } from '@adwire/http-signatures'
-import type { ClaimInput, ClaimStore, ConvergenceStore, OutboxEntry, OutboxStore, TaskObservation } from '@adwire/webhooks'
+import type {
+  ClaimInput,
+  ClaimStore,
+  ConvergenceStore,
+  OutboxEntry,
+  OutboxStore,
+  TaskObservation,
+} from '@adwire/webhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 export interface ContractStores {
@@ -22,7 +29,8 @@ export interface ContractStores {
 
 let counter = 0
 /** A name no earlier test used, so suites need no cleanup between tests. */
-const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${(counter += 1)}-${Math.random().toString(36).slice(2, 8)}`
+const unique = (prefix: string) =>
+  `${prefix}-${Date.now().toString(36)}-${(counter += 1)}-${Math.random().toString(36).slice(2, 8)}`
 
 /** The stores a suite provides. */
 export type StoreKind = 'claims' | 'convergence' | 'outbox' | 'replay'
@@ -36,7 +44,8 @@ export function describeStoreContract(
   provides: readonly StoreKind[],
   open: () => Promise<ContractStores | undefined>,
 ): void {
-  const section = (kind: StoreKind, body: () => void) => (provides.includes(kind) ? describe(kind, body) : undefined)
+  const section = (kind: StoreKind, body: () => void) =>
+    provides.includes(kind) ? describe(kind, body) : undefined
   describe(`store contract: ${name}`, () => {
     let stores: ContractStores | undefined
     beforeAll(async () => {
@@ -45,7 +54,9 @@ export function describeStoreContract(
     afterAll(async () => {
       await stores?.close?.()
     })
-    const get = <K extends 'claims' | 'convergence' | 'outbox' | 'replay'>(key: K): NonNullable<ContractStores[K]> => {
+    const get = <K extends 'claims' | 'convergence' | 'outbox' | 'replay'>(
+      key: K,
+    ): NonNullable<ContractStores[K]> => {
       const store = stores?.[key]
       if (!store) throw new Error(`${name} did not open its ${key} store`)
       return store as NonNullable<ContractStores[K]>
@@ -68,7 +79,10 @@ export function describeStoreContract(
         const input = base()
         const first = await claims.claim(input)
         expect(first).toMatchObject({ kind: 'claimed', takeover: false })
-        expect(await claims.claim({ ...input, now: 1_010 })).toEqual({ kind: 'processing', leaseExpiresAt: 1_030 })
+        expect(await claims.claim({ ...input, now: 1_010 })).toEqual({
+          kind: 'processing',
+          leaseExpiresAt: 1_030,
+        })
         expect(await claims.claim({ ...input, fingerprint: 'b'.repeat(64) })).toEqual({ kind: 'conflict' })
       })
 
@@ -80,7 +94,10 @@ export function describeStoreContract(
         const ref = { namespace: input.namespace, scope: input.scope, key: input.key }
         expect(await claims.complete({ ...ref, fence: 'not-the-fence' }, 1_001, 'x')).toBe(false)
         expect(await claims.complete({ ...ref, fence: first.fence }, 1_001, '{"ok":true}')).toBe(true)
-        expect(await claims.claim({ ...input, now: 2_000 })).toEqual({ kind: 'completed', result: '{"ok":true}' })
+        expect(await claims.claim({ ...input, now: 2_000 })).toEqual({
+          kind: 'completed',
+          result: '{"ok":true}',
+        })
         expect(await claims.claim({ ...input, fingerprint: 'c'.repeat(64) })).toEqual({ kind: 'conflict' })
       })
 
@@ -103,9 +120,19 @@ export function describeStoreContract(
         const input = base()
         const first = await claims.claim(input)
         if (first.kind !== 'claimed') throw new Error('expected a claim')
-        await claims.release({ namespace: input.namespace, scope: input.scope, key: input.key, fence: first.fence })
-        expect(await claims.claim({ ...input, fingerprint: 'd'.repeat(64), now: 1_001 })).toEqual({ kind: 'conflict' })
-        expect(await claims.claim({ ...input, now: 1_001 })).toMatchObject({ kind: 'claimed', takeover: true })
+        await claims.release({
+          namespace: input.namespace,
+          scope: input.scope,
+          key: input.key,
+          fence: first.fence,
+        })
+        expect(await claims.claim({ ...input, fingerprint: 'd'.repeat(64), now: 1_001 })).toEqual({
+          kind: 'conflict',
+        })
+        expect(await claims.claim({ ...input, now: 1_001 })).toMatchObject({
+          kind: 'claimed',
+          takeover: true,
+        })
       })
 
       it('keeps namespaces and scopes apart', async () => {
@@ -132,10 +159,15 @@ export function describeStoreContract(
         const input = base({ retentionSeconds: 100 })
         const first = await claims.claim(input)
         if (first.kind !== 'claimed') throw new Error('expected a claim')
-        await claims.complete({ namespace: input.namespace, scope: input.scope, key: input.key, fence: first.fence }, 1_050)
+        await claims.complete(
+          { namespace: input.namespace, scope: input.scope, key: input.key, fence: first.fence },
+          1_050,
+        )
         expect((await claims.claim({ ...input, now: 1_099 })).kind).toBe('completed')
         expect(await claims.sweep(1_100)).toBeGreaterThanOrEqual(1)
-        expect((await claims.claim({ ...input, fingerprint: 'e'.repeat(64), now: 1_101 })).kind).toBe('claimed')
+        expect((await claims.claim({ ...input, fingerprint: 'e'.repeat(64), now: 1_101 })).kind).toBe(
+          'claimed',
+        )
       })
 
       it('gives one claim to many concurrent deliveries of one event', async () => {
@@ -166,14 +198,20 @@ export function describeStoreContract(
       it('lets the first terminal win; duplicates, stale and conflicting observations follow', async () => {
         const convergence = get('convergence')
         const first = observation()
-        expect(await convergence.observe({ ...first, terminal: false, comparison: '0'.repeat(64) })).toBe('proceed')
+        expect(await convergence.observe({ ...first, terminal: false, comparison: '0'.repeat(64) })).toBe(
+          'proceed',
+        )
         expect(await convergence.observe(first)).toBe('proceed')
         const reemission = { ...first, deliveryKey: unique('delivery'), now: 1_005 }
         expect(await convergence.observe(reemission)).toBe('in_progress')
         await convergence.settle(first.sender, first.taskId, first.deliveryKey, 1_006)
         expect(await convergence.observe({ ...reemission, now: 1_007 })).toBe('duplicate')
-        expect(await convergence.observe({ ...first, terminal: false, comparison: '2'.repeat(64), now: 1_008 })).toBe('stale')
-        expect(await convergence.observe({ ...first, comparison: '3'.repeat(64), now: 1_009 })).toBe('conflict')
+        expect(
+          await convergence.observe({ ...first, terminal: false, comparison: '2'.repeat(64), now: 1_008 }),
+        ).toBe('stale')
+        expect(await convergence.observe({ ...first, comparison: '3'.repeat(64), now: 1_009 })).toBe(
+          'conflict',
+        )
       })
 
       it('lets the same delivery retry, and another take over after the lease or a release', async () => {
@@ -190,7 +228,10 @@ export function describeStoreContract(
     })
 
     section('outbox', () => {
-      const entry = (destination: string, overrides: Partial<Omit<OutboxEntry, 'attempts'>> = {}): Omit<OutboxEntry, 'attempts'> => ({
+      const entry = (
+        destination: string,
+        overrides: Partial<Omit<OutboxEntry, 'attempts'>> = {},
+      ): Omit<OutboxEntry, 'attempts'> => ({
         id: unique('entry'),
         destination,
         url: 'https://buyer.example/webhooks/1',
@@ -213,19 +254,45 @@ export function describeStoreContract(
         const leased = (await outbox.lease(1_000, 100, 60)).filter((item) => item.destination === destination)
         expect(leased.map((item) => item.id)).toEqual([first.id])
         expect(leased[0]).toMatchObject({ body: first.body, headers: first.headers, attempts: 0 })
-        expect((await outbox.lease(1_001, 100, 60)).filter((item) => item.destination === destination)).toEqual([])
+        expect(
+          (await outbox.lease(1_001, 100, 60)).filter((item) => item.destination === destination),
+        ).toEqual([])
 
         const fence = leased[0]!.fence
-        expect(await outbox.record(first.id, 'stale-fence', { kind: 'delivered', httpStatus: 200 }, 1_002)).toBe(false)
-        const retry = { kind: 'retry', nextAttemptAt: 1_010, httpStatus: 503, error: 'HTTP 503', activityStatus: 'failed' } as const
+        expect(
+          await outbox.record(first.id, 'stale-fence', { kind: 'delivered', httpStatus: 200 }, 1_002),
+        ).toBe(false)
+        const retry = {
+          kind: 'retry',
+          nextAttemptAt: 1_010,
+          httpStatus: 503,
+          error: 'HTTP 503',
+          activityStatus: 'failed',
+        } as const
         expect(await outbox.record(first.id, fence, retry, 1_002)).toBe(true)
         const again = (await outbox.lease(1_010, 100, 60)).filter((item) => item.destination === destination)
         expect(again.map((item) => [item.id, item.attempts])).toEqual([[first.id, 1]])
-        expect(await outbox.record(first.id, again[0]!.fence, { kind: 'delivered', httpStatus: 200 }, 1_011)).toBe(true)
+        expect(
+          await outbox.record(first.id, again[0]!.fence, { kind: 'delivered', httpStatus: 200 }, 1_011),
+        ).toBe(true)
 
         expect(await outbox.activity(destination)).toEqual([
-          { idempotency_key: first.idempotencyKey, status: 'success', http_status_code: 200, attempt: 2, error_message: null, at: 1_011 },
-          { idempotency_key: first.idempotencyKey, status: 'failed', http_status_code: 503, attempt: 1, error_message: 'HTTP 503', at: 1_002 },
+          {
+            idempotency_key: first.idempotencyKey,
+            status: 'success',
+            http_status_code: 200,
+            attempt: 2,
+            error_message: null,
+            at: 1_011,
+          },
+          {
+            idempotency_key: first.idempotencyKey,
+            status: 'failed',
+            http_status_code: 503,
+            attempt: 1,
+            error_message: 'HTTP 503',
+            at: 1_002,
+          },
         ])
         expect((await outbox.pending(destination)).map((item) => item.nextAttemptAt)).toEqual([5_000])
       })
@@ -235,12 +302,23 @@ export function describeStoreContract(
         const destination = unique('registration')
         const item = entry(destination)
         await outbox.enqueue(item)
-        const [leased] = (await outbox.lease(1_000, 10, 30)).filter((candidate) => candidate.destination === destination)
-        const [again] = (await outbox.lease(1_031, 10, 30)).filter((candidate) => candidate.destination === destination)
+        const [leased] = (await outbox.lease(1_000, 10, 30)).filter(
+          (candidate) => candidate.destination === destination,
+        )
+        const [again] = (await outbox.lease(1_031, 10, 30)).filter(
+          (candidate) => candidate.destination === destination,
+        )
         expect(again?.id).toBe(item.id)
         expect(again?.fence).not.toBe(leased?.fence)
-        expect(await outbox.record(item.id, leased!.fence, { kind: 'delivered', httpStatus: 200 }, 1_032)).toBe(false)
-        const failed = { kind: 'failed', httpStatus: 409, error: 'conflict', activityStatus: 'failed' } as const
+        expect(
+          await outbox.record(item.id, leased!.fence, { kind: 'delivered', httpStatus: 200 }, 1_032),
+        ).toBe(false)
+        const failed = {
+          kind: 'failed',
+          httpStatus: 409,
+          error: 'conflict',
+          activityStatus: 'failed',
+        } as const
         expect(await outbox.record(item.id, again!.fence, failed, 1_032)).toBe(true)
         expect(await outbox.pending(destination)).toEqual([])
       })
@@ -252,9 +330,15 @@ export function describeStoreContract(
         const otherKey = entry(destination, { coalesceKey: 'media_buy:mb_2', nextAttemptAt: 1_300 })
         await outbox.enqueue(older)
         await outbox.enqueue(otherKey)
-        const newer = entry(destination, { coalesceKey: 'media_buy:mb_1', nextAttemptAt: 1_300, body: '{"v":2}' })
+        const newer = entry(destination, {
+          coalesceKey: 'media_buy:mb_1',
+          nextAttemptAt: 1_300,
+          body: '{"v":2}',
+        })
         expect(await outbox.enqueue(newer)).toEqual({ superseded: [older.id] })
-        expect((await outbox.pending(destination)).map((item) => item.id).sort()).toEqual([otherKey.id, newer.id].sort())
+        expect((await outbox.pending(destination)).map((item) => item.id).sort()).toEqual(
+          [otherKey.id, newer.id].sort(),
+        )
       })
     })
 
@@ -289,7 +373,9 @@ export function describeStoreContract(
         const peer = stores?.peer?.replay ?? replay
         const keyid = unique('kid')
         const results = await Promise.all(
-          Array.from({ length: 30 }, (_, index) => (index % 2 ? replay : peer).remember(keyid, 'same', 2_000, 1_000, 1_000)),
+          Array.from({ length: 30 }, (_, index) =>
+            (index % 2 ? replay : peer).remember(keyid, 'same', 2_000, 1_000, 1_000),
+          ),
         )
         expect(results.filter((result) => result === 'stored')).toHaveLength(1)
         expect(results.filter((result) => result === 'replayed')).toHaveLength(29)

@@ -18,7 +18,13 @@ FILE is JSON {"method","url","headers":{…},"body":"…"}; - reads standard inp
 
 export async function requestCommand(argv: string[], io: Io): Promise<number> {
   const [sub, ...rest] = argv
-  if (sub === undefined || sub === '--help' || sub === '-h' || rest.includes('--help') || rest.includes('-h')) {
+  if (
+    sub === undefined ||
+    sub === '--help' ||
+    sub === '-h' ||
+    rest.includes('--help') ||
+    rest.includes('-h')
+  ) {
     io.stdout(requestHelp)
     return sub === undefined ? 2 : 0
   }

@@ -61,14 +61,22 @@ async function readVerifyInputs(argv: string[], io: Io): Promise<VerifyInputs> {
   if (!values.jwks) throw new UsageError('--jwks is required')
   const request = await readRequestFile(io, values.request)
   const jwks = (await readJsonFile(io, values.jwks, 'JWKS file')) as Jwks
-  if (!jwks || typeof jwks !== 'object' || !Array.isArray(jwks.keys)) throw new UsageError(`JWKS file ${values.jwks} must be {"keys":[…]}`)
+  if (!jwks || typeof jwks !== 'object' || !Array.isArray(jwks.keys))
+    throw new UsageError(`JWKS file ${values.jwks} must be {"keys":[…]}`)
   const now = parseNow(values.now)
   const replayStore = new MemoryReplayStore()
   for (const entry of values.replayed ?? []) {
     const split = entry.lastIndexOf(':')
-    if (split <= 0 || split === entry.length - 1) throw new UsageError(`--replayed takes KEYID:NONCE, not "${entry}"`)
+    if (split <= 0 || split === entry.length - 1)
+      throw new UsageError(`--replayed takes KEYID:NONCE, not "${entry}"`)
     const clock = now ?? Math.floor(Date.now() / 1000)
-    await replayStore.remember(entry.slice(0, split), entry.slice(split + 1), clock + 360, Number.MAX_SAFE_INTEGER, clock)
+    await replayStore.remember(
+      entry.slice(0, split),
+      entry.slice(split + 1),
+      clock + 360,
+      Number.MAX_SAFE_INTEGER,
+      clock,
+    )
   }
   const covers = values['covers-content-digest']
   if (covers !== undefined && covers !== 'required' && covers !== 'forbidden' && covers !== 'either') {
@@ -87,7 +95,10 @@ async function readVerifyInputs(argv: string[], io: Io): Promise<VerifyInputs> {
 }
 
 /** Runs the verifier; resolves with the verified signature or throws its SignatureError. */
-async function runVerifier(profile: Profile, inputs: VerifyInputs): Promise<VerifiedSignature | { unsigned: true }> {
+async function runVerifier(
+  profile: Profile,
+  inputs: VerifyInputs,
+): Promise<VerifiedSignature | { unsigned: true }> {
   const common = {
     keys: inputs.jwks,
     ...(inputs.now === undefined ? {} : { now: inputs.now }),
@@ -129,11 +140,13 @@ async function verify(profile: Profile, argv: string[], io: Io): Promise<number>
 async function sign(profile: Profile, argv: string[], io: Io): Promise<number> {
   const { values } = parseArgs({ args: argv, options: signOptions })
   if (!values.request) throw new UsageError('--request is required')
-  if (!values.key) throw new UsageError('--key is required (a private JWK file, e.g. from `adwire keys generate`)')
+  if (!values.key)
+    throw new UsageError('--key is required (a private JWK file, e.g. from `adwire keys generate`)')
   const request = await readRequestFile(io, values.request)
   const file = (await readJsonFile(io, values.key, 'key file')) as { private_jwk?: AdcpJwk } & AdcpJwk
   const key = file.private_jwk ?? file
-  if (!key || typeof key !== 'object' || typeof key.d !== 'string') throw new UsageError(`key file ${values.key} holds no private JWK (no "d")`)
+  if (!key || typeof key !== 'object' || typeof key.d !== 'string')
+    throw new UsageError(`key file ${values.key} holds no private JWK (no "d")`)
   const now = parseNow(values.now)
   const options = { key, ...(now === undefined ? {} : { now }) }
   try {
@@ -157,7 +170,10 @@ const WEBHOOK_STEPS: ReadonlyArray<readonly [string, string]> = [
   ['5', 'window: created ≤ now+60, expires ≥ now−60, 0 < expires−created ≤ 300'],
   ['6', 'covered: @method @target-uri @authority content-type content-digest'],
   ['7', 'keyid resolves to a key'],
-  ['8', 'key purpose: use sig, key_ops verify, adcp_use request-signing or webhook-signing, alg/kty/crv agree'],
+  [
+    '8',
+    'key purpose: use sig, key_ops verify, adcp_use request-signing or webhook-signing, alg/kty/crv agree',
+  ],
   ['9', 'keyid not revoked; revocation list fresh'],
   ['9a', 'keyid below its replay-cache cap'],
   ['10', 'signature verifies over the signature base'],
@@ -169,7 +185,16 @@ const WEBHOOK_STEPS: ReadonlyArray<readonly [string, string]> = [
 const REQUEST_STEPS: ReadonlyArray<readonly [string, string]> = [
   ['0', 'signature required for this operation, or another credential present'],
   ...WEBHOOK_STEPS.map(([step, text]): readonly [string, string] =>
-    step === '3' ? [step, 'tag is adcp/request-signing/v1'] : step === '6' ? [step, 'covered: @method @target-uri @authority, content-type with a body, content-digest per policy'] : step === '8' ? [step, 'key purpose: use sig, key_ops verify, adcp_use request-signing, alg/kty/crv agree'] : [step, text],
+    step === '3'
+      ? [step, 'tag is adcp/request-signing/v1']
+      : step === '6'
+        ? [
+            step,
+            'covered: @method @target-uri @authority, content-type with a body, content-digest per policy',
+          ]
+        : step === '8'
+          ? [step, 'key purpose: use sig, key_ops verify, adcp_use request-signing, alg/kty/crv agree']
+          : [step, text],
   ),
 ]
 
@@ -178,12 +203,18 @@ async function explain(argv: string[], io: Io): Promise<number> {
   const profile: Profile = first === 'request' ? 'request' : 'webhook'
   const inputs = await readVerifyInputs(first === 'request' || first === 'webhook' ? rest : argv, io)
   const steps = profile === 'webhook' ? WEBHOOK_STEPS : REQUEST_STEPS
-  const lines: string[] = [`${profile} signature, checked at ${inputs.now ?? 'the current time'}${profile === 'request' ? ` (profile ${inputs.version})` : ''}`, '']
+  const lines: string[] = [
+    `${profile} signature, checked at ${inputs.now ?? 'the current time'}${profile === 'request' ? ` (profile ${inputs.version})` : ''}`,
+    '',
+  ]
   let failedAt: string | undefined
   let outcome: string
   try {
     const result = await runVerifier(profile, inputs)
-    outcome = 'unsigned' in result ? 'accepted: unsigned, and no signature is required for this operation' : `accepted: keyid ${result.keyid}`
+    outcome =
+      'unsigned' in result
+        ? 'accepted: unsigned, and no signature is required for this operation'
+        : `accepted: keyid ${result.keyid}`
   } catch (error) {
     if (!SignatureError.is(error)) throw error
     failedAt = String(error.step ?? '?')
@@ -197,7 +228,11 @@ async function explain(argv: string[], io: Io): Promise<number> {
   }
   lines.push('', outcome, '', 'signature base:')
   try {
-    lines.push(...buildSignatureBase(toMessage(inputs.request), { profile }).split('\n').map((line) => `  ${line}`))
+    lines.push(
+      ...buildSignatureBase(toMessage(inputs.request), { profile })
+        .split('\n')
+        .map((line) => `  ${line}`),
+    )
   } catch (error) {
     if (!SignatureError.is(error)) throw error
     lines.push(`  (none: ${error.message})`)

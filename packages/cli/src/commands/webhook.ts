@@ -39,7 +39,12 @@ async function readSecret(path: string | undefined): Promise<string> {
 async function hmac(sub: 'hmac-sign' | 'hmac-verify', argv: string[], io: Io): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { ...common, request: { type: 'string' }, 'secret-file': { type: 'string' }, now: { type: 'string' } },
+    options: {
+      ...common,
+      request: { type: 'string' },
+      'secret-file': { type: 'string' },
+      now: { type: 'string' },
+    },
   })
   if (!values.request) throw new UsageError('--request is required')
   const request = await readRequestFile(io, values.request)
@@ -60,7 +65,10 @@ async function hmac(sub: 'hmac-sign' | 'hmac-verify', argv: string[], io: Io): P
     }
   }
   try {
-    await verifyHmacWebhook({ headers: request.headers, body: request.body }, { secret, ...(now === undefined ? {} : { now }) })
+    await verifyHmacWebhook(
+      { headers: request.headers, body: request.body },
+      { secret, ...(now === undefined ? {} : { now }) },
+    )
     printJson(io, { ok: true })
     return 0
   } catch (error) {

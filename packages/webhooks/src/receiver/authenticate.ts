@@ -48,7 +48,10 @@ export async function authenticate(
       )
       return `rfc9421:${verified.signer ?? fallback}`
     }
-    if (has9421) throw mismatch(`an RFC 9421-signed delivery on a ${auth.mode === 'hmac' ? 'HMAC' : 'Bearer'} registration`)
+    if (has9421)
+      throw mismatch(
+        `an RFC 9421-signed delivery on a ${auth.mode === 'hmac' ? 'HMAC' : 'Bearer'} registration`,
+      )
     if (auth.mode === 'hmac') {
       await verifyHmacWebhook({ headers, body }, { secret: auth.secret, now: context.now })
       return `hmac:${fallback}`
@@ -56,20 +59,42 @@ export async function authenticate(
     if (hasHmac) throw mismatch('an HMAC-signed delivery on a Bearer registration')
     await verifyBearerWebhook(headers, auth.token)
     const { duplicates } = findDuplicateKeys(new TextDecoder().decode(body))
-    if (duplicates.length > 0) throw new SignatureError('webhook_body_malformed', 'body has duplicate object keys', 14)
+    if (duplicates.length > 0)
+      throw new SignatureError('webhook_body_malformed', 'body has duplicate object keys', 14)
     return `bearer:${fallback}`
   } catch (error) {
     if (error instanceof Rejection) throw error
     if (SignatureError.is(error) && TRANSIENT.has(error.code)) {
-      throw new Rejection(503, 'verification_unavailable', 'the sender keys cannot be fetched now', { 'retry-after': '30' }, 'unavailable')
+      throw new Rejection(
+        503,
+        'verification_unavailable',
+        'the sender keys cannot be fetched now',
+        { 'retry-after': '30' },
+        'unavailable',
+      )
     }
     if (SignatureError.is(error)) {
       // RFC 9421 failures carry the code in WWW-Authenticate (AdCP security.mdx webhook error taxonomy);
       // legacy failures are 401 with the code in the body.
-      const header = error.code.startsWith('webhook_signature') || error.code === 'webhook_target_uri_malformed' || error.code === 'webhook_body_malformed' || error.code === 'webhook_mode_mismatch'
-      throw new Rejection(401, error.code, error.message, header ? { 'www-authenticate': error.wwwAuthenticate } : {})
+      const header =
+        error.code.startsWith('webhook_signature') ||
+        error.code === 'webhook_target_uri_malformed' ||
+        error.code === 'webhook_body_malformed' ||
+        error.code === 'webhook_mode_mismatch'
+      throw new Rejection(
+        401,
+        error.code,
+        error.message,
+        header ? { 'www-authenticate': error.wwwAuthenticate } : {},
+      )
     }
-    throw new Rejection(503, 'verification_unavailable', 'the delivery could not be verified now', {}, 'unavailable')
+    throw new Rejection(
+      503,
+      'verification_unavailable',
+      'the delivery could not be verified now',
+      {},
+      'unavailable',
+    )
   }
 }
 
@@ -82,5 +107,8 @@ const TRANSIENT = new Set([
 ])
 
 function mismatch(what: string): SignatureError {
-  return new SignatureError('webhook_mode_mismatch', `${what}: the registration's authentication mode is fixed`)
+  return new SignatureError(
+    'webhook_mode_mismatch',
+    `${what}: the registration's authentication mode is fixed`,
+  )
 }

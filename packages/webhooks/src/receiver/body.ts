@@ -40,4 +40,5 @@ export async function readBody(request: Request, limit: number): Promise<Uint8Ar
   return body
 }
 
-const tooLarge = (limit: number) => new Rejection(413, 'payload_too_large', `webhook bodies are limited to ${limit} bytes`)
+const tooLarge = (limit: number) =>
+  new Rejection(413, 'payload_too_large', `webhook bodies are limited to ${limit} bytes`)

@@ -8,6 +8,7 @@ import {
   TaskStatusSchema,
   toSchemaIssues,
 } from '@adwire/schemas'
+import type { ZodType } from 'zod'
 import { Rejection } from './respond.js'
 import type { PayloadShape } from './types.js'
 
@@ -57,25 +58,46 @@ export function readEnvelope(payload: unknown, declared: PayloadShape | undefine
   }
 }
 
+/** The envelope members the receiver reads, as the schema guarantees them after a successful parse. */
+interface McpEnvelopeFields {
+  readonly idempotency_key: string
+  readonly operation_id: string
+  readonly task_id: string
+  readonly task_type: string
+  readonly status: string
+  readonly notification_id?: string
+  readonly token?: string
+}
+
 const ENVELOPE_FIELDS = ['operation_id', 'task_id', 'task_type', 'status', 'timestamp'] as const
 
 function readMcp(payload: Record<string, unknown>): Envelope {
   const missing = ENVELOPE_FIELDS.filter((field) => payload[field] === undefined)
   if (missing.length === ENVELOPE_FIELDS.length) {
-    throw invalid('missing_envelope_fields', `not a webhook envelope: missing ${missing.join(', ')} (a bare result is not a valid body)`)
+    throw invalid(
+      'missing_envelope_fields',
+      `not a webhook envelope: missing ${missing.join(', ')} (a bare result is not a valid body)`,
+    )
   }
   if (typeof payload.idempotency_key !== 'string') {
     throw invalid('missing_idempotency_key', 'the envelope has no idempotency_key; it cannot be deduplicated')
   }
   if (typeof payload.status === 'string' && !TaskStatusSchema.safeParse(payload.status).success) {
-    throw invalid('invalid_envelope_status', `status "${payload.status}" is not a task status (${TaskStatusSchema.options.join(', ')})`)
+    throw invalid(
+      'invalid_envelope_status',
+      `status "${payload.status}" is not a task status (${TaskStatusSchema.options.join(', ')})`,
+    )
   }
-  const result = McpWebhookPayloadSchema.safeParse(payload)
+  // Validated as a plain object: the schema's full output type (every task result) is too deep to instantiate here.
+  const result = (McpWebhookPayloadSchema as unknown as ZodType<McpEnvelopeFields>).safeParse(payload)
   if (!result.success) {
     const issues = toSchemaIssues(result.error.issues)
     const first = issues[0]
     const code = missing.length > 0 ? 'missing_envelope_fields' : 'invalid_envelope'
-    throw invalid(code, `invalid webhook envelope: ${first ? `${first.path || '(root)'}: ${first.message}` : 'schema mismatch'}`)
+    throw invalid(
+      code,
+      `invalid webhook envelope: ${first ? `${first.path || '(root)'}: ${first.message}` : 'schema mismatch'}`,
+    )
   }
   const parsed = parseWebhookPayload(payload, { format: 'mcp' })
   const envelope = result.data
@@ -102,7 +124,8 @@ function readA2A(payload: Record<string, unknown>): Envelope {
     if (SchemaError.is(error)) throw invalid('invalid_envelope', error.message)
     throw error
   }
-  if (parsed.format !== 'a2a') throw invalid('invalid_envelope', 'expected an A2A Task or TaskStatusUpdateEvent')
+  if (parsed.format !== 'a2a')
+    throw invalid('invalid_envelope', 'expected an A2A Task or TaskStatusUpdateEvent')
   return {
     shape: 'a2a',
     taskId: parsed.taskId,
@@ -113,16 +136,23 @@ function readA2A(payload: Record<string, unknown>): Envelope {
   }
 }
 
-function readListEvent(payload: Record<string, unknown>, shape: 'property-list' | 'collection-list'): Envelope {
+function readListEvent(
+  payload: Record<string, unknown>,
+  shape: 'property-list' | 'collection-list',
+): Envelope {
   if (typeof payload.idempotency_key !== 'string') {
     throw invalid('missing_idempotency_key', 'the event has no idempotency_key; it cannot be deduplicated')
   }
   // The body's `signature` member is a marker: any string is accepted and it never authenticates anything.
-  const schema = shape === 'property-list' ? PropertyListChangedWebhookSchema : CollectionListChangedWebhookSchema
+  const schema =
+    shape === 'property-list' ? PropertyListChangedWebhookSchema : CollectionListChangedWebhookSchema
   const result = schema.safeParse(payload)
   if (!result.success) {
     const first = toSchemaIssues(result.error.issues)[0]
-    throw invalid('invalid_envelope', `invalid ${shape} event: ${first ? `${first.path || '(root)'}: ${first.message}` : 'schema mismatch'}`)
+    throw invalid(
+      'invalid_envelope',
+      `invalid ${shape} event: ${first ? `${first.path || '(root)'}: ${first.message}` : 'schema mismatch'}`,
+    )
   }
   return {
     shape,

@@ -56,7 +56,10 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       throw new Rejection(400, 'invalid_json', 'the body is not UTF-8 JSON')
     }
     const envelope = readEnvelope(payload, registration.shape)
-    if (registration.token !== undefined && !(await constantTimeEqual(envelope.token ?? '', registration.token))) {
+    if (
+      registration.token !== undefined &&
+      !(await constantTimeEqual(envelope.token ?? '', registration.token))
+    ) {
       throw new Rejection(401, 'webhook_token_invalid', 'the delivery does not echo the registered token')
     }
     const fingerprint = await sha256Hex(canonicalize(payload) ?? '')
@@ -79,18 +82,50 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
         log({ ...base, outcome: 'duplicate', status: 200 })
         return json(200, { status: 'duplicate' })
       case 'processing':
-        throw new Rejection(503, 'delivery_in_flight', 'this delivery is being processed; retry later', { 'retry-after': retryAfter(claim.leaseExpiresAt, now) }, 'in_flight')
+        throw new Rejection(
+          503,
+          'delivery_in_flight',
+          'this delivery is being processed; retry later',
+          { 'retry-after': retryAfter(claim.leaseExpiresAt, now) },
+          'in_flight',
+        )
       case 'capacity':
-        throw new Rejection(429, 'too_many_deliveries', 'this sender holds too many undelivered keys', { 'retry-after': '60' }, 'too_many')
+        throw new Rejection(
+          429,
+          'too_many_deliveries',
+          'this sender holds too many undelivered keys',
+          { 'retry-after': '60' },
+          'too_many',
+        )
       case 'conflict':
         if (protocol === '3.1') {
-          log({ ...base, outcome: 'duplicate', status: 200, message: 'changed payload under a used key: first copy wins (3.1)' })
+          log({
+            ...base,
+            outcome: 'duplicate',
+            status: 200,
+            message: 'changed payload under a used key: first copy wins (3.1)',
+          })
           return json(200, { status: 'duplicate' })
         }
-        throw new Rejection(409, 'idempotency_key_reused', 'this idempotency_key was used for a different payload', {}, 'conflict')
+        throw new Rejection(
+          409,
+          'idempotency_key_reused',
+          'this idempotency_key was used for a different payload',
+          {},
+          'conflict',
+        )
     }
     const ref = { namespace: 'webhook' as const, scope: sender, key: idempotencyKey, fence: claim.fence }
-    return publishOwned(envelope, { ...base, ref, fingerprint, retention, now, body, payload: payload as Record<string, unknown>, registration })
+    return publishOwned(envelope, {
+      ...base,
+      ref,
+      fingerprint,
+      retention,
+      now,
+      body,
+      payload: payload as Record<string, unknown>,
+      registration,
+    })
   }
 
   async function publishOwned(
@@ -128,9 +163,21 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
         if (observed === 'conflict' || observed === 'in_progress') {
           await options.claims.release(ref)
           if (observed === 'conflict') {
-            throw new Rejection(409, 'terminal_conflict', `task ${taskId} already reached a different terminal outcome`, {}, 'conflict')
+            throw new Rejection(
+              409,
+              'terminal_conflict',
+              `task ${taskId} already reached a different terminal outcome`,
+              {},
+              'conflict',
+            )
           }
-          throw new Rejection(503, 'delivery_in_flight', `task ${taskId}'s outcome is being published; retry later`, { 'retry-after': String(limits.leaseSeconds) }, 'in_flight')
+          throw new Rejection(
+            503,
+            'delivery_in_flight',
+            `task ${taskId}'s outcome is being published; retry later`,
+            { 'retry-after': String(limits.leaseSeconds) },
+            'in_flight',
+          )
         }
         if (observed === 'duplicate' || observed === 'stale') {
           await options.claims.complete(ref, now)
@@ -161,17 +208,34 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       } catch (error) {
         await options.claims.release(ref)
         if (converge && envelope.terminal) await options.convergence.release(sender, taskId, idempotencyKey)
-        throw new Rejection(503, 'publish_failed', `the event could not be published: ${(error as Error)?.message ?? 'error'}`, { 'retry-after': '5' }, 'unavailable')
+        throw new Rejection(
+          503,
+          'publish_failed',
+          `the event could not be published: ${(error as Error)?.message ?? 'error'}`,
+          { 'retry-after': '5' },
+          'unavailable',
+        )
       }
       if (converge && envelope.terminal) await options.convergence.settle(sender, taskId, idempotencyKey, now)
       const acknowledged = await options.claims.complete(ref, now)
-      log({ ...base, outcome: 'published', status: 200, ...(acknowledged ? {} : { message: 'lease lost before acknowledgement' }) })
+      log({
+        ...base,
+        outcome: 'published',
+        status: 200,
+        ...(acknowledged ? {} : { message: 'lease lost before acknowledgement' }),
+      })
       return json(200, { status: 'accepted' })
     } catch (error) {
       if (error instanceof Rejection) throw error
       // The store failed after the claim: give the claim back if we can and let the sender retry.
       await options.claims.release(ref).catch(() => {})
-      throw new Rejection(503, 'store_unavailable', 'the dedup store is unavailable; retry later', { 'retry-after': '5' }, 'unavailable')
+      throw new Rejection(
+        503,
+        'store_unavailable',
+        'the dedup store is unavailable; retry later',
+        { 'retry-after': '5' },
+        'unavailable',
+      )
     }
   }
 
@@ -179,7 +243,13 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
    * notification_id names one logical notification across deliveries: the same one under a new
    * idempotency_key is a re-emission (a changed payload needs a new key), not a retry.
    */
-  async function isReemission(envelope: Envelope, sender: string, key: string, now: number, retention: number): Promise<boolean> {
+  async function isReemission(
+    envelope: Envelope,
+    sender: string,
+    key: string,
+    now: number,
+    retention: number,
+  ): Promise<boolean> {
     if (!envelope.notificationId) return false
     const claim = await options.claims.claim({
       namespace: 'webhook',
@@ -191,7 +261,15 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       retentionSeconds: retention,
     })
     if (claim.kind === 'claimed') {
-      await options.claims.complete({ namespace: 'webhook', scope: `${sender}#notification`, key: envelope.notificationId, fence: claim.fence }, now)
+      await options.claims.complete(
+        {
+          namespace: 'webhook',
+          scope: `${sender}#notification`,
+          key: envelope.notificationId,
+          fence: claim.fence,
+        },
+        now,
+      )
       return false
     }
     return claim.kind === 'conflict'
@@ -202,14 +280,24 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       let registration: Registration | undefined
       try {
         registration = await options.registration(request)
-        if (!registration) throw new Rejection(404, 'unknown_registration', 'no webhook is registered at this URL')
-        if (request.method !== 'POST') throw new Rejection(405, 'method_not_allowed', 'webhooks are delivered with POST', { allow: 'POST' })
+        if (!registration)
+          throw new Rejection(404, 'unknown_registration', 'no webhook is registered at this URL')
+        if (request.method !== 'POST')
+          throw new Rejection(405, 'method_not_allowed', 'webhooks are delivered with POST', {
+            allow: 'POST',
+          })
         return await receive(request, registration)
       } catch (error) {
         const rejection =
           error instanceof Rejection
             ? error
-            : new Rejection(503, 'store_unavailable', 'the receiver cannot accept deliveries now; retry later', { 'retry-after': '5' }, 'unavailable')
+            : new Rejection(
+                503,
+                'store_unavailable',
+                'the receiver cannot accept deliveries now; retry later',
+                { 'retry-after': '5' },
+                'unavailable',
+              )
         log({
           ...(registration ? { registrationId: registration.id } : {}),
           outcome: rejection.outcome,

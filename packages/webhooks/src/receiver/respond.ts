@@ -12,7 +12,11 @@ export class Rejection extends Error {
   }
 }
 
-export function json(status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): Response {
+export function json(
+  status: number,
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): Response {
   return new Response(JSON.stringify(body), {
     status,
     headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
@@ -20,7 +24,11 @@ export function json(status: number, body: unknown, headers: Readonly<Record<str
 }
 
 export function rejectionResponse(rejection: Rejection): Response {
-  return json(rejection.status, { error: { code: rejection.code, message: rejection.message } }, rejection.headers)
+  return json(
+    rejection.status,
+    { error: { code: rejection.code, message: rejection.message } },
+    rejection.headers,
+  )
 }
 
 /** Seconds until `until`, at least 1: a Retry-After value. */

@@ -71,7 +71,8 @@ export interface ReceivedEvent {
 /** Why a delivery was not published, for logs and metrics. Never silently discarded. */
 export interface ReceiverLogEntry {
   readonly registrationId?: string
-  readonly outcome: 'published' | 'duplicate' | 'stale' | 'rejected' | 'conflict' | 'in_flight' | 'unavailable' | 'too_many'
+  readonly outcome:
+    'published' | 'duplicate' | 'stale' | 'rejected' | 'conflict' | 'in_flight' | 'unavailable' | 'too_many'
   readonly status: number
   readonly code?: string
   readonly message?: string
