@@ -25,7 +25,7 @@ export {
   type GenerateSigningKeyOptions,
   type KeyAlgorithm,
 } from './keygen.js'
-export { createSafeFetch, type LookupAddress, type SafeFetchOptions } from './keys/safe-fetch.js'
+export type { LookupAddress, SafeFetchOptions } from './keys/safe-fetch.js'
 export { checkAddress, type AddressPolicy, type PinnedAddress } from './keys/address-policy.js'
 export {
   defaultSafeFetch,
