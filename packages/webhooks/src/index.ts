@@ -11,3 +11,4 @@ export type {
   WebhookReceiver,
   WebhookReceiverOptions,
 } from './receiver/types.js'
+export { createSweeper, type Sweepable, type Sweeper, type SweeperOptions } from './sweeper.js'

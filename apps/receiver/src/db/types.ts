@@ -1,0 +1,134 @@
+/**
+ * The receiver's own tables (registrations, published events, verification failures, settings) behind one
+ * small interface with a SQLite and a PostgreSQL implementation. The dedup claims, convergence records and
+ * replay nonces live in the @adwire/store-* stores, on the same file or schema.
+ *
+ * Times are Unix seconds (fractional allowed).
+ */
+
+/** How a registration's deliveries authenticate, as stored (secrets included: never sent out by the API). */
+export type AuthConfig =
+  | { readonly mode: 'rfc9421'; readonly jwks: { readonly keys: readonly Record<string, unknown>[] } }
+  | { readonly mode: 'rfc9421'; readonly jwksUri: string }
+  | { readonly mode: 'rfc9421'; readonly agentUrl: string; readonly brandJsonUrl?: string }
+  | { readonly mode: 'hmac'; readonly secret: string }
+  | { readonly mode: 'bearer'; readonly token: string }
+
+export type RegistrationShape = 'mcp' | 'a2a' | 'property-list' | 'collection-list'
+
+export interface RegistrationRecord {
+  readonly id: string
+  readonly auth: AuthConfig
+  readonly shape?: RegistrationShape
+  /** The `push_notification_config.token` deliveries must echo. */
+  readonly token?: string
+  readonly retryHorizonSeconds?: number
+  readonly label?: string
+  readonly createdAt: number
+}
+
+/** One published event as the publish callback hands it over. */
+export interface NewEvent {
+  readonly registrationId: string
+  readonly sender: string
+  readonly idempotencyKey: string
+  readonly operationId?: string
+  readonly taskId?: string
+  readonly taskType?: string
+  readonly status?: string
+  readonly terminal: boolean
+  readonly receivedAt: number
+  /** The body exactly as received (UTF-8 JSON). */
+  readonly payload: string
+  /** Queue it for the downstream forwarder. */
+  readonly forward: boolean
+}
+
+export interface EventRecord {
+  /** Insertion order, shared by all instances: the stream's cursor. */
+  readonly seq: number
+  readonly registrationId: string
+  readonly idempotencyKey: string
+  readonly operationId: string | null
+  readonly taskId: string | null
+  readonly taskType: string | null
+  readonly status: string | null
+  readonly receivedAt: number
+  /** How many times the receiver core published this event: 1, always (the counter is the proof). */
+  readonly publications: number
+}
+
+export interface NewFailure {
+  readonly registrationId: string
+  readonly code: string
+  readonly httpStatus: number
+  readonly message?: string
+  readonly at: number
+}
+
+export interface FailureRecord extends NewFailure {
+  readonly seq: number
+}
+
+/** An event leased to one forwarder until `leaseUntil`; `fence` proves the lease. */
+export interface ForwardJob {
+  readonly seq: number
+  readonly fence: string
+  readonly attempts: number
+  readonly registrationId: string
+  readonly sender: string
+  readonly idempotencyKey: string
+  readonly operationId: string | null
+  readonly taskId: string | null
+  readonly taskType: string | null
+  readonly status: string | null
+  readonly terminal: boolean
+  readonly receivedAt: number
+  readonly payload: string
+}
+
+/** Where the stream stands: the last event and failure sequence numbers seen. */
+export interface StreamCursor {
+  readonly events: number
+  readonly failures: number
+}
+
+export interface ReceiverDatabase {
+  readonly kind: 'sqlite' | 'postgres'
+  /** Stores `value` under `name` unless a value is there already; resolves with the stored value. */
+  putSettingIfAbsent(name: string, value: string): Promise<string>
+  getSetting(name: string): Promise<string | undefined>
+
+  insertRegistration(record: RegistrationRecord): Promise<void>
+  getRegistration(id: string): Promise<RegistrationRecord | undefined>
+  listRegistrations(): Promise<RegistrationRecord[]>
+
+  /**
+   * Inserts a published event, or, should the same (registration, idempotency key) be published again,
+   * increments its `publications`: one statement, so the counter cannot miss a publication.
+   */
+  recordEvent(event: NewEvent): Promise<{ seq: number; publications: number }>
+  /** The latest `limit` events of a registration, oldest first. */
+  listEvents(registrationId: string, limit: number): Promise<EventRecord[]>
+  /** Events with `seq > after`, oldest first (all registrations unless one is named). */
+  eventsAfter(after: number, limit: number, registrationId?: string): Promise<EventRecord[]>
+
+  recordFailure(failure: NewFailure): Promise<FailureRecord>
+  listFailures(registrationId: string, limit: number): Promise<FailureRecord[]>
+  failuresAfter(after: number, limit: number, registrationId?: string): Promise<FailureRecord[]>
+
+  /** The highest sequence numbers now: where a new stream starts. */
+  cursor(): Promise<StreamCursor>
+
+  /** Leases up to `limit` events due for forwarding (pending, due, not leased by anyone alive). */
+  leaseForwarding(now: number, limit: number, leaseSeconds: number): Promise<ForwardJob[]>
+  /** Marks a leased event forwarded; false when the lease was lost. */
+  markForwarded(seq: number, fence: string, now: number): Promise<boolean>
+  /** Schedules another attempt of a leased event; false when the lease was lost. */
+  retryForwarding(seq: number, fence: string, nextAttemptAt: number, error: string): Promise<boolean>
+  /** How many events wait for the forwarder. */
+  pendingForwards(): Promise<number>
+
+  /** Deletes verification failures older than `before`; resolves with how many. */
+  sweep(before: number): Promise<number>
+}
