@@ -66,14 +66,20 @@ const children = present.map((name) => {
     env: { ...process.env, ...(wanted ? {} : { PORT: String(APPS[name].port) }) },
   })
 })
-const stop = (signal) => children.forEach((child) => child.kill(signal))
+let stopping = false
+const stop = (signal) => {
+  stopping = true
+  children.forEach((child) => child.kill(signal))
+}
 process.on('SIGINT', () => stop('SIGINT'))
 process.on('SIGTERM', () => stop('SIGTERM'))
 let remaining = children.length
 let worst = 0
 for (const child of children) {
-  child.on('exit', (code) => {
-    worst = Math.max(worst, code ?? 1)
+  child.on('exit', (code, signal) => {
+    // A child that ends because we passed on Ctrl-C or SIGTERM has stopped as asked.
+    const status = code ?? (stopping && signal ? 0 : 1)
+    worst = Math.max(worst, stopping && code !== 0 && signal === null && code !== null ? code : status)
     if (--remaining === 0) process.exit(worst)
   })
 }

@@ -67,8 +67,12 @@ const EnvSchema = z.object({
     .refine((value) => value === undefined || (value.length >= 16 && /^[\x21-\x7e]+$/.test(value)), {
       message: 'ADMIN_TOKEN must be at least 16 printable ASCII characters without spaces',
     }),
-  DOWNSTREAM_URL: httpUrl('DOWNSTREAM_URL').optional().or(z.literal('').transform(() => undefined)),
-  PUBLIC_URL: httpUrl('PUBLIC_URL').optional().or(z.literal('').transform(() => undefined)),
+  DOWNSTREAM_URL: httpUrl('DOWNSTREAM_URL')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  PUBLIC_URL: httpUrl('PUBLIC_URL')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
   ALLOW_INSECURE_KEY_URLS: flag,
 })
 

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util'
 import { SignatureError } from '@adwire/http-signatures'
 import { keysCommand } from './commands/keys.js'
 import { explainCommand, requestCommand } from './commands/request.js'
+import { receiverCommand } from './commands/receiver.js'
 import { schemasCommand } from './commands/schemas.js'
 import { webhookCommand } from './commands/webhook.js'
 import { processIo, UsageError, type Io } from './io.js'
@@ -18,6 +19,7 @@ commands:
   request verify|sign          RFC 9421 request signatures (AdCP request profile 3.1 and 3.2)
   explain                      run the verifier checklist step by step and show the signature base
   keys generate                create an Ed25519 or ES256 signing key and the JWKS to publish
+  receiver register|events     create registrations on and tail events from an adwire receiver
   schemas list                 list the AdCP 3.1.19 shapes
   schemas validate SHAPE FILE  validate a JSON document against a shape
 
@@ -31,6 +33,7 @@ Exit codes: 0 success, 1 the input was rejected, 2 a usage error.
 const commands: Record<string, (argv: string[], io: Io) => Promise<number>> = {
   explain: explainCommand,
   keys: keysCommand,
+  receiver: receiverCommand,
   request: requestCommand,
   schemas: schemasCommand,
   webhook: webhookCommand,

@@ -12,3 +12,26 @@ export type {
   WebhookReceiverOptions,
 } from './receiver/types.js'
 export { createSweeper, type Sweepable, type Sweeper, type SweeperOptions } from './sweeper.js'
+export { WebhookError, type WebhookErrorCode } from './errors.js'
+export { createWebhookSender } from './sender/sender.js'
+export { DEFAULT_COALESCE_CLASSES } from './sender/options.js'
+export { backoffSeconds, parseRetryAfter } from './sender/retry.js'
+export { checkDeliveryReport, type CheckedDeliveryReport } from './sender/delivery-report.js'
+export type {
+  CoalesceClass,
+  DeliveryReport,
+  LegacyAuthentication,
+  MediaBuyWebhooks,
+  MediaBuyWebhooksInit,
+  NotifyOptions,
+  PushNotificationConfigInput,
+  RetryOptions,
+  SenderLogEntry,
+  TaskEvent,
+  TaskPushNotificationConfigInput,
+  TaskWebhooks,
+  TaskWebhooksInit,
+  WebhookRegistration,
+  WebhookSender,
+  WebhookSenderOptions,
+} from './sender/types.js'

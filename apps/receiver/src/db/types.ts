@@ -126,6 +126,8 @@ export interface ReceiverDatabase {
   markForwarded(seq: number, fence: string, now: number): Promise<boolean>
   /** Schedules another attempt of a leased event; false when the lease was lost. */
   retryForwarding(seq: number, fence: string, nextAttemptAt: number, error: string): Promise<boolean>
+  /** Gives a leased event back unattempted (the forwarder is stopping). */
+  releaseForwarding(seq: number, fence: string): Promise<void>
   /** How many events wait for the forwarder. */
   pendingForwards(): Promise<number>
 

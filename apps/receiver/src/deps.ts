@@ -1,0 +1,115 @@
+/**
+ * The real dependencies of the receiver, built from its environment: the stores on SQLite or PostgreSQL, the
+ * admin token, the SSRF-safe fetch for sellers' keys, the live event hub and the downstream forwarder.
+ */
+import type { SafeFetch } from '@adwire/http-signatures'
+import { createSafeFetch } from '@adwire/http-signatures/node'
+import { resolveAdminToken, type AdminAuth, type ResolvedAdmin } from './admin.js'
+import { openStorage, type Storage } from './db/open.js'
+import type { ReceiverEnv } from './env.js'
+import { createForwarder, type Forwarder, type ForwarderOptions } from './forwarder.js'
+import { createEventHub, type EventHub } from './hub.js'
+
+/** A structured log line (printed as JSON by the server; collected or dropped by tests). */
+export type Log = (entry: Record<string, unknown>) => void
+
+/** What {@link createApp} needs; nothing in it reads the environment. */
+export interface ReceiverDeps {
+  readonly storage: Storage
+  readonly admin: AdminAuth
+  readonly hub: EventHub
+  /** Fetches sellers' JWKS and brand.json (SSRF-safe). */
+  readonly keyFetch: SafeFetch
+  /** Key URLs may be http and local (development). */
+  readonly allowInsecureKeyUrls: boolean
+  /** The public base URL (no trailing slash), when the receiver sits behind a proxy. */
+  readonly publicUrl?: string
+  /** Whether published events are queued for the downstream forwarder. */
+  readonly forwarding: boolean
+  /** Called after each publication and failure is written (wakes the stream and the forwarder). */
+  readonly onWrite: () => void
+  readonly log: Log
+  /** Unix seconds. */
+  readonly now?: () => number
+}
+
+/** Replacements for tests. */
+export interface DepsOverrides {
+  readonly keyFetch?: SafeFetch
+  readonly log?: Log
+  readonly now?: () => number
+  readonly hubPollMs?: number
+  readonly forwarder?: Partial<Omit<ForwarderOptions, 'db' | 'url'>>
+}
+
+/** The dependencies plus what the server runs beside the app. */
+export interface Runtime {
+  readonly deps: ReceiverDeps
+  readonly admin: ResolvedAdmin
+  readonly forwarder?: Forwarder
+  /** Stops the hub and the forwarder and closes the database. */
+  close(): Promise<void>
+}
+
+/**
+ * @example
+ * const runtime = await openDeps(parseEnv())
+ * const app = createApp(runtime.deps)
+ */
+export async function openDeps(env: ReceiverEnv, overrides: DepsOverrides = {}): Promise<Runtime> {
+  const log = overrides.log ?? (() => {})
+  const storage = await openStorage(env.database)
+  try {
+    const admin = await resolveAdminToken(storage.db, env.adminToken)
+    const hub = createEventHub(storage.db, {
+      ...(overrides.hubPollMs ? { pollMs: overrides.hubPollMs } : {}),
+      log: (error) => log({ hub: 'poll_failed', error: (error as Error).message }),
+    })
+    const forwarder = env.downstreamUrl
+      ? createForwarder({
+          db: storage.db,
+          url: env.downstreamUrl,
+          log,
+          ...(overrides.now ? { now: overrides.now } : {}),
+          ...overrides.forwarder,
+        })
+      : undefined
+    const keyFetch =
+      overrides.keyFetch ??
+      (env.allowInsecureKeyUrls
+        ? createSafeFetch({ allowHttp: true, allowLoopback: true, allowPrivate: true })
+        : createSafeFetch())
+    const deps: ReceiverDeps = {
+      storage,
+      admin: admin.auth,
+      hub,
+      keyFetch,
+      allowInsecureKeyUrls: env.allowInsecureKeyUrls,
+      ...(env.publicUrl ? { publicUrl: env.publicUrl } : {}),
+      forwarding: forwarder !== undefined,
+      onWrite: () => {
+        hub.kick()
+        forwarder?.kick()
+      },
+      log,
+      ...(overrides.now ? { now: overrides.now } : {}),
+    }
+    let closing: Promise<void> | undefined
+    return {
+      deps,
+      admin,
+      ...(forwarder ? { forwarder } : {}),
+      close() {
+        closing ??= (async () => {
+          hub.close()
+          await forwarder?.stop()
+          await storage.close()
+        })()
+        return closing
+      },
+    }
+  } catch (error) {
+    await storage.close()
+    throw error
+  }
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest'
+import { EnvError, parseEnv } from './env.js'
+
+describe('parseEnv', () => {
+  it('defaults to port 4300 and the SQLite file under ./data', () => {
+    expect(parseEnv({})).toEqual({
+      port: 4300,
+      database: { kind: 'sqlite', path: './data/receiver.sqlite' },
+      allowInsecureKeyUrls: false,
+    })
+  })
+
+  it('reads PostgreSQL, the token, the downstream and the public URL', () => {
+    expect(
+      parseEnv({
+        PORT: '8080',
+        DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test',
+        DATABASE_SCHEMA: 'receiver_a',
+        ADMIN_TOKEN: 'a-long-enough-admin-token',
+        DOWNSTREAM_URL: 'http://127.0.0.1:9000/events',
+        PUBLIC_URL: 'https://hooks.buyer.example/adcp/',
+        ALLOW_INSECURE_KEY_URLS: 'true',
+      }),
+    ).toEqual({
+      port: 8080,
+      database: {
+        kind: 'postgres',
+        connectionString: 'postgres://postgres@127.0.0.1:5432/test',
+        schema: 'receiver_a',
+      },
+      adminToken: 'a-long-enough-admin-token',
+      downstreamUrl: 'http://127.0.0.1:9000/events',
+      publicUrl: 'https://hooks.buyer.example/adcp',
+      allowInsecureKeyUrls: true,
+    })
+  })
+
+  it('treats empty values as unset', () => {
+    expect(parseEnv({ ADMIN_TOKEN: '', DOWNSTREAM_URL: '', PUBLIC_URL: '' })).not.toHaveProperty('adminToken')
+  })
+
+  it('names every bad variable', () => {
+    const parse = () =>
+      parseEnv({
+        PORT: '70000',
+        DATABASE_URL: 'mysql://x',
+        ADMIN_TOKEN: 'short',
+        PUBLIC_URL: 'ftp://x',
+        DATABASE_SCHEMA: 'Bad-Name',
+      })
+    expect(parse).toThrow(EnvError)
+    const message = (() => {
+      try {
+        parse()
+      } catch (error) {
+        return (error as Error).message
+      }
+    })()
+    for (const name of ['PORT', 'DATABASE_URL', 'ADMIN_TOKEN', 'PUBLIC_URL', 'DATABASE_SCHEMA']) {
+      expect(message).toContain(`${name}:`)
+    }
+  })
+})

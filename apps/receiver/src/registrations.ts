@@ -1,0 +1,115 @@
+/**
+ * Registrations as the receiver core needs them: stored records turned into {@link Registration}s with their
+ * key sources. Registrations never change once created, so each is built once per instance and cached (a
+ * remote JWKS or brand.json resolver keeps its own cache across deliveries); a miss reads the database, so a
+ * registration created through another instance is found at once.
+ */
+import {
+  brandJsonResolver,
+  jwksResolver,
+  remoteJwksResolver,
+  type AdcpJwk,
+  type SafeFetch,
+} from '@adwire/http-signatures'
+import type { Registration } from '@adwire/webhooks'
+import type { ReceiverDatabase, RegistrationRecord } from './db/types.js'
+
+/** Registration ids: 22 base64url characters (128 random bits), so webhook URLs cannot be guessed. */
+export const REGISTRATION_ID = /^[A-Za-z0-9_-]{1,64}$/
+
+export const newRegistrationId = () =>
+  Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('base64url')
+
+/** How many built registrations one instance keeps (least recently used out first). */
+const CACHE_SIZE = 10_000
+
+export interface RegistrationCache {
+  /** The registration with this id, or undefined. */
+  get(id: string): Promise<Registration | undefined>
+}
+
+/**
+ * @example
+ * const registrations = registrationCache(db, createSafeFetch())
+ * const receiver = createWebhookReceiver({ registration: (request) => registrations.get(idOf(request)), … })
+ */
+export function registrationCache(db: ReceiverDatabase, fetch: SafeFetch): RegistrationCache {
+  const cache = new Map<string, Registration>()
+  return {
+    async get(id) {
+      const cached = cache.get(id)
+      if (cached) {
+        cache.delete(id)
+        cache.set(id, cached)
+        return cached
+      }
+      if (!REGISTRATION_ID.test(id)) return undefined
+      const record = await db.getRegistration(id)
+      if (!record) return undefined
+      const registration = toReceiverRegistration(record, fetch)
+      cache.set(id, registration)
+      if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!)
+      return registration
+    },
+  }
+}
+
+/** The core's view of a stored registration. */
+export function toReceiverRegistration(record: RegistrationRecord, fetch: SafeFetch): Registration {
+  const auth = record.auth
+  const common = {
+    id: record.id,
+    ...(record.shape ? { shape: record.shape } : {}),
+    ...(record.token ? { token: record.token } : {}),
+    ...(record.retryHorizonSeconds !== undefined ? { retryHorizonSeconds: record.retryHorizonSeconds } : {}),
+  }
+  switch (auth.mode) {
+    case 'hmac':
+      return { ...common, auth: { mode: 'hmac', secret: auth.secret } }
+    case 'bearer':
+      return { ...common, auth: { mode: 'bearer', token: auth.token } }
+    case 'rfc9421':
+      if ('jwks' in auth) {
+        return {
+          ...common,
+          auth: { mode: 'rfc9421', keys: jwksResolver(auth.jwks as unknown as { keys: AdcpJwk[] }) },
+        }
+      }
+      if ('jwksUri' in auth) {
+        return {
+          ...common,
+          auth: { mode: 'rfc9421', keys: remoteJwksResolver({ url: auth.jwksUri, fetch }) },
+        }
+      }
+      // brand.json discovery names the signer (agents[].url): registrations of one agent share its keyspace.
+      return {
+        ...common,
+        auth: {
+          mode: 'rfc9421',
+          keys: brandJsonResolver({
+            agentUrl: auth.agentUrl,
+            ...(auth.brandJsonUrl ? { brandJsonUrl: auth.brandJsonUrl } : {}),
+            fetch,
+          }),
+        },
+      }
+  }
+}
+
+/** What the API shows of a registration: never its secrets. */
+export function publicRegistration(record: RegistrationRecord, baseUrl: string) {
+  const auth = record.auth
+  return {
+    id: record.id,
+    url: `${baseUrl}/webhooks/${record.id}`,
+    auth: auth.mode,
+    ...('jwks' in auth ? { kids: auth.jwks.keys.map((key) => key.kid) } : {}),
+    ...('jwksUri' in auth ? { jwks_uri: auth.jwksUri } : {}),
+    ...('agentUrl' in auth ? { agent_url: auth.agentUrl } : {}),
+    ...('brandJsonUrl' in auth ? { brand_json_url: auth.brandJsonUrl } : {}),
+    ...(record.shape ? { shape: record.shape } : {}),
+    ...(record.label ? { label: record.label } : {}),
+    token_required: record.token !== undefined,
+    created_at: new Date(record.createdAt * 1000).toISOString(),
+  }
+}
