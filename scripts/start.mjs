@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `pnpm start [app]`: starts the named app, or every app, on its embedded default (SQLite). Each app is a
-// workspace package under apps/ with a `start` script; the ports are the apps' defaults.
+// workspace package under apps/ with a `start` script (packages without one are skipped with a message); the
+// ports are the apps' defaults.
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
@@ -24,12 +25,18 @@ if (wanted !== undefined && !(wanted in APPS)) {
   console.error(`start: unknown app "${wanted}"; the apps are ${Object.keys(APPS).join(', ')}`)
   process.exit(2)
 }
-const isBuilt = (name) => existsSync(path.join(root, 'apps', name, 'package.json'))
+const manifestOf = (name) => {
+  const file = path.join(root, 'apps', name, 'package.json')
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined
+}
+// An app counts once its package has a `start` script; a package without one is still being built.
+const isBuilt = (name) => typeof manifestOf(name)?.scripts?.start === 'string'
 const names = wanted ? [wanted] : Object.keys(APPS)
 const missing = names.filter((name) => !isBuilt(name))
 for (const name of missing) {
+  const state = manifestOf(name) ? 'has no start script yet' : 'is not built yet'
   console.error(
-    `start: ${name} (${APPS[name].what}, port ${APPS[name].port}) is not built yet; it lands with its issue`,
+    `start: ${name} (${APPS[name].what}, port ${APPS[name].port}) ${state}; it lands with its issue`,
   )
 }
 const present = names.filter(isBuilt)
@@ -56,7 +63,7 @@ const build = spawnSync(
 if (build.status !== 0) process.exit(build.status ?? 1)
 
 const children = present.map((name) => {
-  const manifest = JSON.parse(readFileSync(path.join(root, 'apps', name, 'package.json'), 'utf8'))
+  const manifest = manifestOf(name)
   console.log(
     `start: ${name} (${manifest.name}) on port ${process.env.PORT && wanted ? process.env.PORT : APPS[name].port}`,
   )

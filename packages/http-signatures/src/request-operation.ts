@@ -56,7 +56,8 @@ function parseJson(body: HttpMessage['body']): unknown {
 }
 
 function lastPathSegment(url: string): string | undefined {
-  const path = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*([^?#]*)/.exec(String(url))?.[1] ?? ''
+  const path =
+    /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*([^?#]*)/.exec(typeof url === 'string' ? url : '')?.[1] ?? ''
   const segments = path.split('/').filter((segment) => segment !== '')
   const last = segments[segments.length - 1]
   if (last === undefined) return undefined

@@ -73,7 +73,7 @@ export async function signMessage(
     throw new SignatureError('key_source_invalid', `cannot sign: ${keyProblem}`)
   let keyid: string
   try {
-    keyid = serializeString(String(key.kid))
+    keyid = serializeString(typeof key.kid === 'string' ? key.kid : '')
   } catch (error) {
     throw new SignatureError('key_source_invalid', 'kid must be printable ASCII', undefined, { cause: error })
   }
@@ -86,7 +86,7 @@ export async function signMessage(
   if (!isValidNonce(nonce))
     fail(profile, 'header_malformed', 'nonce must be unpadded base64url of at least 16 bytes', 2)
 
-  const target = canonicalTarget(String(message.url))
+  const target = canonicalTarget(typeof message.url === 'string' ? message.url : '')
   if (typeof target === 'string') fail(profile, 'target_uri_malformed', target, 10)
   const headers = headerRecord(message.headers)
   delete headers['signature']

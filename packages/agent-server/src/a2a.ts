@@ -1,0 +1,247 @@
+import { Role, TaskState, type AgentCard, type Part, type Task } from '@a2a-js/sdk'
+import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server'
+import { ExtensionSupportRequiredError } from '@a2a-js/sdk/errors'
+import {
+  AgentEvent,
+  DefaultRequestHandler,
+  InMemoryTaskStore,
+  JsonRpcTransportHandler,
+  ServerCallContext,
+  validateVersion,
+  type AgentExecutor,
+} from '@a2a-js/sdk/server'
+import type { TaskCall, TaskOutcome } from './core.js'
+import { AgentError } from './errors.js'
+import type { AnyTask } from './types.js'
+
+/** The AdCP A2A profile extension (a2a-profile-extension.mdx). */
+export const ADCP_A2A_EXTENSION = 'https://adcontextprotocol.org/extensions/adcp/v3'
+const AUTHORIZATION = 'adwire.authorization'
+
+export interface A2AOptions {
+  /** Reject requests that do not activate the AdCP extension (`A2A-Extensions` header). Default false. */
+  readonly requireExtension?: boolean
+  /**
+   * Accept `{skill, parameters}` as an alias of `{skill, input}`. The 3.1.19 A2A profile says it is NOT an
+   * alias and must be rejected (INVALID_REQUEST), which is the default.
+   */
+  readonly acceptParameters?: boolean
+}
+
+const dataPart = (value: unknown): Part => ({
+  content: { $case: 'data', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'application/json',
+})
+
+/** Reads the one `{skill, input}` DataPart of an invocation (text parts are display-only and ignored). */
+function readInvocation(parts: readonly Part[], options: A2AOptions): { skill: string; input: unknown } {
+  const data = parts.filter((part) => part.content?.$case === 'data')
+  if (data.length !== 1)
+    throw new AgentError('INVALID_REQUEST', 'an AdCP invocation carries exactly one {skill, input} DataPart')
+  const value = data[0]?.content?.value as Record<string, unknown> | undefined
+  if (typeof value !== 'object' || value === null || typeof value.skill !== 'string')
+    throw new AgentError('INVALID_REQUEST', 'the DataPart must be {skill, input}', { field: 'skill' })
+  if (value.input === undefined && value.parameters !== undefined) {
+    if (!options.acceptParameters)
+      throw new AgentError(
+        'INVALID_REQUEST',
+        '`parameters` is not an alias of `input`: send {skill, input}',
+        {
+          field: 'parameters',
+        },
+      )
+    return { skill: value.skill, input: value.parameters }
+  }
+  return { skill: value.skill, input: value.input ?? {} }
+}
+
+/** Builds the A2A Agent Card (A2A 1.0, with a 0.3 interface for older clients); skills are the tasks. */
+export function buildAgentCard(options: {
+  name: string
+  description: string
+  version: string
+  url: string
+  tasks: readonly AnyTask[]
+  pushNotifications: boolean
+  requireExtension: boolean
+}): AgentCard {
+  const endpoint = `${options.url.replace(/\/$/, '')}/a2a`
+  return {
+    name: options.name,
+    description: options.description,
+    version: options.version,
+    supportedInterfaces: ['1.0', '0.3'].map((protocolVersion) => ({
+      url: endpoint,
+      protocolBinding: 'JSONRPC',
+      tenant: '',
+      protocolVersion,
+    })),
+    provider: undefined,
+    capabilities: {
+      streaming: false,
+      pushNotifications: options.pushNotifications,
+      extensions: [
+        { uri: ADCP_A2A_EXTENSION, description: '', required: options.requireExtension, params: undefined },
+      ],
+    },
+    securitySchemes: {},
+    securityRequirements: [],
+    defaultInputModes: ['application/json'],
+    defaultOutputModes: ['application/json'],
+    skills: options.tasks.map((task) => ({
+      id: task.name,
+      name: task.name,
+      description: task.description,
+      tags: [
+        'adcp',
+        task.access === 'public' ? 'public' : `${task.access.resource}:${task.access.permission}`,
+      ],
+      examples: [],
+      inputModes: ['application/json'],
+      outputModes: ['application/json'],
+      securityRequirements: [],
+    })),
+    signatures: [],
+  }
+}
+
+function finalTask(taskId: string, contextId: string, outcome: TaskOutcome): Task {
+  const data = outcome.ok
+    ? outcome.response
+    : { adcp_error: outcome.error.toAdcpError(), ...(outcome.context ? { context: outcome.context } : {}) }
+  const part = dataPart(data)
+  return {
+    id: taskId,
+    contextId,
+    status: {
+      state: outcome.ok ? TaskState.TASK_STATE_COMPLETED : TaskState.TASK_STATE_FAILED,
+      message: outcome.ok
+        ? undefined
+        : {
+            messageId: crypto.randomUUID(),
+            contextId,
+            taskId,
+            role: Role.ROLE_AGENT,
+            parts: [part],
+            metadata: undefined,
+            extensions: [],
+            referenceTaskIds: [],
+          },
+      timestamp: new Date().toISOString(),
+    },
+    artifacts: [
+      {
+        artifactId: crypto.randomUUID(),
+        name: outcome.ok ? 'result' : 'error',
+        description: '',
+        parts: [part],
+        metadata: outcome.ok && outcome.replayed ? { replayed: true } : undefined,
+        extensions: [],
+      },
+    ],
+    history: [],
+    metadata: undefined,
+  }
+}
+
+/** Serves the tasks over A2A JSON-RPC (1.0, and 0.3 when `A2A-Version` is absent or 0.3) with the official SDK. */
+export function createA2AHandler(options: {
+  card: AgentCard
+  tasks: readonly AnyTask[]
+  call: (call: TaskCall) => Promise<TaskOutcome>
+  a2a: A2AOptions
+}): (request: Request) => Promise<Response> {
+  const byName = new Map(options.tasks.map((task) => [task.name, task]))
+  const executor: AgentExecutor = {
+    async execute(requestContext, eventBus) {
+      const { taskId, contextId } = requestContext
+      let outcome: TaskOutcome
+      try {
+        const invocation = readInvocation(requestContext.userMessage.parts, options.a2a)
+        const task = byName.get(invocation.skill)
+        if (!task)
+          throw new AgentError('INVALID_REQUEST', `unknown skill ${invocation.skill}`, { field: 'skill' })
+        const push = requestContext.request.configuration?.taskPushNotificationConfig
+        const authorization = requestContext.context.state.get(AUTHORIZATION) as string | null
+        outcome = await options.call({
+          task,
+          args: invocation.input,
+          authorization,
+          protocol: 'a2a',
+          ...(push?.url
+            ? {
+                a2aPush: {
+                  url: push.url,
+                  ...(push.id ? { id: push.id } : {}),
+                  ...(push.token ? { token: push.token } : {}),
+                },
+              }
+            : {}),
+        })
+      } catch (error) {
+        outcome = {
+          ok: false,
+          error: AgentError.is(error) ? error : new AgentError('INTERNAL_ERROR', 'failed'),
+          context: undefined,
+        }
+      }
+      eventBus.publish(AgentEvent.task(finalTask(taskId, contextId, outcome)))
+      eventBus.finished()
+    },
+    async cancelTask() {},
+  }
+  const handler = new DefaultRequestHandler(options.card, new InMemoryTaskStore(), executor)
+  const current = new JsonRpcTransportHandler(handler)
+  const legacy = new LegacyJsonRpcTransportHandler(handler)
+  return async (request) => {
+    const version = request.headers.get('a2a-version') ?? undefined
+    const useLegacy = version === undefined || version === '0.3'
+    const extensions = (
+      request.headers.get('a2a-extensions') ??
+      request.headers.get('x-a2a-extensions') ??
+      ''
+    )
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean)
+    const context = new ServerCallContext({
+      requestedExtensions: extensions,
+      ...(version ? { requestedVersion: version } : {}),
+      state: new Map<string, unknown>([
+        ['headers', Object.fromEntries(request.headers)],
+        [AUTHORIZATION, request.headers.get('authorization')],
+      ]),
+    })
+    let body: unknown
+    try {
+      body = await request.json()
+    } catch {
+      body = '{'
+    }
+    const headers = new Headers({ 'content-type': 'application/json' })
+    const activated = extensions.includes(ADCP_A2A_EXTENSION)
+    if (activated) {
+      context.addActivatedExtension(ADCP_A2A_EXTENSION)
+      headers.set(useLegacy ? 'X-A2A-Extensions' : 'A2A-Extensions', ADCP_A2A_EXTENSION)
+    }
+    const id = (body as { id?: unknown } | null)?.id ?? null
+    try {
+      validateVersion(context.requestedVersion, options.card, 'JSONRPC')
+      if (options.a2a.requireExtension && !activated)
+        throw new ExtensionSupportRequiredError(
+          `activate ${ADCP_A2A_EXTENSION} with the A2A-Extensions header`,
+        )
+    } catch (error) {
+      const mapped = (useLegacy ? JsonRpcTransportHandler : JsonRpcTransportHandler).mapToJSONRPCError(error)
+      return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: mapped }), { status: 200, headers })
+    }
+    const result = await (useLegacy ? legacy : current).handle(body as Record<string, unknown>, context)
+    if (typeof (result as AsyncGenerator)[Symbol.asyncIterator] === 'function') {
+      const error = { code: -32004, message: 'streaming is not supported' }
+      return new Response(JSON.stringify({ jsonrpc: '2.0', id, error }), { status: 200, headers })
+    }
+    return new Response(JSON.stringify(result), { status: 200, headers })
+  }
+}

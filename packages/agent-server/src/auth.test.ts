@@ -1,0 +1,100 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- loose JSON access in assertions */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { MemoryClaimStore } from '@adwire/webhooks'
+import { exportJWK, generateKeyPair, SignJWT } from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { hashedTokenAuth } from './auth.js'
+import { BUYER_TOKEN, startAgent, tokens, type RunningAgent } from './test-support.js'
+
+const NOW = 1_790_000_000
+const ISSUER = 'https://auth.example'
+const AUDIENCE = 'https://agent.example'
+let agent: RunningAgent
+let privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey']
+
+beforeAll(async () => {
+  const pair = await generateKeyPair('ES256', { extractable: true })
+  privateKey = pair.privateKey
+  const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256' }
+  agent = await startAgent({
+    auth: { tokens, jwt: { issuer: ISSUER, audience: AUDIENCE, key: { keys: [jwk] } } },
+    idempotency: { store: new MemoryClaimStore() },
+    now: () => NOW,
+  })
+})
+afterAll(() => agent.close())
+
+function jwt(
+  claims: Record<string, unknown>,
+  options: { iat?: number; exp?: number; iss?: string; aud?: string; sub?: string } = {},
+) {
+  let builder = new SignJWT(claims)
+    .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+    .setIssuedAt(options.iat ?? NOW - 10)
+    .setExpirationTime(options.exp ?? NOW + 300)
+    .setIssuer(options.iss ?? ISSUER)
+    .setAudience(options.aud ?? AUDIENCE)
+  if (options.sub !== '') builder = builder.setSubject(options.sub ?? 'jwt-buyer')
+  return builder.sign(privateKey)
+}
+
+async function build(token: string): Promise<Record<string, any>> {
+  const client = new Client({ name: 'buyer', version: '1' })
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${agent.origin}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  )
+  try {
+    const result = await client.callTool({
+      name: 'build_creative',
+      arguments: {
+        idempotency_key: `key_${crypto.randomUUID()}`,
+        target_format_id: { agent_url: 'https://agent.example', id: 'x' },
+      },
+    })
+    return result.structuredContent as Record<string, any>
+  } finally {
+    await client.close()
+  }
+}
+
+describe('bearer auth', () => {
+  it('hashedTokenAuth keeps no token in clear', async () => {
+    const lookup = hashedTokenAuth({ 'secret-token-abc': { principal_id: 'p', permissions: {} } })
+    expect(await lookup('secret-token-abc')).toEqual({ principal_id: 'p', permissions: {} })
+    expect(await lookup('secret-token-abd')).toBeUndefined()
+  })
+
+  it('accepts an opaque token next to JWT verification', async () => {
+    expect(await build(BUYER_TOKEN)).toHaveProperty('creative_manifest')
+  })
+
+  it('accepts a JWT whose scope grants the permission', async () => {
+    expect(await build(await jwt({ scope: 'adcp:creatives' }))).toHaveProperty('creative_manifest')
+    expect(await build(await jwt({ scope: 'adcp:creatives:write' }))).toHaveProperty('creative_manifest')
+  })
+
+  it('answers INSUFFICIENT_PERMISSIONS for a valid JWT without the scope', async () => {
+    expect((await build(await jwt({ scope: 'adcp:creatives:read adcp:products' }))).adcp_error.code).toBe(
+      'INSUFFICIENT_PERMISSIONS',
+    )
+  })
+
+  it.each([
+    ['expired', { exp: NOW - 120 }],
+    ['from another issuer', { iss: 'https://evil.example' }],
+    ['for another audience', { aud: 'https://other.example' }],
+    ['without sub', { sub: '' }],
+  ])('answers AUTH_INVALID for a JWT %s', async (_name, options) => {
+    expect((await build(await jwt({ scope: 'adcp:creatives' }, options))).adcp_error.code).toBe(
+      'AUTH_INVALID',
+    )
+  })
+
+  it('answers AUTH_INVALID for a tampered JWT and a non-Bearer scheme', async () => {
+    const token = await jwt({ scope: 'adcp:creatives' })
+    expect((await build(`${token.slice(0, -4)}AAAA`)).adcp_error.code).toBe('AUTH_INVALID')
+  })
+})

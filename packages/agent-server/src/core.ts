@@ -1,0 +1,132 @@
+import type { TaskPushNotificationConfigInput, WebhookSender } from '@adwire/webhooks'
+import { authorize } from './auth.js'
+import { AgentError, toAgentError } from './errors.js'
+import { requestFingerprint, runIdempotent, type IdempotencyOptions } from './idempotency.js'
+import type { AnyTask, AsyncTaskResponse, Principal, TaskContext } from './types.js'
+import { createUpdates, registrationFor } from './updates.js'
+import { parseArguments, parseOutput } from './validate.js'
+
+/** One task call, transport-independent. */
+export interface TaskCall {
+  readonly task: AnyTask
+  readonly args: unknown
+  /** The `Authorization` header, if any. */
+  readonly authorization: string | null | undefined
+  readonly protocol: 'mcp' | 'a2a'
+  /** An A2A TaskPushNotificationConfig sent with the message, if any. */
+  readonly a2aPush?: TaskPushNotificationConfigInput
+}
+
+export type TaskOutcome =
+  | { readonly ok: true; readonly response: Record<string, unknown>; readonly replayed: boolean }
+  | {
+      readonly ok: false
+      readonly error: AgentError
+      readonly context: Readonly<Record<string, unknown>> | undefined
+    }
+
+export interface CoreOptions {
+  readonly authenticate: (authorization: string | null | undefined) => Promise<Principal | undefined>
+  readonly idempotency?: IdempotencyOptions
+  readonly sender?: WebhookSender
+  readonly requireOperationId: boolean
+  readonly now: () => number
+  readonly onError?: (error: AgentError, task: string) => void
+}
+
+function isAsync(value: unknown): value is AsyncTaskResponse {
+  if (typeof value !== 'object' || value === null) return false
+  const record = value as Record<string, unknown>
+  return (record.status === 'submitted' || record.status === 'working') && typeof record.task_id === 'string'
+}
+
+export function rawContext(args: unknown): Readonly<Record<string, unknown>> | undefined {
+  if (typeof args !== 'object' || args === null) return undefined
+  const context = (args as Record<string, unknown>).context
+  return typeof context === 'object' && context !== null && !Array.isArray(context)
+    ? (context as Record<string, unknown>)
+    : undefined
+}
+
+/** Creates the dispatcher every transport calls: auth, validation, idempotency, handler, context echo. */
+export function createCore(options: CoreOptions): (call: TaskCall) => Promise<TaskOutcome> {
+  const initialStatuses = new Map<string, string>()
+  return async (call) => {
+    const { task } = call
+    try {
+      const principal = await options.authenticate(call.authorization)
+      authorize(task.access, principal, task.name)
+      const { envelope, input } = parseArguments(task, call.args)
+      if (
+        options.requireOperationId &&
+        envelope.push_notification_config &&
+        !envelope.push_notification_config.operation_id
+      )
+        throw new AgentError('INVALID_REQUEST', 'push_notification_config requires operation_id', {
+          field: 'push_notification_config.operation_id',
+        })
+      const nowSeconds = options.now()
+      const context: TaskContext = {
+        principal,
+        envelope,
+        protocol: call.protocol,
+        now: new Date(nowSeconds * 1000),
+        updates: createUpdates({
+          task,
+          envelope,
+          sender: options.sender,
+          registration: registrationFor(envelope, call.a2aPush),
+          initialStatus: (taskId) => initialStatuses.get(taskId),
+        }),
+      }
+      const execute = async (): Promise<Record<string, unknown>> => {
+        const raw: unknown = await task.handler(input, context)
+        if (isAsync(raw)) {
+          initialStatuses.set(raw.task_id, raw.status)
+          return { ...raw }
+        }
+        const output = parseOutput(task, raw)
+        const status = typeof output.task_id === 'string' ? output.status : undefined
+        if (typeof status === 'string') initialStatuses.set(output.task_id as string, status)
+        return output
+      }
+      let response: Record<string, unknown>
+      let replayed = false
+      if (task.idempotent && options.idempotency) {
+        const key = envelope.idempotency_key
+        if (key === undefined)
+          throw new AgentError('INVALID_REQUEST', `${task.name} requires idempotency_key`, {
+            field: 'idempotency_key',
+          })
+        const result = await runIdempotent(
+          options.idempotency,
+          {
+            scope: principal?.principal_id ?? '',
+            key,
+            fingerprint: requestFingerprint(task.name, call.args as Record<string, unknown>),
+            now: nowSeconds,
+          },
+          execute,
+        )
+        response = result.response
+        replayed = result.replayed
+      } else {
+        if (task.idempotent && envelope.idempotency_key === undefined)
+          throw new AgentError('INVALID_REQUEST', `${task.name} requires idempotency_key`, {
+            field: 'idempotency_key',
+          })
+        response = await execute()
+      }
+      const echoed = {
+        ...response,
+        ...(envelope.context ? { context: envelope.context } : {}),
+        ...(replayed ? { replayed: true } : {}),
+      }
+      return { ok: true, response: echoed, replayed }
+    } catch (thrown) {
+      const error = toAgentError(thrown)
+      options.onError?.(error, task.name)
+      return { ok: false, error, context: rawContext(call.args) }
+    }
+  }
+}

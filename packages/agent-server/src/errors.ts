@@ -1,0 +1,121 @@
+const brand = Symbol.for('@adwire/agent-server/AgentError')
+
+/**
+ * AdCP error codes the task server raises itself (`enums/error-code.json`, 3.1.19). The vocabulary is open
+ * (`core/error.json` types `code` as a string), so handlers may throw any other code too.
+ */
+export type AgentErrorCode =
+  | 'INVALID_REQUEST'
+  | 'INVALID_FORMAT_ID'
+  | 'AUTH_REQUIRED'
+  | 'AUTH_INVALID'
+  | 'INSUFFICIENT_PERMISSIONS'
+  | 'IDEMPOTENCY_CONFLICT'
+  | 'IDEMPOTENCY_IN_FLIGHT'
+  | 'RATE_LIMITED'
+  | 'FORMAT_NOT_SUPPORTED'
+  | 'REFERENCE_NOT_FOUND'
+  | 'UNSUPPORTED_FEATURE'
+  | 'SERVICE_UNAVAILABLE'
+  | 'INTERNAL_ERROR'
+  | (string & {})
+
+/** `core/error.json` recovery classes. */
+export type Recovery = 'transient' | 'correctable' | 'terminal'
+
+/** The AdCP error object (`core/error.json`) as sent on the wire. */
+export interface AdcpErrorObject {
+  readonly code: string
+  readonly message: string
+  readonly field?: string
+  readonly suggestion?: string
+  readonly retry_after?: number
+  readonly details?: Readonly<Record<string, unknown>>
+  readonly recovery?: Recovery
+}
+
+const defaults: Record<string, { status: number; recovery: Recovery }> = {
+  INVALID_REQUEST: { status: 400, recovery: 'correctable' },
+  INVALID_FORMAT_ID: { status: 400, recovery: 'correctable' },
+  AUTH_REQUIRED: { status: 401, recovery: 'correctable' },
+  AUTH_INVALID: { status: 401, recovery: 'terminal' },
+  INSUFFICIENT_PERMISSIONS: { status: 403, recovery: 'correctable' },
+  IDEMPOTENCY_CONFLICT: { status: 409, recovery: 'correctable' },
+  IDEMPOTENCY_IN_FLIGHT: { status: 409, recovery: 'transient' },
+  IDEMPOTENCY_EXPIRED: { status: 409, recovery: 'correctable' },
+  RATE_LIMITED: { status: 429, recovery: 'transient' },
+  FORMAT_NOT_SUPPORTED: { status: 404, recovery: 'correctable' },
+  REFERENCE_NOT_FOUND: { status: 404, recovery: 'correctable' },
+  UNSUPPORTED_FEATURE: { status: 422, recovery: 'correctable' },
+  SERVICE_UNAVAILABLE: { status: 503, recovery: 'transient' },
+  INTERNAL_ERROR: { status: 500, recovery: 'terminal' },
+}
+
+export interface AgentErrorOptions {
+  /** JSONPath-lite location of the offending request field, e.g. `packages[0].format_id`. */
+  readonly field?: string
+  /** HTTP status hint for transports that have one (default by code: 400, 401, 403, 404, 409, 422, 429, 5xx). */
+  readonly status?: number
+  readonly details?: Readonly<Record<string, unknown>>
+  readonly suggestion?: string
+  /** Seconds (1 to 3600) the caller should wait before retrying. */
+  readonly retryAfter?: number
+  readonly recovery?: Recovery
+  readonly cause?: unknown
+}
+
+/**
+ * A task failure with an AdCP error `code` (the wire code, e.g. `INVALID_FORMAT_ID`). Thrown by handlers and
+ * by the server itself; every transport renders it as the AdCP error object (`{adcp_error: {...}}`).
+ *
+ * @example
+ * throw new AgentError('FORMAT_NOT_SUPPORTED', 'no such format', { field: 'target_format_id', status: 404 })
+ */
+export class AgentError extends Error {
+  override readonly name = 'AgentError'
+  readonly [brand] = true
+  readonly field: string | undefined
+  readonly status: number
+  readonly details: Readonly<Record<string, unknown>> | undefined
+  readonly suggestion: string | undefined
+  readonly retryAfter: number | undefined
+  readonly recovery: Recovery
+
+  constructor(
+    readonly code: AgentErrorCode,
+    message: string,
+    options: AgentErrorOptions = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    const known = defaults[code]
+    this.field = options.field
+    this.status = options.status ?? known?.status ?? 400
+    this.details = options.details
+    this.suggestion = options.suggestion
+    this.retryAfter = options.retryAfter
+    this.recovery = options.recovery ?? known?.recovery ?? 'correctable'
+  }
+
+  static is(value: unknown): value is AgentError {
+    return typeof value === 'object' && value !== null && brand in value
+  }
+
+  /** The `core/error.json` object for the wire. */
+  toAdcpError(): AdcpErrorObject {
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.field !== undefined ? { field: this.field } : {}),
+      ...(this.suggestion !== undefined ? { suggestion: this.suggestion } : {}),
+      ...(this.retryAfter !== undefined ? { retry_after: this.retryAfter } : {}),
+      ...(this.details !== undefined ? { details: this.details } : {}),
+      recovery: this.recovery,
+    }
+  }
+}
+
+/** Any thrown value as an AgentError: unknown failures become `INTERNAL_ERROR` without leaking their message. */
+export function toAgentError(error: unknown): AgentError {
+  if (AgentError.is(error)) return error
+  return new AgentError('INTERNAL_ERROR', 'the task failed unexpectedly', { cause: error })
+}

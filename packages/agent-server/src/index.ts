@@ -1,0 +1,28 @@
+export { defineTask } from './define-task.js'
+export { createAgentServer, type AgentServer, type AgentServerOptions } from './server.js'
+export {
+  AgentError,
+  type AdcpErrorObject,
+  type AgentErrorCode,
+  type AgentErrorOptions,
+  type Recovery,
+} from './errors.js'
+export {
+  hashedTokenAuth,
+  hashedTokenLookup,
+  type AuthOptions,
+  type JwtAuthOptions,
+  type TokenLookup,
+} from './auth.js'
+export { requestFingerprint, type IdempotencyOptions } from './idempotency.js'
+export { ADCP_A2A_EXTENSION, type A2AOptions } from './a2a.js'
+export {
+  ADCP_SCOPES,
+  MemoryOAuthClientStore,
+  createOAuthRegistration,
+  type OAuthClient,
+  type OAuthClientStore,
+  type OAuthRegistrationOptions,
+} from './oauth.js'
+export { ENVELOPE_FIELDS } from './validate.js'
+export type * from './types.js'

@@ -1,0 +1,98 @@
+import type { WebhookSender } from '@adwire/webhooks'
+import { buildAgentCard, createA2AHandler, type A2AOptions } from './a2a.js'
+import { createAuthenticator, type AuthOptions } from './auth.js'
+import { createCore } from './core.js'
+import type { AgentError } from './errors.js'
+import type { IdempotencyOptions } from './idempotency.js'
+import { createMcpHandler } from './mcp.js'
+import { createOAuthRegistration, type OAuthRegistrationOptions } from './oauth.js'
+import type { AnyTask } from './types.js'
+
+export interface AgentServerOptions {
+  readonly tasks: readonly AnyTask[]
+  readonly name: string
+  readonly version: string
+  readonly description?: string
+  /** The public base URL: MCP at `{url}/mcp`, A2A at `{url}/a2a`, routes matched under its path. */
+  readonly url: string
+  readonly auth?: AuthOptions
+  /** Required by tasks declared `idempotent` (they answer INVALID_REQUEST without a key either way). */
+  readonly idempotency?: IdempotencyOptions
+  /** Pushes status changes of async tasks (`context.updates`). Without it updates are validated and dropped. */
+  readonly sender?: WebhookSender
+  /** Reject a push_notification_config without operation_id (INVALID_REQUEST). Default true. */
+  readonly requireOperationId?: boolean
+  readonly a2a?: A2AOptions
+  /** Serve `POST /oauth/register` (RFC 7591). */
+  readonly oauth?: OAuthRegistrationOptions
+  /** Unix seconds. Default the system clock. */
+  readonly now?: () => number
+  /** Called for every failed call (for logs and metrics). */
+  readonly onError?: (error: AgentError, task: string) => void
+}
+
+export interface AgentServer {
+  /** Answers one HTTP request (web-standard), for any runtime or framework. */
+  fetch(request: Request): Promise<Response>
+}
+
+/**
+ * The AdCP task server: the tasks over MCP streamable HTTP (`/mcp`) and A2A JSON-RPC (`/a2a`), the agent card
+ * at `/.well-known/agent-card.json` and `/.well-known/agent.json`, optional OAuth client registration.
+ *
+ * @example
+ * const server = createAgentServer({ tasks: [listThings], name: 'demo', version: '1.0.0', url: 'http://127.0.0.1:4200' })
+ * app.all('*', (c) => server.fetch(c.req.raw)) // hono; or serve({ fetch: server.fetch }) from @hono/node-server
+ */
+export function createAgentServer(options: AgentServerOptions): AgentServer {
+  const names = new Set<string>()
+  for (const task of options.tasks) {
+    if (names.has(task.name)) throw new TypeError(`duplicate task ${task.name}`)
+    names.add(task.name)
+  }
+  const now = options.now ?? (() => Date.now() / 1000)
+  const call = createCore({
+    authenticate: createAuthenticator(options.auth, now),
+    ...(options.idempotency ? { idempotency: options.idempotency } : {}),
+    ...(options.sender ? { sender: options.sender } : {}),
+    ...(options.onError ? { onError: options.onError } : {}),
+    requireOperationId: options.requireOperationId ?? true,
+    now,
+  })
+  const card = buildAgentCard({
+    name: options.name,
+    description: options.description ?? options.name,
+    version: options.version,
+    url: options.url,
+    tasks: options.tasks,
+    pushNotifications: options.sender !== undefined,
+    requireExtension: options.a2a?.requireExtension ?? false,
+  })
+  const mcp = createMcpHandler({ name: options.name, version: options.version, tasks: options.tasks, call })
+  const a2a = createA2AHandler({ card, tasks: options.tasks, call, a2a: options.a2a ?? {} })
+  const register = options.oauth ? createOAuthRegistration(options.oauth, now) : undefined
+  const base = new URL(options.url).pathname.replace(/\/$/, '')
+  const cardBody = JSON.stringify(card)
+  return {
+    async fetch(request) {
+      const path = new URL(request.url).pathname
+      const route = path.startsWith(base) ? path.slice(base.length) : undefined
+      switch (route) {
+        case '/mcp':
+          return mcp(request)
+        case '/a2a':
+          return request.method === 'POST'
+            ? a2a(request)
+            : new Response(null, { status: 405, headers: { allow: 'POST' } })
+        case '/.well-known/agent-card.json':
+        case '/.well-known/agent.json':
+          return new Response(cardBody, {
+            headers: { 'content-type': 'application/json', 'cache-control': 'public, max-age=300' },
+          })
+        case '/oauth/register':
+          if (register) return register(request)
+      }
+      return Response.json({ error: 'not_found' }, { status: 404 })
+    },
+  }
+}

@@ -1,0 +1,92 @@
+import type { z } from 'zod'
+
+/** What a protected task touches. */
+export type Resource = 'products' | 'media_buys' | 'creatives' | 'reports'
+/** What it does to it. */
+export type Permission = 'read' | 'write' | 'delete' | 'approve'
+
+/** An authenticated caller: who, and what each resource allows it. */
+export interface Principal {
+  readonly principal_id: string
+  readonly permissions: Readonly<Partial<Record<Resource, readonly Permission[]>>>
+}
+
+/** `'public'` (no credentials needed), or the permission a caller must hold. */
+export type Access = 'public' | { readonly resource: Resource; readonly permission: Permission }
+
+/** An AdCP `push_notification_config` as received (extra members kept). */
+export interface PushNotificationConfig {
+  readonly url: string
+  readonly operation_id?: string
+  readonly token?: string
+  readonly authentication?: { readonly schemes: readonly string[]; readonly credentials: string }
+  readonly [key: string]: unknown
+}
+
+/** The AdCP envelope fields accepted on every task, whatever its input schema. */
+export interface Envelope {
+  readonly idempotency_key?: string
+  readonly context?: Readonly<Record<string, unknown>>
+  readonly context_id?: string
+  readonly push_notification_config?: PushNotificationConfig
+  readonly governance_context?: unknown
+  readonly adcp_major_version?: number
+  readonly adcp_version?: string
+}
+
+/** Pushes status changes of one async task to the caller's registration (a no-op without one). */
+export interface TaskUpdates {
+  /**
+   * Sends a webhook when `status` differs from the last one (`working`, `completed`, `failed`, ...). For
+   * `completed`, `result` is validated against the task's output schema and gets the request's `context`.
+   */
+  update(status: string, result?: Readonly<Record<string, unknown>>, message?: string): Promise<void>
+}
+
+/** What a handler is given beside its input. */
+export interface TaskContext {
+  /** The authenticated caller; undefined on a public task called without credentials. */
+  readonly principal: Principal | undefined
+  readonly envelope: Envelope
+  /** The transport the call arrived on. */
+  readonly protocol: 'mcp' | 'a2a'
+  /** The server clock at the start of the call. */
+  readonly now: Date
+  /** Status pushes for a task this call answered `submitted` or `working`. */
+  updates(taskId: string): TaskUpdates
+}
+
+/** A handler's async answer: the task continues, and pushes its progress through `context.updates(task_id)`. */
+export interface AsyncTaskResponse {
+  readonly status: 'submitted' | 'working'
+  readonly task_id: string
+  readonly message?: string
+  readonly [key: string]: unknown
+}
+
+export interface TaskDefinitionInput<I extends z.ZodType, O extends z.ZodType> {
+  /** The AdCP task name: the MCP tool name and the A2A skill id. */
+  readonly name: string
+  readonly description: string
+  readonly input: I
+  readonly output: O
+  readonly access: Access
+  /** Requires `idempotency_key` and replays responses from the idempotency store. */
+  readonly idempotent?: boolean
+  handler(
+    input: z.output<I>,
+    context: TaskContext,
+  ): Promise<z.input<O> | AsyncTaskResponse> | z.input<O> | AsyncTaskResponse
+}
+
+/** A declared task (see {@link defineTask}). */
+export interface TaskDefinition<
+  I extends z.ZodType = z.ZodType,
+  O extends z.ZodType = z.ZodType,
+> extends TaskDefinitionInput<I, O> {
+  readonly idempotent: boolean
+}
+
+/** Any task, for lists. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyTask = TaskDefinition<any, any>
