@@ -5,7 +5,7 @@
  */
 import { constantTimeEqual } from './constant-time.js'
 import { SignatureError } from './errors.js'
-import { readHeader } from './legacy-headers.js'
+import { fieldValue, normalizeHeaders } from './headers.js'
 import { findDuplicateKeys, sanitizeKeyNamesForLog } from './json-duplicates.js'
 import type { HeaderInput } from './types.js'
 
@@ -121,8 +121,9 @@ export async function verifyHmacWebhook(
   message: { readonly headers: HeaderInput; readonly body?: string | Uint8Array | null },
   options: HmacVerifyOptions,
 ): Promise<{ timestamp: number }> {
-  const signature = readHeader(message.headers, 'x-adcp-signature')
-  const timestamp = readHeader(message.headers, 'x-adcp-timestamp')
+  const fields = normalizeHeaders(message.headers)
+  const signature = fieldValue(fields, 'x-adcp-signature')
+  const timestamp = fieldValue(fields, 'x-adcp-timestamp')
   if (!signature || timestamp === undefined) {
     throw new SignatureError('webhook_hmac_missing', 'X-ADCP-Signature and X-ADCP-Timestamp are required')
   }
@@ -173,7 +174,7 @@ export async function verifyBearerWebhook(
   headers: HeaderInput,
   token: string | readonly string[],
 ): Promise<void> {
-  const value = readHeader(headers, 'authorization')
+  const value = fieldValue(normalizeHeaders(headers), 'authorization')
   const match = value === undefined ? null : /^Bearer ([!-~]+)$/i.exec(value.trim())
   let valid = false
   for (const candidate of typeof token === 'string' ? [token] : token) {
