@@ -35,8 +35,16 @@ export function createApp(deps: ReceiverDeps): Hono {
       receivedAt: event.receivedAt,
       payload: new TextDecoder().decode(event.body),
       forward: deps.forwarding,
+      takeover: event.takeover,
     })
-    if (recorded.publications > 1) {
+    if (recorded.recovered) {
+      // The previous owner stored it and died before acknowledging: the same publication, now acknowledged.
+      deps.log({
+        recovered: 'unacknowledged_publication',
+        registration: event.registrationId,
+        key: event.idempotencyKey,
+      })
+    } else if (recorded.publications > 1) {
       deps.log({ alarm: 'published_twice', registration: event.registrationId, key: event.idempotencyKey })
     }
     deps.onWrite()
@@ -63,6 +71,7 @@ export function createApp(deps: ReceiverDeps): Hono {
     replayStore: deps.storage.replay,
     publish,
     log: logDelivery,
+    limits: { leaseSeconds: deps.deliveryLeaseSeconds },
     ...(deps.now ? { now: deps.now } : {}),
   })
 

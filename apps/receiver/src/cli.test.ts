@@ -115,6 +115,73 @@ describe('adwire receiver', () => {
     expect((await sendBearer(bearerRegistration.url, envelope())).status).toBe(200)
   })
 
+  it('registers two URLs of one seller with --sender: they share one keyspace', async () => {
+    const register = async () => {
+      const result = await adwire(
+        'receiver',
+        'register',
+        ...connection(),
+        '--jwks',
+        jwksFile,
+        '--sender',
+        'https://seller.example.com/mcp',
+      )
+      expect(result.code, result.stderr).toBe(0)
+      return (lines(result.stdout) as [{ url: string }])[0]
+    }
+    const first = await register()
+    const second = await register()
+    const payload = envelope()
+    const answer = async (url: string) => (await sendSigned(url, payload, privateJwk)).body
+    expect(await answer(first.url)).toEqual({ status: 'accepted' })
+    expect(await answer(second.url)).toEqual({ status: 'duplicate' })
+  })
+
+  it('registers --publisher-domain and --revocation-url, and refuses them where they do not apply', async () => {
+    const pinned = await adwire(
+      'receiver',
+      'register',
+      ...connection(),
+      '--agent-url',
+      'https://ads.seller.example/mcp',
+      '--publisher-domain',
+      'publisher.example',
+      '--revocation-url',
+      'https://ads.seller.example/revocations.json',
+    )
+    expect(pinned.code, pinned.stderr).toBe(0)
+    const [created] = lines(pinned.stdout) as [{ id: string }]
+    const shown = await fetch(`${receiver.url}/api/registrations/${created.id}`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    })
+    expect(await shown.json()).toMatchObject({
+      publisher_domain: 'publisher.example',
+      revocation_url: 'https://ads.seller.example/revocations.json',
+    })
+    const withJwks = ['--jwks', jwksFile, '--publisher-domain', 'publisher.example']
+    expect((await adwire('receiver', 'register', ...connection(), ...withJwks)).code).toBe(2)
+    const hmac = [
+      '--hmac-secret-file',
+      write('secret.txt', HMAC_SECRET),
+      '--revocation-url',
+      'https://a.example/r',
+    ]
+    expect((await adwire('receiver', 'register', ...connection(), ...hmac)).code).toBe(2)
+    const insecure = await adwire(
+      'receiver',
+      'register',
+      ...connection(),
+      '--jwks',
+      jwksFile,
+      '--revocation-url',
+      'http://127.0.0.1:9/r.json',
+    )
+    expect(insecure).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/revocation_url: must be an https URL/),
+    })
+  })
+
   it('reports what the receiver refused, with exit code 1, and usage mistakes with 2', async () => {
     const weak = await adwire(
       'receiver',

@@ -6,6 +6,7 @@ import type { SafeFetch } from '@adwire/http-signatures'
 import { createSafeFetch } from '@adwire/http-signatures/node'
 import { resolveAdminToken, type AdminAuth, type ResolvedAdmin } from './admin.js'
 import { openStorage, type Storage } from './db/open.js'
+import type { ReceiverDatabase } from './db/types.js'
 import type { ReceiverEnv } from './env.js'
 import { createForwarder, type Forwarder, type ForwarderOptions } from './forwarder.js'
 import { createEventHub, type EventHub } from './hub.js'
@@ -24,6 +25,8 @@ export interface ReceiverDeps {
   readonly allowInsecureKeyUrls: boolean
   /** The public base URL (no trailing slash), when the receiver sits behind a proxy. */
   readonly publicUrl?: string
+  /** How long a delivery owns its event before a retry may take it over, seconds. */
+  readonly deliveryLeaseSeconds: number
   /** Whether published events are queued for the downstream forwarder. */
   readonly forwarding: boolean
   /** Called after each publication and failure is written (wakes the stream and the forwarder). */
@@ -40,6 +43,8 @@ export interface DepsOverrides {
   readonly now?: () => number
   readonly hubPollMs?: number
   readonly forwarder?: Partial<Omit<ForwarderOptions, 'db' | 'url'>>
+  /** Wraps the receiver's tables (fault injection in the crash tests). */
+  readonly database?: (db: ReceiverDatabase) => ReceiverDatabase
 }
 
 /** The dependencies plus what the server runs beside the app. */
@@ -58,7 +63,8 @@ export interface Runtime {
  */
 export async function openDeps(env: ReceiverEnv, overrides: DepsOverrides = {}): Promise<Runtime> {
   const log = overrides.log ?? (() => {})
-  const storage = await openStorage(env.database)
+  const opened = await openStorage(env.database)
+  const storage = overrides.database ? { ...opened, db: overrides.database(opened.db) } : opened
   try {
     const admin = await resolveAdminToken(storage.db, env.adminToken)
     const hub = createEventHub(storage.db, {
@@ -85,6 +91,7 @@ export async function openDeps(env: ReceiverEnv, overrides: DepsOverrides = {}):
       hub,
       keyFetch,
       allowInsecureKeyUrls: env.allowInsecureKeyUrls,
+      deliveryLeaseSeconds: env.deliveryLeaseSeconds,
       ...(env.publicUrl ? { publicUrl: env.publicUrl } : {}),
       forwarding: forwarder !== undefined,
       onWrite: () => {

@@ -7,6 +7,7 @@ describe('parseEnv', () => {
       port: 4300,
       database: { kind: 'sqlite', path: './data/receiver.sqlite' },
       allowInsecureKeyUrls: false,
+      deliveryLeaseSeconds: 30,
     })
   })
 
@@ -20,6 +21,7 @@ describe('parseEnv', () => {
         DOWNSTREAM_URL: 'http://127.0.0.1:9000/events',
         PUBLIC_URL: 'https://hooks.buyer.example/adcp/',
         ALLOW_INSECURE_KEY_URLS: 'true',
+        DELIVERY_LEASE_SECONDS: '5',
       }),
     ).toEqual({
       port: 8080,
@@ -32,6 +34,7 @@ describe('parseEnv', () => {
       downstreamUrl: 'http://127.0.0.1:9000/events',
       publicUrl: 'https://hooks.buyer.example/adcp',
       allowInsecureKeyUrls: true,
+      deliveryLeaseSeconds: 5,
     })
   })
 
@@ -47,6 +50,7 @@ describe('parseEnv', () => {
         ADMIN_TOKEN: 'short',
         PUBLIC_URL: 'ftp://x',
         DATABASE_SCHEMA: 'Bad-Name',
+        DELIVERY_LEASE_SECONDS: '0.5',
       })
     expect(parse).toThrow(EnvError)
     const message = (() => {
@@ -56,7 +60,14 @@ describe('parseEnv', () => {
         return (error as Error).message
       }
     })()
-    for (const name of ['PORT', 'DATABASE_URL', 'ADMIN_TOKEN', 'PUBLIC_URL', 'DATABASE_SCHEMA']) {
+    for (const name of [
+      'PORT',
+      'DATABASE_URL',
+      'ADMIN_TOKEN',
+      'PUBLIC_URL',
+      'DATABASE_SCHEMA',
+      'DELIVERY_LEASE_SECONDS',
+    ]) {
       expect(message).toContain(`${name}:`)
     }
   })

@@ -22,6 +22,11 @@ export interface ReceiverEnv {
   readonly publicUrl?: string
   /** Development only: key URLs may be plain http and point at loopback or private addresses. */
   readonly allowInsecureKeyUrls: boolean
+  /**
+   * How long a delivery owns its event before a retry may take it over (its process may have died),
+   * seconds. Default 30.
+   */
+  readonly deliveryLeaseSeconds: number
 }
 
 const SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/
@@ -74,6 +79,14 @@ const EnvSchema = z.object({
     .optional()
     .or(z.literal('').transform(() => undefined)),
   ALLOW_INSECURE_KEY_URLS: flag,
+  DELIVERY_LEASE_SECONDS: z
+    .string()
+    .trim()
+    .default('')
+    .transform((value) => (value === '' ? 30 : Number(value)))
+    .refine((value) => Number.isInteger(value) && value >= 1 && value <= 600, {
+      message: 'DELIVERY_LEASE_SECONDS must be a whole number of seconds from 1 to 600',
+    }),
 })
 
 /** The environment is unusable: the message lists every problem, one per line. */
@@ -106,5 +119,6 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
     ...(values.DOWNSTREAM_URL ? { downstreamUrl: values.DOWNSTREAM_URL } : {}),
     ...(values.PUBLIC_URL ? { publicUrl: values.PUBLIC_URL.replace(/\/+$/, '') } : {}),
     allowInsecureKeyUrls: values.ALLOW_INSECURE_KEY_URLS,
+    deliveryLeaseSeconds: values.DELIVERY_LEASE_SECONDS,
   }
 }

@@ -20,10 +20,27 @@ export interface RegistrationInput {
   readonly token?: string
   readonly retryHorizonSeconds?: number
   readonly label?: string
+  readonly sender?: string
+  readonly publisherDomain?: string
+  readonly revocationUrl?: string
 }
 
 const common = {
-  shape: z.enum(['mcp', 'a2a', 'property-list', 'collection-list']).optional(),
+  shape: z
+    .enum(['mcp', 'a2a', 'property-list', 'collection-list', 'artifact-push', 'revocation-notification'])
+    .optional(),
+  /**
+   * The seller these deliveries come from (its agent URL, say): registrations naming the same sender share one
+   * dedup keyspace (several URLs of one seller, its MCP and A2A registrations, HMAC and RFC 9421 during a
+   * migration). Printable ASCII without spaces.
+   */
+  sender: z
+    .string()
+    .trim()
+    .min(1)
+    .max(2048)
+    .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces (the seller agent URL, say)')
+    .optional(),
   /** The push_notification_config.token deliveries must echo (16 to 4096 characters). */
   push_token: z.string().min(16).max(4096).optional(),
   label: z.string().trim().min(1).max(100).optional(),
@@ -44,6 +61,10 @@ const InputSchema = z.discriminatedUnion('auth', [
     jwks_uri: url.optional(),
     brand_json_url: url.optional(),
     agent_url: url.optional(),
+    /** The publisher whose adagents.json pins the agent's keys (with agent_url only). */
+    publisher_domain: z.string().trim().min(1).max(2048).optional(),
+    /** The seller's key revocation list. */
+    revocation_url: url.optional(),
     token: echoToken,
     ...common,
   }),
@@ -81,6 +102,7 @@ export function parseRegistrationInput(
   const problems: InputProblem[] = []
   const common = {
     ...(value.shape ? { shape: value.shape } : {}),
+    ...(value.sender ? { sender: value.sender } : {}),
     ...(value.label ? { label: value.label } : {}),
     ...(value.delivery_retry_horizon_seconds !== undefined
       ? { retryHorizonSeconds: value.delivery_retry_horizon_seconds }
@@ -91,6 +113,12 @@ export function parseRegistrationInput(
     problems.push({ path: 'push_token', message: 'give the echo token as token or push_token, not both' })
   }
   const withToken = pushToken === undefined ? common : { ...common, token: pushToken }
+  if (value.shape === 'property-list' && value.auth !== 'rfc9421') {
+    problems.push({
+      path: 'shape',
+      message: 'property-list registrations authenticate with RFC 9421 only (no HMAC or Bearer)',
+    })
+  }
   let auth: AuthConfig | undefined
   if (value.auth === 'hmac') {
     problems.push(...secretProblems('secret', value.secret))
@@ -127,8 +155,46 @@ export function parseRegistrationInput(
       }
     }
   }
+  const keyChecks: { publisherDomain?: string; revocationUrl?: string } = {}
+  if (value.auth === 'rfc9421' && value.publisher_domain !== undefined) {
+    const publisher = parsePublisherDomain(value.publisher_domain, options.allowInsecureKeyUrls)
+    if (!value.agent_url) {
+      problems.push({
+        path: 'publisher_domain',
+        message: "adagents.json pins an agent's keys: give agent_url (brand.json discovery) with it",
+      })
+    } else if (typeof publisher === 'string') keyChecks.publisherDomain = publisher
+    else problems.push(publisher)
+  }
+  if (value.auth === 'rfc9421' && value.revocation_url !== undefined) {
+    problems.push(...urlProblems('revocation_url', value.revocation_url, options.allowInsecureKeyUrls))
+    keyChecks.revocationUrl = value.revocation_url
+  }
   if (problems.length > 0 || !auth) return { problems }
-  return { input: { auth, ...withToken } }
+  return { input: { auth, ...withToken, ...keyChecks } }
+}
+
+const DOMAIN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/
+
+/**
+ * A publisher domain as stored: a lower-case domain name (adagents.json is read over https), or an origin
+ * URL (`https://…`, or `http://…` when insecure key URLs are allowed, for local development).
+ */
+function parsePublisherDomain(value: string, allowInsecure: boolean): string | InputProblem {
+  const path = 'publisher_domain'
+  if (!value.includes('://')) {
+    const domain = value.toLowerCase()
+    return DOMAIN.test(domain)
+      ? domain
+      : { path, message: 'must be a domain name such as publisher.example (or an origin URL)' }
+  }
+  const problem = urlProblems(path, value, allowInsecure)[0]
+  if (problem) return problem
+  const parsed = new URL(value)
+  if (parsed.username || parsed.password || parsed.pathname !== '/' || parsed.search || parsed.hash) {
+    return { path, message: 'an origin URL has no path, query, fragment or credentials' }
+  }
+  return parsed.origin
 }
 
 /** HMAC secrets and Bearer tokens: at least 32 characters (AdCP `credentials`), and not guessable-looking. */

@@ -5,14 +5,18 @@
  * registration created through another instance is found at once.
  */
 import {
+  adagentsPinnedResolver,
   brandJsonResolver,
   jwksResolver,
   remoteJwksResolver,
+  revocationList,
   type AdcpJwk,
+  type KeyResolver,
   type SafeFetch,
 } from '@adwire/http-signatures'
 import type { Registration } from '@adwire/webhooks'
 import type { ReceiverDatabase, RegistrationRecord } from './db/types.js'
+import { adagentsUrlOf, withRevocation } from './key-checks.js'
 
 /** Registration ids: 22 base64url characters (128 random bits), so webhook URLs cannot be guessed. */
 export const REGISTRATION_ID = /^[A-Za-z0-9_-]{1,64}$/
@@ -62,6 +66,8 @@ export function toReceiverRegistration(record: RegistrationRecord, fetch: SafeFe
     ...(record.shape ? { shape: record.shape } : {}),
     ...(record.token ? { token: record.token } : {}),
     ...(record.retryHorizonSeconds !== undefined ? { retryHorizonSeconds: record.retryHorizonSeconds } : {}),
+    // The seller's keyspace when given, whatever the mode; otherwise the core keys per registration (or agent).
+    ...(record.sender ? { sender: record.sender } : {}),
   }
   switch (auth.mode) {
     case 'hmac':
@@ -69,31 +75,46 @@ export function toReceiverRegistration(record: RegistrationRecord, fetch: SafeFe
     case 'bearer':
       return { ...common, auth: { mode: 'bearer', token: auth.token } }
     case 'rfc9421':
-      if ('jwks' in auth) {
-        return {
-          ...common,
-          auth: { mode: 'rfc9421', keys: jwksResolver(auth.jwks as unknown as { keys: AdcpJwk[] }) },
-        }
-      }
-      if ('jwksUri' in auth) {
-        return {
-          ...common,
-          auth: { mode: 'rfc9421', keys: remoteJwksResolver({ url: auth.jwksUri, fetch }) },
-        }
-      }
-      // brand.json discovery names the signer (agents[].url): registrations of one agent share its keyspace.
-      return {
-        ...common,
-        auth: {
-          mode: 'rfc9421',
-          keys: brandJsonResolver({
-            agentUrl: auth.agentUrl,
-            ...(auth.brandJsonUrl ? { brandJsonUrl: auth.brandJsonUrl } : {}),
-            fetch,
-          }),
-        },
-      }
+      return { ...common, auth: { mode: 'rfc9421', keys: keysOf(record, fetch) } }
   }
+}
+
+/**
+ * The key source of an RFC 9421 registration: its JWKS, jwks_uri or brand.json agent, under the publisher's
+ * adagents.json pins when it names a publisher, and checked against the seller's revocation list when it
+ * names one.
+ */
+function keysOf(record: RegistrationRecord, fetch: SafeFetch): KeyResolver {
+  const auth = record.auth
+  let keys: KeyResolver
+  if ('jwks' in auth) {
+    keys = jwksResolver(auth.jwks as unknown as { keys: AdcpJwk[] })
+  } else if ('jwksUri' in auth) {
+    keys = remoteJwksResolver({ url: auth.jwksUri, fetch })
+  } else if ('agentUrl' in auth) {
+    // brand.json discovery names the signer (agents[].url): registrations of one agent share its keyspace
+    // (unless a configured sender names another).
+    keys = brandJsonResolver({
+      agentUrl: auth.agentUrl,
+      ...(auth.brandJsonUrl ? { brandJsonUrl: auth.brandJsonUrl } : {}),
+      fetch,
+    })
+    if (record.publisherDomain) {
+      // Pins are authoritative: when the publisher pins keys for this agent only those verify; without pins
+      // for it, brand.json's keys do; an unreadable adagents.json fails closed (key_source_unavailable).
+      keys = adagentsPinnedResolver({
+        agentUrl: auth.agentUrl,
+        adagentsUrl: adagentsUrlOf(record.publisherDomain),
+        fallback: keys,
+        fetch,
+      })
+    }
+  } else {
+    throw new Error(`registration ${record.id} is not an RFC 9421 registration`)
+  }
+  return record.revocationUrl
+    ? withRevocation(keys, revocationList({ url: record.revocationUrl, fetch }))
+    : keys
 }
 
 /** What the API shows of a registration: never its secrets. */
@@ -109,6 +130,9 @@ export function publicRegistration(record: RegistrationRecord, baseUrl: string) 
     ...('brandJsonUrl' in auth ? { brand_json_url: auth.brandJsonUrl } : {}),
     ...(record.shape ? { shape: record.shape } : {}),
     ...(record.label ? { label: record.label } : {}),
+    ...(record.sender ? { sender: record.sender } : {}),
+    ...(record.publisherDomain ? { publisher_domain: record.publisherDomain } : {}),
+    ...(record.revocationUrl ? { revocation_url: record.revocationUrl } : {}),
     token_required: record.token !== undefined,
     created_at: new Date(record.createdAt * 1000).toISOString(),
   }

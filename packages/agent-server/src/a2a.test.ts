@@ -178,6 +178,8 @@ describe('A2A', () => {
       const task = await send(token, parts)
       expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED)
       expect(artifactData(task).adcp_error).toMatchObject(expected)
+      expect(artifactData(task).errors).toEqual([artifactData(task).adcp_error])
+      expect(artifactData(task).status).toBe('failed')
       expect(task.status?.message?.parts[0]?.content?.value).toEqual(artifactData(task))
     },
   )

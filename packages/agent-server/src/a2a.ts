@@ -9,14 +9,18 @@ import {
   ServerCallContext,
   validateVersion,
   type AgentExecutor,
+  type PushNotificationSender,
 } from '@a2a-js/sdk/server'
-import type { TaskCall, TaskOutcome } from './core.js'
-import { AgentError } from './errors.js'
+import { readA2APush } from './a2a-push.js'
+import { rawContext, type TaskCall, type TaskOutcome } from './core.js'
+import { AgentError, failedTaskBody } from './errors.js'
 import type { AnyTask } from './types.js'
 
 /** The AdCP A2A profile extension (a2a-profile-extension.mdx). */
 export const ADCP_A2A_EXTENSION = 'https://adcontextprotocol.org/extensions/adcp/v3'
 const AUTHORIZATION = 'adwire.authorization'
+/** The request's `params.configuration` as sent (before the SDK's parsing drops what it does not model). */
+const CONFIGURATION = 'adwire.configuration'
 
 export interface A2AOptions {
   /** Reject requests that do not activate the AdCP extension (`A2A-Extensions` header). Default false. */
@@ -108,9 +112,7 @@ export function buildAgentCard(options: {
 }
 
 function finalTask(taskId: string, contextId: string, outcome: TaskOutcome): Task {
-  const data = outcome.ok
-    ? outcome.response
-    : { adcp_error: outcome.error.toAdcpError(), ...(outcome.context ? { context: outcome.context } : {}) }
+  const data = outcome.ok ? outcome.response : failedTaskBody(outcome.error, outcome.context)
   const part = dataPart(data)
   return {
     id: taskId,
@@ -158,33 +160,30 @@ export function createA2AHandler(options: {
     async execute(requestContext, eventBus) {
       const { taskId, contextId } = requestContext
       let outcome: TaskOutcome
+      let input: unknown
       try {
         const invocation = readInvocation(requestContext.userMessage.parts, options.a2a)
+        input = invocation.input
         const task = byName.get(invocation.skill)
         if (!task)
           throw new AgentError('INVALID_REQUEST', `unknown skill ${invocation.skill}`, { field: 'skill' })
-        const push = requestContext.request.configuration?.taskPushNotificationConfig
+        const a2aPush = readA2APush(
+          requestContext.context.state.get(CONFIGURATION),
+          requestContext.request.configuration?.taskPushNotificationConfig,
+        )
         const authorization = requestContext.context.state.get(AUTHORIZATION) as string | null
         outcome = await options.call({
           task,
           args: invocation.input,
           authorization,
           protocol: 'a2a',
-          ...(push?.url
-            ? {
-                a2aPush: {
-                  url: push.url,
-                  ...(push.id ? { id: push.id } : {}),
-                  ...(push.token ? { token: push.token } : {}),
-                },
-              }
-            : {}),
+          ...(a2aPush ? { a2aPush } : {}),
         })
       } catch (error) {
         outcome = {
           ok: false,
           error: AgentError.is(error) ? error : new AgentError('INTERNAL_ERROR', 'failed'),
-          context: undefined,
+          context: rawContext(input),
         }
       }
       eventBus.publish(AgentEvent.task(finalTask(taskId, contextId, outcome)))
@@ -192,7 +191,17 @@ export function createA2AHandler(options: {
     },
     async cancelTask() {},
   }
-  const handler = new DefaultRequestHandler(options.card, new InMemoryTaskStore(), executor)
+  // Pushes go through the @adwire/webhooks sender (signed, durable, per AdCP status); the SDK's own
+  // sender would POST every A2A task event unsigned to the buyer's URL, which its receiver refuses.
+  const noSdkPushes: PushNotificationSender = { send: async () => undefined }
+  const handler = new DefaultRequestHandler(
+    options.card,
+    new InMemoryTaskStore(),
+    executor,
+    undefined,
+    undefined,
+    noSdkPushes,
+  )
   const current = new JsonRpcTransportHandler(handler)
   const legacy = new LegacyJsonRpcTransportHandler(handler)
   return async (request) => {
@@ -220,6 +229,9 @@ export function createA2AHandler(options: {
     } catch {
       body = '{'
     }
+    const params = (body as { params?: unknown } | null)?.params
+    if (typeof params === 'object' && params !== null)
+      context.state.set(CONFIGURATION, (params as { configuration?: unknown }).configuration)
     const headers = new Headers({ 'content-type': 'application/json' })
     const activated = extensions.includes(ADCP_A2A_EXTENSION)
     if (activated) {

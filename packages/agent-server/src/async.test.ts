@@ -14,6 +14,8 @@ import {
 } from '@adwire/webhooks'
 import { serve, type ServerType } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { defineTask } from './define-task.js'
 import { BUYER_TOKEN, startAgent, tokens, type RunningAgent } from './test-support.js'
 
 let agent: RunningAgent
@@ -99,13 +101,32 @@ describe('async tasks', () => {
       expect(event.operationId).toBe('op-async-1')
       expect(event.taskType).toBe('build_creative')
       expect(event.payload.context).toEqual(context)
+      // core/mcp-webhook-payload.json `protocol` (enums/adcp-protocol.json), from the task's default.
+      expect(event.payload.protocol).toBe('creative')
     }
     expect(events[1]!.payload.result).toMatchObject({ creative_manifest: { format_id: format }, context })
   })
 
+  it('refuses a legacy Bearer push registration for a mutating task in the response itself', async () => {
+    const response = await build({
+      idempotency_key: `key_${crypto.randomUUID()}`,
+      target_format_id: format,
+      message: 'async',
+      push_notification_config: {
+        url: hookUrl,
+        operation_id: 'op-bearer-1',
+        authentication: { schemes: ['Bearer'], credentials: 'bearer-credential-0123456789abcdef0123' },
+      },
+    })
+    expect(response.adcp_error).toMatchObject({
+      code: 'INVALID_REQUEST',
+      field: 'push_notification_config.authentication',
+    })
+    expect(response.adcp_error.message).toContain('Bearer')
+    expect(await sender.activity('op-bearer-1')).toEqual([])
+  })
+
   it('sends no webhook for a terminal initial response', async () => {
-    const before = published.length
-    const pendingBefore = (await outbox.pending()).length
     const response = await build({
       idempotency_key: `key_${crypto.randomUUID()}`,
       target_format_id: format,
@@ -113,7 +134,34 @@ describe('async tasks', () => {
     })
     expect(response).toHaveProperty('creative_manifest')
     await new Promise((resolve) => setTimeout(resolve, 150))
-    expect(published.length).toBe(before)
-    expect((await outbox.pending()).length).toBe(pendingBefore)
+    // Nothing about this operation was queued or delivered (the previous test's entries may still settle).
+    expect(published.filter((event) => event.operationId === 'op-sync-1')).toEqual([])
+    const queued = await outbox.pending()
+    expect(queued.filter((entry) => entry.body.includes('op-sync-1'))).toEqual([])
+    expect(await sender.activity('op-sync-1')).toEqual([])
+  })
+})
+
+describe('task protocol', () => {
+  const base = {
+    description: 'x',
+    input: z.object({}),
+    output: z.object({}),
+    access: 'public' as const,
+    handler: () => ({}),
+  }
+
+  it('defaults to the AdCP protocol of known task names, and takes an explicit one', () => {
+    expect(defineTask({ ...base, name: 'build_creative' }).protocol).toBe('creative')
+    expect(defineTask({ ...base, name: 'create_media_buy' }).protocol).toBe('media-buy')
+    expect(defineTask({ ...base, name: 'activate_signal' }).protocol).toBe('signals')
+    expect(defineTask({ ...base, name: 'my_task' }).protocol).toBeUndefined()
+    expect(defineTask({ ...base, name: 'my_task', protocol: 'brand' }).protocol).toBe('brand')
+  })
+
+  it('refuses a protocol outside enums/adcp-protocol.json', () => {
+    expect(() => defineTask({ ...base, name: 'my_task', protocol: 'media_buy' as never })).toThrow(
+      /protocol must be one of media-buy, /,
+    )
   })
 })

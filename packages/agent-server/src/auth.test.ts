@@ -25,16 +25,22 @@ beforeAll(async () => {
 })
 afterAll(() => agent.close())
 
+/** Signs a JWT with the test key; `null` leaves a registered claim out, `''` leaves `sub` out. */
 function jwt(
   claims: Record<string, unknown>,
-  options: { iat?: number; exp?: number; iss?: string; aud?: string; sub?: string } = {},
+  options: {
+    iat?: number | null
+    exp?: number | null
+    iss?: string | null
+    aud?: string | null
+    sub?: string
+  } = {},
 ) {
-  let builder = new SignJWT(claims)
-    .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
-    .setIssuedAt(options.iat ?? NOW - 10)
-    .setExpirationTime(options.exp ?? NOW + 300)
-    .setIssuer(options.iss ?? ISSUER)
-    .setAudience(options.aud ?? AUDIENCE)
+  let builder = new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+  if (options.iat !== null) builder = builder.setIssuedAt(options.iat ?? NOW - 10)
+  if (options.exp !== null) builder = builder.setExpirationTime(options.exp ?? NOW + 300)
+  if (options.iss !== null) builder = builder.setIssuer(options.iss ?? ISSUER)
+  if (options.aud !== null) builder = builder.setAudience(options.aud ?? AUDIENCE)
   if (options.sub !== '') builder = builder.setSubject(options.sub ?? 'jwt-buyer')
   return builder.sign(privateKey)
 }
@@ -87,10 +93,36 @@ describe('bearer auth', () => {
     ['from another issuer', { iss: 'https://evil.example' }],
     ['for another audience', { aud: 'https://other.example' }],
     ['without sub', { sub: '' }],
+    ['without iat', { iat: null }],
+    ['without exp', { exp: null }],
+    ['without iss', { iss: null }],
+    ['without aud', { aud: null }],
+    ['issued in the future (beyond the 30 s tolerance)', { iat: NOW + 120 }],
   ])('answers AUTH_INVALID for a JWT %s', async (_name, options) => {
     expect((await build(await jwt({ scope: 'adcp:creatives' }, options))).adcp_error.code).toBe(
       'AUTH_INVALID',
     )
+  })
+
+  it.each<[string, Record<string, unknown>]>([
+    ['a fractional exp', { exp: NOW + 300.5 }],
+    ['a string iat', { iat: String(NOW - 10) }],
+    ['an empty sub', { sub: '' }],
+    ['a numeric sub', { sub: 42 }],
+  ])('answers AUTH_INVALID for a JWT with %s', async (_name, override) => {
+    // Registered claims set raw (the builder's setters would normalise them).
+    const token = await new SignJWT({
+      scope: 'adcp:creatives',
+      iss: ISSUER,
+      aud: AUDIENCE,
+      sub: 'jwt-buyer',
+      iat: NOW - 10,
+      exp: NOW + 300,
+      ...override,
+    })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+      .sign(privateKey)
+    expect((await build(token)).adcp_error.code).toBe('AUTH_INVALID')
   })
 
   it('answers AUTH_INVALID for a tampered JWT and a non-Bearer scheme', async () => {

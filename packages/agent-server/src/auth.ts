@@ -65,6 +65,18 @@ function scopePermissions(payload: JWTPayload): Principal['permissions'] {
   return granted
 }
 
+/**
+ * What jose leaves to us (AdCP security.mdx: `sub` string, `exp` and `iat` integers in Unix seconds): a
+ * non-empty `sub`, whole-second `exp` and `iat`, and an `iat` not in the future (beyond the clock tolerance).
+ */
+function checkTimeClaims(payload: JWTPayload, now: number, tolerance: number): void {
+  if (typeof payload.sub !== 'string' || payload.sub === '')
+    throw new Error('"sub" must be a non-empty string')
+  for (const claim of ['exp', 'iat'] as const)
+    if (!Number.isSafeInteger(payload[claim])) throw new Error(`"${claim}" must be an integer (Unix seconds)`)
+  if ((payload.iat as number) > now + tolerance) throw new Error('"iat" is in the future')
+}
+
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/
 
 /** Builds the authenticator: `Authorization` header value to a principal, undefined without credentials. */
@@ -96,6 +108,7 @@ export function createAuthenticator(
           ...(jwt.algorithms ? { algorithms: [...jwt.algorithms] } : {}),
         })
         const payload = verified.payload
+        checkTimeClaims(payload, now(), jwt.clockToleranceSeconds ?? 30)
         return {
           principal_id: String(payload.sub),
           permissions: (jwt.permissions ?? scopePermissions)(payload),

@@ -1,4 +1,8 @@
-import type { TaskPushNotificationConfigInput, WebhookSender } from '@adwire/webhooks'
+import {
+  refuseBearerForMutatingTask,
+  type TaskPushNotificationConfigInput,
+  type WebhookSender,
+} from '@adwire/webhooks'
 import { authorize } from './auth.js'
 import { AgentError, toAgentError } from './errors.js'
 import { requestFingerprint, runIdempotent, type IdempotencyOptions } from './idempotency.js'
@@ -48,6 +52,23 @@ export function rawContext(args: unknown): Readonly<Record<string, unknown>> | u
     : undefined
 }
 
+/**
+ * Legacy Bearer gives a webhook no body integrity: refused for a mutating task when the request arrives, so
+ * that the buyer hears it in the response rather than through webhooks that never come.
+ */
+function refuseBearerNow(registration: ReturnType<typeof registrationFor>, taskName: string): void {
+  if (!registration) return
+  try {
+    refuseBearerForMutatingTask(registration.config.authentication as never, taskName)
+  } catch (error) {
+    const field =
+      registration.channel === 'adcp'
+        ? 'push_notification_config.authentication'
+        : 'configuration.taskPushNotificationConfig.authentication'
+    throw new AgentError('INVALID_REQUEST', (error as Error).message, { field })
+  }
+}
+
 /** Creates the dispatcher every transport calls: auth, validation, idempotency, handler, context echo. */
 export function createCore(options: CoreOptions): (call: TaskCall) => Promise<TaskOutcome> {
   const initialStatuses = new Map<string, string>()
@@ -65,6 +86,8 @@ export function createCore(options: CoreOptions): (call: TaskCall) => Promise<Ta
         throw new AgentError('INVALID_REQUEST', 'push_notification_config requires operation_id', {
           field: 'push_notification_config.operation_id',
         })
+      const registration = registrationFor(envelope, call.a2aPush)
+      refuseBearerNow(registration, task.name)
       const nowSeconds = options.now()
       const context: TaskContext = {
         principal,
@@ -75,7 +98,7 @@ export function createCore(options: CoreOptions): (call: TaskCall) => Promise<Ta
           task,
           envelope,
           sender: options.sender,
-          registration: registrationFor(envelope, call.a2aPush),
+          registration,
           initialStatus: (taskId) => initialStatuses.get(taskId),
         }),
       }

@@ -66,7 +66,7 @@ export interface AgentErrorOptions {
 
 /**
  * A task failure with an AdCP error `code` (the wire code, e.g. `INVALID_FORMAT_ID`). Thrown by handlers and
- * by the server itself; every transport renders it as the AdCP error object (`{adcp_error: {...}}`).
+ * by the server itself; every transport renders it with {@link failedTaskBody} (`{status: 'failed', errors: [...], adcp_error, context}`).
  *
  * @example
  * throw new AgentError('FORMAT_NOT_SUPPORTED', 'no such format', { field: 'target_format_id', status: 404 })
@@ -111,6 +111,38 @@ export class AgentError extends Error {
       ...(this.details !== undefined ? { details: this.details } : {}),
       recovery: this.recovery,
     }
+  }
+}
+
+/** The body of a failed task on the wire: the two-layer error model of AdCP 3.1 (`error-handling.mdx`). */
+export interface FailedTaskBody {
+  readonly status: 'failed'
+  /** The payload layer: the same error object, so a task's `{errors}` response arm validates. */
+  readonly errors: readonly AdcpErrorObject[]
+  /** The envelope layer (`protocol-envelope.json` `adcp_error`). */
+  readonly adcp_error: AdcpErrorObject
+  /** The request's `context`, echoed unchanged. */
+  readonly context?: Readonly<Record<string, unknown>>
+}
+
+/**
+ * The response body every transport sends for a failed task: `status: 'failed'`, the AdCP error object both in
+ * the payload `errors[]` and as the envelope `adcp_error`, and the request `context` echoed.
+ *
+ * @example
+ * failedTaskBody(new AgentError('FORMAT_NOT_SUPPORTED', 'no such format', { field: 'target_format_id' }), { correlation_id: 'c1' })
+ * // { status: 'failed', errors: [{ code: 'FORMAT_NOT_SUPPORTED', … }], adcp_error: { code: 'FORMAT_NOT_SUPPORTED', … }, context: { correlation_id: 'c1' } }
+ */
+export function failedTaskBody(
+  error: AgentError,
+  context: Readonly<Record<string, unknown>> | undefined,
+): FailedTaskBody {
+  const adcpError = error.toAdcpError()
+  return {
+    status: 'failed',
+    errors: [adcpError],
+    adcp_error: adcpError,
+    ...(context ? { context } : {}),
   }
 }
 

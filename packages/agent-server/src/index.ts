@@ -2,7 +2,9 @@ export { defineTask } from './define-task.js'
 export { createAgentServer, type AgentServer, type AgentServerOptions } from './server.js'
 export {
   AgentError,
+  failedTaskBody,
   type AdcpErrorObject,
+  type FailedTaskBody,
   type AgentErrorCode,
   type AgentErrorOptions,
   type Recovery,
@@ -14,7 +16,12 @@ export {
   type JwtAuthOptions,
   type TokenLookup,
 } from './auth.js'
-export { requestFingerprint, type IdempotencyOptions } from './idempotency.js'
+export {
+  REPLAY_TTL_BOUNDS,
+  checkIdempotencyOptions,
+  requestFingerprint,
+  type IdempotencyOptions,
+} from './idempotency.js'
 export { ADCP_A2A_EXTENSION, type A2AOptions } from './a2a.js'
 export {
   ADCP_SCOPES,

@@ -204,6 +204,9 @@ describe('MCP', () => {
       const result = await call(token, tool, { context: { correlation_id: 'err' }, ...args })
       expect(result.isError).toBe(true)
       expect(result.structuredContent?.adcp_error).toMatchObject(expected)
+      // The two-layer model: the same error object in the payload errors[], and the envelope status.
+      expect(result.structuredContent?.errors).toEqual([result.structuredContent?.adcp_error])
+      expect(result.structuredContent?.status).toBe('failed')
       if (args.context === undefined)
         expect(result.structuredContent?.context).toEqual({ correlation_id: 'err' })
       expect(JSON.parse(result.content[0]!.text!)).toEqual(result.structuredContent)

@@ -3,7 +3,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { rawContext, type TaskCall, type TaskOutcome } from './core.js'
-import { AgentError } from './errors.js'
+import { AgentError, failedTaskBody } from './errors.js'
 import type { AnyTask } from './types.js'
 
 const ENVELOPE_PROPERTIES: Record<string, unknown> = {
@@ -32,7 +32,10 @@ function inputJsonSchema(task: AnyTask): Record<string, unknown> {
   return { ...schema, type: 'object', properties, ...(required.size ? { required: [...required] } : {}) }
 }
 
-/** Renders an outcome as an MCP tool result (AdCP mcp-guide: structuredContent and JSON text; isError + adcp_error). */
+/**
+ * Renders an outcome as an MCP tool result (AdCP mcp-guide: structuredContent and JSON text). A failure is
+ * `isError: true` with the {@link failedTaskBody} (`status: 'failed'`, `errors[]`, `adcp_error`, `context`).
+ */
 export function toolResult(outcome: TaskOutcome): {
   content: { type: 'text'; text: string }[]
   structuredContent: Record<string, unknown>
@@ -43,10 +46,7 @@ export function toolResult(outcome: TaskOutcome): {
       content: [{ type: 'text', text: JSON.stringify(outcome.response) }],
       structuredContent: outcome.response,
     }
-  const body = {
-    adcp_error: outcome.error.toAdcpError(),
-    ...(outcome.context ? { context: outcome.context } : {}),
-  }
+  const body: Record<string, unknown> = { ...failedTaskBody(outcome.error, outcome.context) }
   return {
     isError: true,
     content: [

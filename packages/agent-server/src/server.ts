@@ -3,7 +3,7 @@ import { buildAgentCard, createA2AHandler, type A2AOptions } from './a2a.js'
 import { createAuthenticator, type AuthOptions } from './auth.js'
 import { createCore } from './core.js'
 import type { AgentError } from './errors.js'
-import type { IdempotencyOptions } from './idempotency.js'
+import { checkIdempotencyOptions, type IdempotencyOptions } from './idempotency.js'
 import { createMcpHandler } from './mcp.js'
 import { createOAuthRegistration, type OAuthRegistrationOptions } from './oauth.js'
 import type { AnyTask } from './types.js'
@@ -16,7 +16,10 @@ export interface AgentServerOptions {
   /** The public base URL: MCP at `{url}/mcp`, A2A at `{url}/a2a`, routes matched under its path. */
   readonly url: string
   readonly auth?: AuthOptions
-  /** Required by tasks declared `idempotent` (they answer INVALID_REQUEST without a key either way). */
+  /**
+   * Required by tasks declared `idempotent` (they answer INVALID_REQUEST without a key either way). Checked
+   * here: a `replayTtlSeconds` outside 3600 to 604,800 throws a RangeError.
+   */
   readonly idempotency?: IdempotencyOptions
   /** Pushes status changes of async tasks (`context.updates`). Without it updates are validated and dropped. */
   readonly sender?: WebhookSender
@@ -50,6 +53,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     if (names.has(task.name)) throw new TypeError(`duplicate task ${task.name}`)
     names.add(task.name)
   }
+  if (options.idempotency) checkIdempotencyOptions(options.idempotency)
   const now = options.now ?? (() => Date.now() / 1000)
   const call = createCore({
     authenticate: createAuthenticator(options.auth, now),

@@ -1,4 +1,7 @@
+import type { AdcpProtocol } from '@adwire/schemas'
 import type { z } from 'zod'
+
+export type { AdcpProtocol }
 
 /** What a protected task touches. */
 export type Resource = 'products' | 'media_buys' | 'creatives' | 'reports'
@@ -73,6 +76,12 @@ export interface TaskDefinitionInput<I extends z.ZodType, O extends z.ZodType> {
   readonly access: Access
   /** Requires `idempotency_key` and replays responses from the idempotency store. */
   readonly idempotent?: boolean
+  /**
+   * The AdCP protocol the task belongs to (`enums/adcp-protocol.json`), sent as `protocol` in its webhook
+   * envelopes. Default: known from the task name for AdCP's own tasks (`build_creative` → `creative`,
+   * `create_media_buy` → `media-buy`, ...), else none.
+   */
+  readonly protocol?: AdcpProtocol
   handler(
     input: z.output<I>,
     context: TaskContext,
@@ -85,6 +94,7 @@ export interface TaskDefinition<
   O extends z.ZodType = z.ZodType,
 > extends TaskDefinitionInput<I, O> {
   readonly idempotent: boolean
+  readonly protocol: AdcpProtocol | undefined
 }
 
 /** Any task, for lists. */

@@ -1,4 +1,11 @@
-import type { TaskPushNotificationConfigInput, WebhookRegistration, WebhookSender } from '@adwire/webhooks'
+import { TaskStatusSchema, TERMINAL_TASK_STATUSES } from '@adwire/schemas'
+import {
+  WebhookError,
+  type TaskEvent,
+  type TaskPushNotificationConfigInput,
+  type WebhookRegistration,
+  type WebhookSender,
+} from '@adwire/webhooks'
 import { AgentError } from './errors.js'
 import type { AnyTask, Envelope, TaskUpdates } from './types.js'
 import { parseOutput } from './validate.js'
@@ -19,10 +26,17 @@ export function registrationFor(
   return undefined
 }
 
+/** The pushes of one task: its last status, and the pushes in call order. */
+interface TaskStream {
+  status: string
+  tail: Promise<unknown>
+}
+
 /**
  * Builds `context.updates` for one call. The webhook stream starts from the status the call answered
  * (`submitted` until the handler has returned), so an unchanged status sends nothing and a terminal initial
- * response never sends a webhook.
+ * response never sends a webhook; nothing is sent after a terminal status (`webhook_after_terminal`). Each
+ * MCP-shape envelope carries the task's `protocol` (`core/mcp-webhook-payload.json`).
  */
 export function createUpdates(options: {
   task: AnyTask
@@ -31,12 +45,14 @@ export function createUpdates(options: {
   registration: WebhookRegistration | undefined
   initialStatus: (taskId: string) => string | undefined
 }): (taskId: string) => TaskUpdates {
-  const streams = new Map<string, ReturnType<WebhookSender['task']>>()
+  const streams = new Map<string, TaskStream>()
   return (taskId) => ({
     async update(status, result, message) {
       const initial = options.initialStatus(taskId) ?? 'submitted'
       if (initial !== 'submitted' && initial !== 'working')
         throw new AgentError('INVALID_STATE', `task ${taskId} answered ${initial}: it has no later updates`)
+      if (!TaskStatusSchema.safeParse(status).success)
+        throw new AgentError('INVALID_REQUEST', `"${String(status)}" is not a task status`)
       let body = result
       if (status === 'completed' && result !== undefined) {
         body = parseOutput(options.task, result)
@@ -46,13 +62,31 @@ export function createUpdates(options: {
       if (!sender || !registration) return
       let stream = streams.get(taskId)
       if (!stream) {
-        stream = sender.task(registration, { task_id: taskId, task_type: options.task.name, status: initial })
+        stream = { status: initial, tail: Promise.resolve() }
         streams.set(taskId, stream)
       }
-      await stream.update(status, {
-        ...(body !== undefined ? { result: body } : {}),
-        ...(message !== undefined ? { message } : {}),
-      })
+      const current = stream
+      const push = async (): Promise<void> => {
+        if (TERMINAL_TASK_STATUSES.has(current.status))
+          throw new WebhookError(
+            'webhook_after_terminal',
+            `task ${taskId} already reported "${current.status}": nothing more fires for it`,
+          )
+        if (status === current.status) return
+        const event: TaskEvent = {
+          task_id: taskId,
+          task_type: options.task.name,
+          status,
+          ...(options.task.protocol !== undefined ? { protocol: options.task.protocol } : {}),
+          ...(body !== undefined ? { result: body } : {}),
+          ...(message !== undefined ? { message } : {}),
+        }
+        await sender.notify(registration, event)
+        current.status = status
+      }
+      const pushed = current.tail.then(push, push)
+      current.tail = pushed.catch(() => undefined)
+      await pushed
     },
   })
 }

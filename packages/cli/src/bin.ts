@@ -1,6 +1,12 @@
 #!/usr/bin/env node
 import { run } from './cli.js'
 
+// A reader that goes away (`adwire registry feed | head`) ends the command quietly, as Unix tools do.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0)
+  throw error
+})
+
 run(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code

@@ -3,6 +3,7 @@ import { SignatureError } from '@adwire/http-signatures'
 import { keysCommand } from './commands/keys.js'
 import { explainCommand, requestCommand } from './commands/request.js'
 import { receiverCommand } from './commands/receiver.js'
+import { registryCommand } from './commands/registry.js'
 import { schemasCommand } from './commands/schemas.js'
 import { webhookCommand } from './commands/webhook.js'
 import { processIo, UsageError, type Io } from './io.js'
@@ -20,6 +21,9 @@ commands:
   explain                      run the verifier checklist step by step and show the signature base
   keys generate                create an Ed25519 or ES256 signing key and the JWKS to publish
   receiver register|events     create registrations on and tail events from an adwire receiver
+  registry resolve|lookup|validate|feed|admin
+                               query an AdCP registry: brands, properties, authorization, adagents.json,
+                               the change feed; create organizations (admin)
   schemas list                 list the AdCP 3.1.19 shapes
   schemas validate SHAPE FILE  validate a JSON document against a shape
 
@@ -34,6 +38,7 @@ const commands: Record<string, (argv: string[], io: Io) => Promise<number>> = {
   explain: explainCommand,
   keys: keysCommand,
   receiver: receiverCommand,
+  registry: registryCommand,
   request: requestCommand,
   schemas: schemasCommand,
   webhook: webhookCommand,

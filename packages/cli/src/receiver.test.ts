@@ -2,7 +2,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { run, type Io } from './index.js'
-import { readServerSentEvents } from './sse.js'
+import { readSse } from '@adwire/registry-client'
 
 async function adwire(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = ''
@@ -73,7 +73,7 @@ describe('adwire receiver (usage; the commands against a running receiver are te
   })
 })
 
-describe('readServerSentEvents', () => {
+describe('readSse (the stream reader of adwire receiver events --follow)', () => {
   it('reads events split across chunks, with ids, names, comments and CRLF', async () => {
     const text =
       ': keepalive\n\nretry: 2000\nevent: ready\ndata: {}\n\nid: 1.0\r\nevent: delivery\r\ndata: {"a":\r\ndata: 1}\r\n\r\ndata: plain\n\n'
@@ -88,7 +88,7 @@ describe('readServerSentEvents', () => {
         },
       })
       const events = []
-      for await (const event of readServerSentEvents(body)) events.push(event)
+      for await (const event of readSse(body)) events.push(event)
       expect(events, `chunks of ${size}`).toEqual([
         { event: 'ready', data: '{}' },
         { event: 'delivery', data: '{"a":\n1}', id: '1.0' },

@@ -67,6 +67,7 @@ async function step(
       'lease',
       'record',
       'read',
+      'closed',
       'replay',
       'replay',
       'sweep',
@@ -125,7 +126,15 @@ async function step(
         createdAt: now,
         nextAttemptAt: now + pick([0, 0, 5]),
         deadlineAt: now + 100,
+        mediaBuyIds: pick([[], [], ['m1'], ['m2'], ['m1', 'm2'], ['m3', 'm1', 'm3'], ['m4']]),
+        barrier: pick([true, false, false, false, false]),
       })
+    case 'closed': {
+      const buys = pick([['m1'], ['m2', 'm5'], ['m4', 'm3', 'm4'], ['m6']])
+      return pick([true, false, false])
+        ? side.outbox.closeMediaBuys(buys, now)
+        : side.outbox.closedMediaBuys(buys)
+    }
     case 'lease': {
       const leased = await side.outbox.lease(now, pick([1, 2, 5]), pick([5, 20]))
       side.leased.push(...leased.map((entry) => ({ id: entry.id, fence: entry.fence })))

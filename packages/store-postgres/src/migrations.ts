@@ -8,6 +8,7 @@ import type { PoolClient } from 'pg'
 import type { Database } from './database.js'
 import { StoreError, toStoreError } from './errors.js'
 import { initialSchema } from './schema-v1.js'
+import { mediaBuysSchema } from './schema-v2.js'
 
 /** One schema change; `sql` receives the quoted schema name. */
 export interface Migration {
@@ -17,7 +18,14 @@ export interface Migration {
 }
 
 /** Every migration this release knows, in order. */
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'initial', sql: initialSchema }]
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'initial', sql: initialSchema },
+  {
+    version: 2,
+    name: 'outbox media buys: final-report barriers and closed media buys',
+    sql: mediaBuysSchema,
+  },
+]
 
 /** The schema version this release writes and reads. */
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version

@@ -74,14 +74,18 @@ if (!url) {
         url,
         `SELECT version FROM "${schema}".schema_migrations ORDER BY version`,
       )
-      expect(versions.map((row) => row.version)).toEqual([SCHEMA_VERSION])
+      expect(versions.map((row) => row.version)).toEqual(
+        Array.from({ length: SCHEMA_VERSION }, (_, index) => index + 1),
+      )
       expect((await opened[0]!.claims.claim(claimInput('k'))).kind).toBe('claimed')
       expect((await opened[4]!.claims.claim(claimInput('k'))).kind).toBe('processing')
       await Promise.all(opened.map((stores) => stores.close()))
 
       const again = await openPostgresStores({ connectionString: url, schema })
       expect((await again.claims.claim(claimInput('k'))).kind).toBe('processing')
-      expect(await queryOnce(url, `SELECT version FROM "${schema}".schema_migrations`)).toHaveLength(1)
+      expect(await queryOnce(url, `SELECT version FROM "${schema}".schema_migrations`)).toHaveLength(
+        SCHEMA_VERSION,
+      )
       await again.close()
     })
 

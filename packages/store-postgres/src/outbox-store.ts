@@ -5,10 +5,13 @@
 import type {
   ActivityEntry,
   AttemptOutcome,
+  EnqueueResult,
   LeasedOutboxEntry,
+  NewOutboxEntry,
   OutboxEntry,
   OutboxStore,
 } from '@adwire/webhooks'
+import type { PoolClient } from 'pg'
 import type { Database, Statement } from './database.js'
 import { StoreError } from './errors.js'
 
@@ -24,19 +27,29 @@ interface OutboxRow {
   next_attempt_at: number
   deadline_at: number
   attempts: number
+  media_buy_ids: string[]
+  barrier: boolean
   fence?: string
 }
 
 const ENTRY_COLUMNS =
-  'id, destination, url, idempotency_key, body, headers, coalesce_key, created_at, next_attempt_at, deadline_at, attempts'
+  'id, destination, url, idempotency_key, body, headers, coalesce_key, created_at, next_attempt_at, deadline_at, attempts, media_buy_ids, barrier'
+
+/** Media buy ids without duplicates, in the order given. */
+const distinct = (ids: readonly string[] | undefined): string[] => [...new Set(ids ?? [])]
+
+/** `ids` that are in `found`, in the order of `ids`. */
+const inOrder = (ids: readonly string[], found: readonly string[]) => ids.filter((id) => found.includes(id))
 
 /**
- * - `enqueue` is one INSERT; with a coalesce key it is one short transaction that first takes a transaction
- *   advisory lock on (destination, coalesce key), so that of two concurrent enqueues the later one always
- *   supersedes the earlier, as if they had run one after the other;
+ * - `enqueue` is one INSERT; with a coalesce key or media buys it is one short transaction that first takes
+ *   transaction advisory locks on (destination, coalesce key), then on each media buy in id order, so that of
+ *   two concurrent enqueues the later one always supersedes the earlier, and an entry of a buy either commits
+ *   before the buy's final report (which then waits for it) or sees the buy closed and is refused;
  * - `lease` is one statement: `FOR UPDATE SKIP LOCKED` hands each due entry to exactly one leaser, with a
- *   fresh fence per entry;
- * - `record` is one statement: the fenced update and its webhook_activity row commit together or not at all.
+ *   fresh fence per entry; a barrier whose buys have an earlier pending entry is not due;
+ * - `record` is one statement: the fenced update, its webhook_activity row and, once the entry is settled,
+ *   the removal of its pending media buy rows commit together or not at all.
  *
  * @example
  * for (const entry of await stores.outbox.lease(now, 20, 60)) {
@@ -52,21 +65,29 @@ export class PostgresOutboxStore implements OutboxStore {
   readonly #activity: Statement
   readonly #pending: Statement
   readonly #pendingFor: Statement
+  readonly #closedOf: Statement
 
   constructor(database: Database) {
     this.#database = database
     this.#insert = database.statement(
       'outbox_insert',
-      `INSERT INTO $schema.outbox (id, destination, url, idempotency_key, body, headers, coalesce_key, created_at, next_attempt_at, deadline_at)
-       VALUES ($1, $2, $3, $4, $5, $6::json, $7, $8, $9, $10)`,
+      `INSERT INTO $schema.outbox (id, destination, url, idempotency_key, body, headers, coalesce_key, created_at, next_attempt_at, deadline_at, media_buy_ids, barrier)
+       VALUES ($1, $2, $3, $4, $5, $6::json, $7, $8, $9, $10, $11::text[], $12::boolean)
+       RETURNING seq`,
     )
     this.#lease = database.statement(
       'outbox_lease',
       `WITH due AS (
-         SELECT seq FROM $schema.outbox
-          WHERE state = 'pending' AND next_attempt_at <= $1::float8 AND lease_until <= $1::float8
-          ORDER BY next_attempt_at, created_at, seq
-          LIMIT $2 FOR UPDATE SKIP LOCKED
+         SELECT candidate.seq FROM $schema.outbox candidate
+          WHERE candidate.state = 'pending' AND candidate.next_attempt_at <= $1::float8
+            AND candidate.lease_until <= $1::float8
+            AND NOT (candidate.barrier AND EXISTS (
+              SELECT 1 FROM $schema.outbox_media_buys mine
+                JOIN $schema.outbox_media_buys earlier
+                  ON earlier.media_buy_id = mine.media_buy_id AND earlier.entry_seq < mine.entry_seq
+               WHERE mine.entry_seq = candidate.seq))
+          ORDER BY candidate.next_attempt_at, candidate.created_at, candidate.seq
+          LIMIT $2 FOR UPDATE OF candidate SKIP LOCKED
        ), leased AS (
          UPDATE $schema.outbox o SET fence = gen_random_uuid()::text, lease_until = $1::float8 + $3::float8
            FROM due WHERE o.seq = due.seq
@@ -81,7 +102,10 @@ export class PostgresOutboxStore implements OutboxStore {
              state = CASE $3::text WHEN 'delivered' THEN 'delivered' WHEN 'failed' THEN 'failed' ELSE 'pending' END,
              next_attempt_at = CASE WHEN $3::text = 'retry' THEN $4::float8 ELSE next_attempt_at END
           WHERE id = $1 AND fence = $2 AND state = 'pending'
-         RETURNING destination, idempotency_key, attempts
+         RETURNING seq, state, destination, idempotency_key, attempts
+       ), settled AS (
+         DELETE FROM $schema.outbox_media_buys m USING attempted
+          WHERE m.entry_seq = attempted.seq AND attempted.state <> 'pending'
        )
        INSERT INTO $schema.webhook_activity (destination, idempotency_key, status, http_status_code, attempt, error_message, at)
        SELECT destination, idempotency_key, $5::text, $6::integer, attempts, $7::text, $8::float8 FROM attempted`,
@@ -99,9 +123,35 @@ export class PostgresOutboxStore implements OutboxStore {
       'outbox_pending_for',
       `SELECT ${ENTRY_COLUMNS} FROM $schema.outbox WHERE state = 'pending' AND destination = $1 ORDER BY seq`,
     )
+    this.#closedOf = database.statement(
+      'outbox_closed_of',
+      'SELECT media_buy_id FROM $schema.media_buys_closed WHERE media_buy_id = ANY($1::text[])',
+    )
   }
 
-  async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<{ superseded: string[] }> {
+  /** Serialises the writers of these media buys until the transaction ends (see the class comment). */
+  async #lockMediaBuys(client: PoolClient, mediaBuyIds: readonly string[]): Promise<void> {
+    for (const id of [...mediaBuyIds].sort())
+      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+        JSON.stringify([this.#database.schemaName, 'media_buy', id]),
+      ])
+  }
+
+  async #closedIn(client: PoolClient, mediaBuyIds: readonly string[]): Promise<string[]> {
+    if (mediaBuyIds.length === 0) return []
+    const { rows } = await client.query<{ media_buy_id: string }>({
+      name: this.#closedOf.name,
+      text: this.#closedOf.text,
+      values: [mediaBuyIds],
+    })
+    return inOrder(
+      mediaBuyIds,
+      rows.map((row) => row.media_buy_id),
+    )
+  }
+
+  async enqueue(entry: NewOutboxEntry): Promise<EnqueueResult> {
+    const mediaBuyIds = distinct(entry.mediaBuyIds)
     const values = [
       entry.id,
       entry.destination,
@@ -113,28 +163,56 @@ export class PostgresOutboxStore implements OutboxStore {
       entry.createdAt,
       entry.nextAttemptAt,
       entry.deadlineAt,
+      mediaBuyIds,
+      entry.barrier === true,
     ]
     try {
-      if (entry.coalesceKey === null) {
+      if (entry.coalesceKey === null && mediaBuyIds.length === 0) {
         await this.#database.run(this.#insert, values)
         return { superseded: [] }
       }
       const schema = this.#database.schema
-      return await this.#database.transaction('outbox_enqueue', async (client) => {
-        await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
-          JSON.stringify([this.#database.schemaName, 'outbox', entry.destination, entry.coalesceKey]),
-        ])
-        const superseded = await client.query<{ id: string }>(
-          `WITH superseded AS (
-             UPDATE ${schema}.outbox SET state = 'superseded'
-              WHERE destination = $1 AND coalesce_key = $2 AND state = 'pending' AND attempts = 0 AND fence IS NULL
-             RETURNING id, seq
-           )
-           SELECT id FROM superseded ORDER BY seq`,
-          [entry.destination, entry.coalesceKey],
-        )
-        await client.query({ name: this.#insert.name, text: this.#insert.text, values })
-        return { superseded: superseded.rows.map((row) => row.id) }
+      return await this.#database.transaction('outbox_enqueue', async (client): Promise<EnqueueResult> => {
+        if (entry.coalesceKey !== null)
+          await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+            JSON.stringify([this.#database.schemaName, 'outbox', entry.destination, entry.coalesceKey]),
+          ])
+        await this.#lockMediaBuys(client, mediaBuyIds)
+        const closed = await this.#closedIn(client, mediaBuyIds)
+        if (closed.length > 0) return { superseded: [], closed }
+        let superseded: string[] = []
+        if (entry.coalesceKey !== null) {
+          const { rows } = await client.query<{ id: string }>(
+            `WITH superseded AS (
+               UPDATE ${schema}.outbox SET state = 'superseded'
+                WHERE destination = $1 AND coalesce_key = $2 AND state = 'pending' AND attempts = 0 AND fence IS NULL
+               RETURNING id, seq
+             ), settled AS (
+               DELETE FROM ${schema}.outbox_media_buys m USING superseded WHERE m.entry_seq = superseded.seq
+             )
+             SELECT id FROM superseded ORDER BY seq`,
+            [entry.destination, entry.coalesceKey],
+          )
+          superseded = rows.map((row) => row.id)
+        }
+        const inserted = await client.query<{ seq: string }>({
+          name: this.#insert.name,
+          text: this.#insert.text,
+          values,
+        })
+        if (mediaBuyIds.length > 0)
+          await client.query(
+            `INSERT INTO ${schema}.outbox_media_buys (media_buy_id, entry_seq)
+             SELECT unnest($1::text[]), $2::bigint`,
+            [mediaBuyIds, inserted.rows[0]!.seq],
+          )
+        if (entry.barrier === true && mediaBuyIds.length > 0)
+          await client.query(
+            `INSERT INTO ${schema}.media_buys_closed (media_buy_id, closed_at, entry_id)
+             SELECT unnest($1::text[]), $2::float8, $3::text ON CONFLICT DO NOTHING`,
+            [mediaBuyIds, entry.createdAt, entry.id],
+          )
+        return { superseded }
       })
     } catch (error) {
       const cause = StoreError.is(error) ? error.cause : error
@@ -185,7 +263,38 @@ export class PostgresOutboxStore implements OutboxStore {
     return rows.map(toEntry)
   }
 
-  /** Deletes delivered, failed and superseded entries whose deadline has passed (their activity rows stay). */
+  async closedMediaBuys(mediaBuyIds: readonly string[]): Promise<string[]> {
+    const ids = distinct(mediaBuyIds)
+    if (ids.length === 0) return []
+    const { rows } = await this.#database.run<{ media_buy_id: string }>(this.#closedOf, [ids])
+    return inOrder(
+      ids,
+      rows.map((row) => row.media_buy_id),
+    )
+  }
+
+  async closeMediaBuys(mediaBuyIds: readonly string[], now: number): Promise<string[]> {
+    const ids = distinct(mediaBuyIds)
+    if (ids.length === 0) return []
+    const schema = this.#database.schema
+    return this.#database.transaction('outbox_close_media_buys', async (client) => {
+      await this.#lockMediaBuys(client, ids)
+      const { rows } = await client.query<{ media_buy_id: string }>(
+        `INSERT INTO ${schema}.media_buys_closed (media_buy_id, closed_at)
+         SELECT unnest($1::text[]), $2::float8 ON CONFLICT DO NOTHING RETURNING media_buy_id`,
+        [ids, now],
+      )
+      return inOrder(
+        ids,
+        rows.map((row) => row.media_buy_id),
+      )
+    })
+  }
+
+  /**
+   * Deletes delivered, failed and superseded entries whose deadline has passed (their activity rows stay).
+   * Closed media buy records are kept: a late event for a buy whose final report was swept is still refused.
+   */
   async sweep(now: number): Promise<number> {
     const { rowCount } = await this.#database.execute(
       'outbox_sweep',
@@ -209,5 +318,7 @@ function toEntry(row: OutboxRow): OutboxEntry {
     nextAttemptAt: row.next_attempt_at,
     deadlineAt: row.deadline_at,
     attempts: row.attempts,
+    mediaBuyIds: row.media_buy_ids,
+    barrier: row.barrier,
   }
 }

@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openPostgresStores, type PostgresStores } from './open.js'
+import { SCHEMA_VERSION } from './migrations.js'
 import { dropSchema, freshSchemaName, queryOnce } from './test-helpers.js'
 
 const url = await resolveTestPostgresUrl()
@@ -79,9 +80,11 @@ if (!url) {
         }
         const versions = await queryOnce<{ version: number }>(
           url,
-          `SELECT version FROM "${shared}".schema_migrations`,
+          `SELECT version FROM "${shared}".schema_migrations ORDER BY version`,
         )
-        expect(versions).toEqual([{ version: 1 }])
+        expect(versions).toEqual(
+          Array.from({ length: SCHEMA_VERSION }, (_, index) => ({ version: index + 1 })),
+        )
       } finally {
         await dropSchema(url, shared)
       }

@@ -156,6 +156,8 @@ describe('same answers as the in-memory stores', () => {
           createdAt: now,
           nextAttemptAt: now + pick.pick([0, 0, 10, 40]),
           deadlineAt: now + 1_000,
+          mediaBuyIds: pick.pick([[], [], ['m1'], ['m2'], ['m1', 'm2'], ['m3', 'm1', 'm3'], ['m4']]),
+          barrier: pick.below(6) === 0,
         }
         expect(await sqlite.outbox.enqueue(entry), `step ${step}`).toEqual(await memory.enqueue(entry))
       } else if (operation < 6) {
@@ -190,9 +192,19 @@ describe('same answers as the in-memory stores', () => {
         expect(await sqlite.outbox.activity(destination, limit), `step ${step}`).toEqual(
           await memory.activity(destination, limit),
         )
-      } else {
+      } else if (operation < 11) {
         const which = pick.pick([undefined, destination])
         expect(await sqlite.outbox.pending(which), `step ${step}`).toEqual(await memory.pending(which))
+      } else {
+        const buys = pick.pick([['m1'], ['m2', 'm5'], ['m4', 'm3', 'm4'], ['m6']])
+        if (pick.below(3) === 0)
+          expect(await sqlite.outbox.closeMediaBuys(buys, now), `step ${step}`).toEqual(
+            await memory.closeMediaBuys(buys, now),
+          )
+        else
+          expect(await sqlite.outbox.closedMediaBuys(buys), `step ${step}`).toEqual(
+            await memory.closedMediaBuys(buys),
+          )
       }
     }
     sqlite.close()

@@ -12,7 +12,8 @@ interface Migration {
   readonly sql: string
 }
 
-const migrations: readonly Migration[] = [
+/** Every migration this release knows, in order (exported for the package's upgrade tests). */
+export const migrations: readonly Migration[] = [
   {
     version: 1,
     name: 'claims, task terminals, outbox, webhook activity, replay nonces',
@@ -113,6 +114,45 @@ const migrations: readonly Migration[] = [
       CREATE TRIGGER replay_nonces_uncounted AFTER DELETE ON replay_nonces BEGIN
         UPDATE replay_keyids SET entries = entries - 1 WHERE keyid = OLD.keyid;
         DELETE FROM replay_keyids WHERE keyid = OLD.keyid AND entries <= 0;
+      END;
+    `,
+  },
+  {
+    version: 2,
+    name: 'outbox media buys: final-report barriers and closed media buys',
+    sql: `
+      -- Additive: entries enqueued before it concern no media buy and are no barrier.
+      ALTER TABLE outbox ADD COLUMN media_buy_ids TEXT NOT NULL DEFAULT '[]';
+      ALTER TABLE outbox ADD COLUMN barrier INTEGER NOT NULL DEFAULT 0 CHECK (barrier IN (0, 1));
+
+      -- The media buys of pending entries only, kept by triggers: a row goes when its entry is delivered,
+      -- failed or superseded, so that "an earlier pending entry of this buy" is one index probe.
+      CREATE TABLE outbox_media_buys (
+        media_buy_id TEXT NOT NULL,
+        entry_seq INTEGER NOT NULL REFERENCES outbox (seq) ON DELETE CASCADE,
+        PRIMARY KEY (media_buy_id, entry_seq)
+      ) WITHOUT ROWID;
+      CREATE INDEX outbox_media_buys_entry ON outbox_media_buys (entry_seq);
+      CREATE TRIGGER outbox_media_buys_added AFTER INSERT ON outbox WHEN NEW.state = 'pending' BEGIN
+        INSERT OR IGNORE INTO outbox_media_buys (media_buy_id, entry_seq)
+          SELECT value, NEW.seq FROM json_each(NEW.media_buy_ids);
+      END;
+      CREATE TRIGGER outbox_media_buys_settled AFTER UPDATE OF state ON outbox
+        WHEN OLD.state = 'pending' AND NEW.state <> 'pending' BEGIN
+        DELETE FROM outbox_media_buys WHERE entry_seq = NEW.seq;
+      END;
+
+      -- Closed media buys: nothing more is enqueued for them. Written with the buy's final report (entry_id)
+      -- or by closeMediaBuys; never deleted with outbox rows (any pruning must keep a record at least the
+      -- retry horizon longer than the outbox rows of its buy).
+      CREATE TABLE media_buys_closed (
+        media_buy_id TEXT NOT NULL PRIMARY KEY,
+        closed_at REAL NOT NULL,
+        entry_id TEXT
+      ) WITHOUT ROWID;
+      CREATE TRIGGER outbox_barrier_closes AFTER INSERT ON outbox WHEN NEW.barrier = 1 BEGIN
+        INSERT OR IGNORE INTO media_buys_closed (media_buy_id, closed_at, entry_id)
+          SELECT value, NEW.created_at, NEW.id FROM json_each(NEW.media_buy_ids);
       END;
     `,
   },

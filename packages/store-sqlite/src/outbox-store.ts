@@ -1,14 +1,18 @@
 /**
- * {@link OutboxStore} on SQLite: the `outbox` table (one row per entry, `seq` keeps insertion order) and
- * `webhook_activity` (one row per attempt). Enqueue, lease and record are IMMEDIATE transactions, so that a
- * worker in another process never leases an entry twice nor records an attempt under a lost fence.
+ * {@link OutboxStore} on SQLite: the `outbox` table (one row per entry, `seq` keeps insertion order),
+ * `webhook_activity` (one row per attempt), `outbox_media_buys` (the media buys of pending entries, kept by
+ * triggers) and `media_buys_closed`. Enqueue, lease and record are IMMEDIATE transactions, so that a worker in
+ * another process never leases an entry twice nor records an attempt under a lost fence, an entry of a closed
+ * media buy is never stored, and a barrier is never leased while an earlier entry of its buys is pending.
  */
 import { randomUUID } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import type {
   ActivityEntry,
   AttemptOutcome,
+  EnqueueResult,
   LeasedOutboxEntry,
+  NewOutboxEntry,
   OutboxEntry,
   OutboxStore,
 } from '@adwire/webhooks'
@@ -27,11 +31,16 @@ interface EntryRow {
   nextAttemptAt: number
   deadlineAt: number
   attempts: number
+  mediaBuyIds: string
+  barrier: number
 }
 
 const entryColumns = `seq, id, destination, url, idempotency_key AS idempotencyKey, body, headers,
   coalesce_key AS coalesceKey, created_at AS createdAt, next_attempt_at AS nextAttemptAt,
-  deadline_at AS deadlineAt, attempts`
+  deadline_at AS deadlineAt, attempts, media_buy_ids AS mediaBuyIds, barrier`
+
+/** Media buy ids without duplicates, in the order given. */
+const distinct = (ids: readonly string[] | undefined): string[] => [...new Set(ids ?? [])]
 
 const toEntry = (row: EntryRow): OutboxEntry => ({
   id: row.id,
@@ -45,13 +54,13 @@ const toEntry = (row: EntryRow): OutboxEntry => ({
   nextAttemptAt: row.nextAttemptAt,
   deadlineAt: row.deadlineAt,
   attempts: row.attempts,
+  mediaBuyIds: JSON.parse(row.mediaBuyIds) as string[],
+  barrier: row.barrier === 1,
 })
-
-type NewEntry = Omit<OutboxEntry, 'attempts'>
 
 export class SqliteOutboxStore implements OutboxStore {
   readonly #database: Database.Database
-  readonly #enqueue: Database.Transaction<(entry: NewEntry) => { superseded: string[] }>
+  readonly #enqueue: Database.Transaction<(entry: NewOutboxEntry) => EnqueueResult>
   readonly #lease: Database.Transaction<
     (now: number, limit: number, leaseSeconds: number) => LeasedOutboxEntry[]
   >
@@ -61,6 +70,8 @@ export class SqliteOutboxStore implements OutboxStore {
   readonly #activity: Database.Statement<[destination: string, limit: number], ActivityEntry>
   readonly #pendingAll: Database.Statement<[], EntryRow>
   readonly #pendingOf: Database.Statement<[destination: string], EntryRow>
+  readonly #closedOf: Database.Statement<[mediaBuyIds: string], string>
+  readonly #close: Database.Transaction<(mediaBuyIds: readonly string[], now: number) => string[]>
 
   constructor(database: Database.Database) {
     this.#database = database
@@ -84,12 +95,26 @@ export class SqliteOutboxStore implements OutboxStore {
         createdAt: number,
         nextAttemptAt: number,
         deadlineAt: number,
+        mediaBuyIds: string,
+        barrier: number,
       ]
     >(
-      `INSERT INTO outbox (id, destination, url, idempotency_key, body, headers, coalesce_key, created_at, next_attempt_at, deadline_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      // Triggers add the entry's media buys to outbox_media_buys and, for a barrier, close them.
+      `INSERT INTO outbox (id, destination, url, idempotency_key, body, headers, coalesce_key, created_at, next_attempt_at, deadline_at, media_buy_ids, barrier)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    this.#enqueue = database.transaction((entry: NewEntry) => {
+    // Closed buys among a JSON array, in its order.
+    this.#closedOf = database
+      .prepare<[mediaBuyIds: string], string>(
+        `SELECT ids.value FROM json_each(?) AS ids
+         WHERE EXISTS (SELECT 1 FROM media_buys_closed c WHERE c.media_buy_id = ids.value)
+         ORDER BY ids.key`,
+      )
+      .pluck()
+    this.#enqueue = database.transaction((entry: NewOutboxEntry) => {
+      const mediaBuyIds = JSON.stringify(distinct(entry.mediaBuyIds))
+      const closed = this.#closedOf.all(mediaBuyIds)
+      if (closed.length > 0) return { superseded: [], closed }
       const superseded =
         entry.coalesceKey === null
           ? []
@@ -108,13 +133,22 @@ export class SqliteOutboxStore implements OutboxStore {
         entry.createdAt,
         entry.nextAttemptAt,
         entry.deadlineAt,
+        mediaBuyIds,
+        entry.barrier === true ? 1 : 0,
       )
       return { superseded }
     })
 
+    // A barrier waits while an earlier entry sharing one of its buys is pending (outbox_media_buys holds
+    // pending entries only).
     const selectDue = database.prepare<[now: number, now: number, limit: number], EntryRow>(
-      `SELECT ${entryColumns} FROM outbox
+      `SELECT ${entryColumns} FROM outbox o
        WHERE state = 'pending' AND next_attempt_at <= ? AND lease_until <= ?
+         AND NOT (barrier = 1 AND EXISTS (
+           SELECT 1 FROM outbox_media_buys mine
+             JOIN outbox_media_buys earlier
+               ON earlier.media_buy_id = mine.media_buy_id AND earlier.entry_seq < mine.entry_seq
+            WHERE mine.entry_seq = o.seq))
        ORDER BY next_attempt_at, created_at, seq LIMIT ?`,
     )
     const setLease = database.prepare<[fence: string, leaseUntil: number, seq: number]>(
@@ -180,9 +214,15 @@ export class SqliteOutboxStore implements OutboxStore {
     this.#pendingOf = database.prepare(
       `SELECT ${entryColumns} FROM outbox WHERE state = 'pending' AND destination = ? ORDER BY seq`,
     )
+    const closeOne = database.prepare<[mediaBuyId: string, now: number]>(
+      'INSERT INTO media_buys_closed (media_buy_id, closed_at) VALUES (?, ?) ON CONFLICT DO NOTHING',
+    )
+    this.#close = database.transaction((mediaBuyIds: readonly string[], now: number) =>
+      distinct(mediaBuyIds).filter((id) => closeOne.run(id, now).changes > 0),
+    )
   }
 
-  async enqueue(entry: NewEntry): Promise<{ superseded: string[] }> {
+  async enqueue(entry: NewOutboxEntry): Promise<EnqueueResult> {
     return guard(this.#database, () => {
       try {
         return this.#enqueue.immediate(entry)
@@ -221,5 +261,13 @@ export class SqliteOutboxStore implements OutboxStore {
     return guard(this.#database, () =>
       (destination === undefined ? this.#pendingAll.all() : this.#pendingOf.all(destination)).map(toEntry),
     )
+  }
+
+  async closedMediaBuys(mediaBuyIds: readonly string[]): Promise<string[]> {
+    return guard(this.#database, () => this.#closedOf.all(JSON.stringify(distinct(mediaBuyIds))))
+  }
+
+  async closeMediaBuys(mediaBuyIds: readonly string[], now: number): Promise<string[]> {
+    return guard(this.#database, () => this.#close.immediate(mediaBuyIds, now))
   }
 }

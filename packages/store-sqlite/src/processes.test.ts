@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { openSqliteStores } from './index.js'
+import { SCHEMA_VERSION, openSqliteStores } from './index.js'
 import type { ChildMessage, ParentMessage } from './process-fixture.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -84,7 +84,9 @@ describe('several processes on one file', () => {
     const stores = openSqliteStores({ path })
     expect(stores.database.prepare('SELECT count(*) FROM claims').pluck().get()).toBe(200)
     expect(stores.database.prepare('SELECT records FROM claim_scopes').pluck().all()).toEqual([200])
-    expect(stores.database.prepare('SELECT count(*) FROM schema_migrations').pluck().get()).toBe(1)
+    expect(stores.database.prepare('SELECT count(*) FROM schema_migrations').pluck().get()).toBe(
+      SCHEMA_VERSION,
+    )
     stores.close()
   })
 

@@ -1,6 +1,8 @@
 export type * from './stores.js'
 export { MemoryClaimStore, MemoryConvergenceStore, MemoryOutboxStore } from './memory-stores.js'
 export { createWebhookReceiver } from './receiver/receiver.js'
+export { registrationProblem } from './receiver/registration.js'
+export { terminalComparison } from './receiver/envelope.js'
 export type {
   PayloadShape,
   ReceivedEvent,
@@ -17,7 +19,9 @@ export { createWebhookSender } from './sender/sender.js'
 export { DEFAULT_COALESCE_CLASSES } from './sender/options.js'
 export { backoffSeconds, parseRetryAfter } from './sender/retry.js'
 export { checkDeliveryReport, type CheckedDeliveryReport } from './sender/delivery-report.js'
+export { MUTATING_TASK_TYPES, refuseBearerForMutatingTask } from './sender/registration.js'
 export type {
+  A2AVersion,
   CoalesceClass,
   DeliveryReport,
   LegacyAuthentication,

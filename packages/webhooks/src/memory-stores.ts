@@ -12,7 +12,9 @@ import type {
   ClaimStore,
   ConvergenceResult,
   ConvergenceStore,
+  EnqueueResult,
   LeasedOutboxEntry,
+  NewOutboxEntry,
   OutboxEntry,
   OutboxStore,
   TaskObservation,
@@ -160,14 +162,23 @@ interface OutboxRecord extends OutboxEntry {
   leaseUntil: number
 }
 
+/** Media buy ids without duplicates, in the order given. */
+const distinct = (ids: readonly string[] | undefined): string[] => [...new Set(ids ?? [])]
+
 /** {@link OutboxStore} in arrays. */
 export class MemoryOutboxStore implements OutboxStore {
   readonly #entries: OutboxRecord[] = []
   readonly #activity: Array<ActivityEntry & { destination: string }> = []
+  /** Closed media buys, with when they closed. */
+  readonly #closed = new Map<string, number>()
 
-  async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<{ superseded: string[] }> {
-    if (this.#entries.some((existing) => existing.id === entry.id))
-      throw new Error(`outbox entry ${entry.id} exists`)
+  async enqueue(input: NewOutboxEntry): Promise<EnqueueResult> {
+    const mediaBuyIds = distinct(input.mediaBuyIds)
+    const closed = mediaBuyIds.filter((id) => this.#closed.has(id))
+    if (closed.length > 0) return { superseded: [], closed }
+    if (this.#entries.some((existing) => existing.id === input.id))
+      throw new Error(`outbox entry ${input.id} exists`)
+    const entry: Omit<OutboxEntry, 'attempts'> = { ...input, mediaBuyIds, barrier: input.barrier === true }
     const superseded: string[] = []
     if (entry.coalesceKey !== null) {
       for (const existing of this.#entries) {
@@ -191,12 +202,29 @@ export class MemoryOutboxStore implements OutboxStore {
       fence: null,
       leaseUntil: 0,
     })
+    if (entry.barrier) for (const id of mediaBuyIds) this.#closed.set(id, entry.createdAt)
     return { superseded }
+  }
+
+  /** Whether an earlier entry sharing one of this barrier's media buys is still pending. */
+  #blocked(barrier: OutboxRecord): boolean {
+    for (const earlier of this.#entries) {
+      if (earlier === barrier) return false
+      if (earlier.state === 'pending' && earlier.mediaBuyIds.some((id) => barrier.mediaBuyIds.includes(id)))
+        return true
+    }
+    return false
   }
 
   async lease(now: number, limit: number, leaseSeconds: number): Promise<LeasedOutboxEntry[]> {
     const due = this.#entries
-      .filter((entry) => entry.state === 'pending' && entry.nextAttemptAt <= now && entry.leaseUntil <= now)
+      .filter(
+        (entry) =>
+          entry.state === 'pending' &&
+          entry.nextAttemptAt <= now &&
+          entry.leaseUntil <= now &&
+          !(entry.barrier && this.#blocked(entry)),
+      )
       .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt)
       .slice(0, limit)
     return due.map((entry) => {
@@ -242,9 +270,19 @@ export class MemoryOutboxStore implements OutboxStore {
       )
       .map(snapshot)
   }
+
+  async closedMediaBuys(mediaBuyIds: readonly string[]): Promise<string[]> {
+    return distinct(mediaBuyIds).filter((id) => this.#closed.has(id))
+  }
+
+  async closeMediaBuys(mediaBuyIds: readonly string[], now: number): Promise<string[]> {
+    const closed = distinct(mediaBuyIds).filter((id) => !this.#closed.has(id))
+    for (const id of closed) this.#closed.set(id, now)
+    return closed
+  }
 }
 
 function snapshot(entry: OutboxRecord): OutboxEntry {
   const { state: _state, fence: _fence, leaseUntil: _lease, ...rest } = entry
-  return { ...rest, headers: { ...rest.headers } }
+  return { ...rest, headers: { ...rest.headers }, mediaBuyIds: [...rest.mediaBuyIds] }
 }

@@ -68,7 +68,7 @@ export interface TaskObservation {
   readonly taskId: string
   /** Whether the status is terminal (completed, failed, canceled, rejected). */
   readonly terminal: boolean
-  /** SHA-256 (hex) of JCS `{task_type, status, value}` for terminal observations. */
+  /** SHA-256 (hex) of the JCS channel-neutral `{status, value}` record (`terminalComparison`) for terminal observations. */
   readonly comparison: string
   /** The delivery making the observation (its idempotency key). */
   readonly deliveryKey: string
@@ -116,6 +116,34 @@ export interface OutboxEntry {
   readonly deadlineAt: number
   /** Attempts made so far. */
   readonly attempts: number
+  /**
+   * The media buys the event concerns (a notify's `mediaBuyId`, a delivery report's `media_buy_id`s), without
+   * duplicates, in the order given; empty for events of no buy.
+   */
+  readonly mediaBuyIds: readonly string[]
+  /**
+   * A media buy's final delivery report: it closes its buys (see {@link OutboxStore.enqueue}) and is never
+   * leased while an earlier entry sharing one of its buys is still pending (in any destination, whether due,
+   * leased, scheduled for retry or coalescing). It goes once those are delivered, failed or superseded.
+   */
+  readonly barrier: boolean
+}
+
+/** What `enqueue` takes: media buy ids and the barrier flag default to none and false. */
+export type NewOutboxEntry = Omit<OutboxEntry, 'attempts' | 'mediaBuyIds' | 'barrier'> & {
+  readonly mediaBuyIds?: readonly string[]
+  readonly barrier?: boolean
+}
+
+/** What `enqueue` did. */
+export interface EnqueueResult {
+  /** Pending entries this one replaced (same destination and coalesce key, never attempted), oldest first. */
+  readonly superseded: string[]
+  /**
+   * Present when nothing was stored: these media buys of the entry are closed (their final report was
+   * enqueued, or {@link OutboxStore.closeMediaBuys} closed them), so nothing more fires for them.
+   */
+  readonly closed?: string[]
 }
 
 /** A leased entry: the worker holding `fence` may attempt it until the lease ends. */
@@ -154,13 +182,25 @@ export interface ActivityEntry {
   readonly at: number
 }
 
+/**
+ * The sender's durable outbox. Closed media buys (a final report enqueued, or closed without one) are
+ * remembered in their own records, which are not deleted with the outbox rows: whoever prunes them must keep
+ * each one at least the retry horizon (`deadlineAt`) longer than every outbox entry of its buy, or a late event
+ * for the buy would be accepted again.
+ */
 export interface OutboxStore {
   /**
-   * Adds an entry. When it has a coalesceKey, pending entries of the same destination and key that have not
-   * been attempted yet are superseded in the same transaction; resolves with their ids.
+   * Adds an entry, atomically with respect to every other writer of the outbox:
+   * - when one of its `mediaBuyIds` is closed, stores nothing and resolves with `closed` (those buys);
+   * - when it has a coalesceKey, pending entries of the same destination and key that have not been attempted
+   *   yet are superseded in the same transaction; resolves with their ids;
+   * - a `barrier` entry closes its media buys in the same transaction.
    */
-  enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<{ superseded: string[] }>
-  /** Leases up to `limit` entries due at `now` (pending, nextAttemptAt ≤ now, not leased by anyone alive). */
+  enqueue(entry: NewOutboxEntry): Promise<EnqueueResult>
+  /**
+   * Leases up to `limit` entries due at `now` (pending, nextAttemptAt ≤ now, not leased by anyone alive),
+   * leaving out barriers that still wait for an earlier pending entry of one of their media buys.
+   */
   lease(now: number, limit: number, leaseSeconds: number): Promise<LeasedOutboxEntry[]>
   /** Records an attempt of a leased entry (fence checked) and its webhook_activity row. False if the fence was lost. */
   record(id: string, fence: string, outcome: AttemptOutcome, now: number): Promise<boolean>
@@ -168,4 +208,11 @@ export interface OutboxStore {
   activity(destination: string, limit?: number): Promise<ActivityEntry[]>
   /** Entries not yet delivered, failed or superseded (for inspection and tests). */
   pending(destination?: string): Promise<OutboxEntry[]>
+  /** Which of these media buys are closed (in the order given, without duplicates). */
+  closedMediaBuys(mediaBuyIds: readonly string[]): Promise<string[]>
+  /**
+   * Closes media buys that end without a final report (no reporting webhook): nothing more is enqueued for
+   * them. Resolves with those this call closed (not closed before), in the order given.
+   */
+  closeMediaBuys(mediaBuyIds: readonly string[], now: number): Promise<string[]>
 }

@@ -136,14 +136,36 @@ describe('receiver: the response table', () => {
     expect(published).toHaveLength(1)
     expect(published[0]).toMatchObject({
       registrationId: 'sig',
-      sender: 'rfc9421:https://seller.example.com/mcp',
+      sender: 'https://seller.example.com/mcp',
       idempotencyKey: payload.idempotency_key,
       taskId: payload.task_id,
       status: 'working',
       terminal: false,
       data: { percentage: 10 },
       reemission: false,
+      takeover: false,
     })
+  })
+
+  it('marks a delivery that takes over an owner whose lease ran out (it may already have published)', async () => {
+    const claims = new MemoryClaimStore()
+    const replayStore = new MemoryReplayStore()
+    // The first owner never acknowledges: its publish hangs, as if the process had died right after it.
+    const stuck = setup({ claims, replayStore, publish: () => new Promise<void>(() => {}) })
+    const payload = envelope()
+    void stuck.receiver.handle(await signed('sig', payload))
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    const inLease = setup({ claims, replayStore, now: () => NOW + 10 })
+    expect((await inLease.receiver.handle(await signed('sig', payload))).status).toBe(503)
+    expect(inLease.published).toEqual([])
+    const after = setup({ claims, replayStore, now: () => NOW + 31 })
+    expect(await answer(await after.receiver.handle(await signed('sig', payload)))).toEqual({
+      status: 200,
+      body: { status: 'accepted' },
+    })
+    expect(after.published.map((event) => [event.idempotencyKey, event.takeover])).toEqual([
+      [payload.idempotency_key, true],
+    ])
   })
 
   it('answers a retry of a completed delivery with 200 and does not publish again', async () => {
@@ -308,7 +330,8 @@ describe('receiver: authentication', () => {
     expect(published.map((event) => event.sender)).toEqual([
       'hmac:hmac',
       'bearer:bearer',
-      'rfc9421:https://seller.example.com/mcp',
+      // The configured sender names the keyspace as it is, whatever the mode.
+      'https://seller.example.com/mcp',
     ])
     expect((await receiver.handle(await hmacSigned(payload))).status).toBe(200)
     expect(published).toHaveLength(3)

@@ -77,10 +77,16 @@ export interface ReceiverProcess {
  * Spawns `node apps/receiver/dist/server.js` on 127.0.0.1 (`port` 0: any free port) and resolves once it
  * listens and `GET /health` answers 200.
  */
-export async function spawnReceiver(env: Record<string, string>, port = 0): Promise<ReceiverProcess> {
+export async function spawnReceiver(
+  env: Record<string, string>,
+  port = 0,
+  /** Another entry script (run with tsx), e.g. a receiver with a fault injected. */
+  entry?: string,
+): Promise<ReceiverProcess> {
   if (!existsSync(RECEIVER_ENTRY))
     throw new Error(`${RECEIVER_ENTRY} is missing: build first (pnpm build; the root pnpm test does)`)
-  const child = spawn(process.execPath, [RECEIVER_ENTRY], {
+  const args = entry ? ['--import', createRequire(import.meta.url).resolve('tsx'), entry] : [RECEIVER_ENTRY]
+  const child = spawn(process.execPath, args, {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ADMIN_TOKEN, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   })

@@ -11,11 +11,14 @@ import type {
   ClaimInput,
   ClaimStore,
   ConvergenceStore,
-  OutboxEntry,
+  LeasedOutboxEntry,
+  NewOutboxEntry,
   OutboxStore,
   TaskObservation,
 } from '@adwire/webhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+export { describeSenderFinalRules, type SenderStores } from './sender.js'
 
 export interface ContractStores {
   readonly claims?: ClaimStore
@@ -214,6 +217,23 @@ export function describeStoreContract(
         )
       })
 
+      it('keeps a settled terminal outcome for its retention from first observation, then forgets it', async () => {
+        const convergence = get('convergence')
+        // The receiver passes max(24 h, the sender's retry horizon): here a 48 h horizon.
+        const first = observation({ retentionSeconds: 172_800 })
+        expect(await convergence.observe(first)).toBe('proceed')
+        await convergence.settle(first.sender, first.taskId, first.deliveryKey, 1_001)
+        const reemission = { ...first, deliveryKey: unique('delivery') }
+        expect(await convergence.observe({ ...reemission, now: 1_000 + 169_200 })).toBe('duplicate')
+        expect(
+          await convergence.observe({ ...first, comparison: '4'.repeat(64), now: 1_000 + 172_799 }),
+        ).toBe('conflict')
+        expect(await convergence.sweep(1_000 + 172_800)).toBeGreaterThanOrEqual(1)
+        expect(
+          await convergence.observe({ ...first, comparison: '4'.repeat(64), now: 1_000 + 172_801 }),
+        ).toBe('proceed')
+      })
+
       it('lets the same delivery retry, and another take over after the lease or a release', async () => {
         const convergence = get('convergence')
         const first = observation()
@@ -228,10 +248,7 @@ export function describeStoreContract(
     })
 
     section('outbox', () => {
-      const entry = (
-        destination: string,
-        overrides: Partial<Omit<OutboxEntry, 'attempts'>> = {},
-      ): Omit<OutboxEntry, 'attempts'> => ({
+      const entry = (destination: string, overrides: Partial<NewOutboxEntry> = {}): NewOutboxEntry => ({
         id: unique('entry'),
         destination,
         url: 'https://buyer.example/webhooks/1',
@@ -339,6 +356,173 @@ export function describeStoreContract(
         expect((await outbox.pending(destination)).map((item) => item.id).sort()).toEqual(
           [otherKey.id, newer.id].sort(),
         )
+      })
+
+      /** The ids of the entries of these destinations, in the order given (other tests share the store). */
+      const idsOf = (entries: readonly { id: string; destination: string }[], ...destinations: string[]) =>
+        entries.filter((item) => destinations.includes(item.destination)).map((item) => item.id)
+      const delivered = { kind: 'delivered', httpStatus: 200 } as const
+      const retryAt = (nextAttemptAt: number) =>
+        ({ kind: 'retry', nextAttemptAt, httpStatus: 503, activityStatus: 'failed' }) as const
+      const leasedOne = (leased: readonly LeasedOutboxEntry[], id: string) => {
+        const found = leased.find((item) => item.id === id)
+        if (!found) throw new Error(`entry ${id} was not leased`)
+        return found
+      }
+
+      it('keeps media buy ids (without duplicates, in order) and the barrier flag; none and false by default', async () => {
+        const outbox = get('outbox')
+        const destination = unique('registration')
+        const [first, second] = [unique('mb'), unique('mb')]
+        const plain = entry(destination, { nextAttemptAt: 3_000 })
+        const tagged = entry(destination, { mediaBuyIds: [second, first, second], nextAttemptAt: 3_000 })
+        await outbox.enqueue(plain)
+        await outbox.enqueue(tagged)
+        expect(
+          (await outbox.pending(destination)).map((item) => [item.id, item.mediaBuyIds, item.barrier]),
+        ).toEqual([
+          [plain.id, [], false],
+          [tagged.id, [second, first], false],
+        ])
+        const leased = await outbox.lease(3_000, 100, 60)
+        expect(leasedOne(leased, tagged.id)).toMatchObject({ mediaBuyIds: [second, first], barrier: false })
+      })
+
+      it('holds a barrier back while an earlier entry of its media buy is pending, leased or retrying, in any destination', async () => {
+        const outbox = get('outbox')
+        const [events, reports] = [unique('registration'), unique('registration')]
+        const [buy, other] = [unique('mb'), unique('mb')]
+        const impairment = entry(events, { mediaBuyIds: [buy], createdAt: 4_000, nextAttemptAt: 4_000 })
+        const unrelated = entry(reports, { mediaBuyIds: [other], createdAt: 4_000, nextAttemptAt: 4_000 })
+        const final = entry(reports, {
+          mediaBuyIds: [buy],
+          barrier: true,
+          createdAt: 4_000,
+          nextAttemptAt: 4_000,
+        })
+        await outbox.enqueue(impairment)
+        await outbox.enqueue(unrelated)
+        expect(await outbox.enqueue(final)).toEqual({ superseded: [] })
+
+        // Due together: the barrier is left out, entries of other buys are not held back.
+        const first = await outbox.lease(4_000, 100, 60)
+        expect(idsOf(first, events, reports)).toEqual([impairment.id, unrelated.id])
+        // Leased by a worker: still waits.
+        expect(idsOf(await outbox.lease(4_001, 100, 60), events, reports)).toEqual([])
+        // Scheduled for a retry (and the unrelated one retrying much later): still waits.
+        expect(
+          await outbox.record(impairment.id, leasedOne(first, impairment.id).fence, retryAt(4_010), 4_002),
+        ).toBe(true)
+        expect(
+          await outbox.record(unrelated.id, leasedOne(first, unrelated.id).fence, retryAt(80_000), 4_002),
+        ).toBe(true)
+        expect(idsOf(await outbox.lease(4_005, 100, 60), events, reports)).toEqual([])
+        const again = await outbox.lease(4_010, 100, 60)
+        expect(idsOf(again, events, reports)).toEqual([impairment.id])
+        // Delivered: the barrier goes, although an entry of another buy is still pending.
+        expect(
+          await outbox.record(impairment.id, leasedOne(again, impairment.id).fence, delivered, 4_011),
+        ).toBe(true)
+        const last = await outbox.lease(4_011, 100, 60)
+        expect(idsOf(last, events, reports)).toEqual([final.id])
+        expect(leasedOne(last, final.id)).toMatchObject({ barrier: true, mediaBuyIds: [buy] })
+      })
+
+      it('lets a barrier go at once without earlier entries, and once the earlier one failed', async () => {
+        const outbox = get('outbox')
+        const destination = unique('registration')
+        const [single, shared, second] = [unique('mb'), unique('mb'), unique('mb')]
+        const lonely = entry(destination, {
+          mediaBuyIds: [single],
+          barrier: true,
+          createdAt: 5_000,
+          nextAttemptAt: 5_000,
+        })
+        await outbox.enqueue(lonely)
+        const alone = await outbox.lease(5_000, 100, 60)
+        expect(idsOf(alone, destination)).toEqual([lonely.id])
+        expect(await outbox.record(lonely.id, leasedOne(alone, lonely.id).fence, delivered, 5_001)).toBe(true)
+
+        // A barrier of two buys waits for an earlier entry of either.
+        const earlier = entry(destination, { mediaBuyIds: [second], createdAt: 5_100, nextAttemptAt: 5_100 })
+        const final = entry(destination, {
+          mediaBuyIds: [shared, second],
+          barrier: true,
+          createdAt: 5_100,
+          nextAttemptAt: 5_100,
+        })
+        await outbox.enqueue(earlier)
+        await outbox.enqueue(final)
+        const leased = await outbox.lease(5_100, 100, 60)
+        expect(idsOf(leased, destination)).toEqual([earlier.id])
+        const failed = { kind: 'failed', httpStatus: 410, activityStatus: 'failed' } as const
+        expect(await outbox.record(earlier.id, leasedOne(leased, earlier.id).fence, failed, 5_101)).toBe(true)
+        expect(idsOf(await outbox.lease(5_101, 100, 60), destination)).toEqual([final.id])
+      })
+
+      it('closes the buys of a barrier and those closeMediaBuys names: later entries of them are refused', async () => {
+        const outbox = get('outbox')
+        const destination = unique('registration')
+        const [finalBuy, silentBuy, openBuy] = [unique('mb'), unique('mb'), unique('mb')]
+        expect(await outbox.closedMediaBuys([finalBuy, silentBuy])).toEqual([])
+        const final = entry(destination, { mediaBuyIds: [finalBuy], barrier: true, nextAttemptAt: 6_000 })
+        await outbox.enqueue(final)
+        expect(await outbox.closedMediaBuys([silentBuy, finalBuy, finalBuy])).toEqual([finalBuy])
+
+        const late = entry(destination, {
+          mediaBuyIds: [openBuy, finalBuy],
+          coalesceKey: 'k',
+          nextAttemptAt: 6_000,
+        })
+        expect(await outbox.enqueue(late)).toEqual({ superseded: [], closed: [finalBuy] })
+        const secondFinal = entry(destination, {
+          mediaBuyIds: [finalBuy],
+          barrier: true,
+          nextAttemptAt: 6_000,
+        })
+        expect(await outbox.enqueue(secondFinal)).toEqual({ superseded: [], closed: [finalBuy] })
+        expect((await outbox.pending(destination)).map((item) => item.id)).toEqual([final.id])
+
+        expect(await outbox.closeMediaBuys([silentBuy, finalBuy, silentBuy], 6_001)).toEqual([silentBuy])
+        expect(await outbox.closeMediaBuys([silentBuy], 6_002)).toEqual([])
+        expect(await outbox.enqueue(entry(destination, { mediaBuyIds: [silentBuy] }))).toEqual({
+          superseded: [],
+          closed: [silentBuy],
+        })
+        expect(await outbox.enqueue(entry(destination, { mediaBuyIds: [openBuy] }))).toEqual({
+          superseded: [],
+        })
+        expect(await outbox.closedMediaBuys([openBuy, silentBuy, finalBuy])).toEqual([silentBuy, finalBuy])
+
+        // Still closed once the final report was delivered.
+        const leased = await outbox.lease(6_000, 100, 60)
+        expect(await outbox.record(final.id, leasedOne(leased, final.id).fence, delivered, 6_003)).toBe(true)
+        expect(await outbox.closedMediaBuys([finalBuy])).toEqual([finalBuy])
+      })
+
+      it('orders every accepted event of a buy before its barrier under concurrent writers', async () => {
+        const outbox = get('outbox')
+        const peer = stores?.peer?.outbox ?? outbox
+        const destination = unique('registration')
+        const buy = unique('mb')
+        const writes = Array.from({ length: 24 }, (_, index) => {
+          const item =
+            index === 12
+              ? entry(destination, { mediaBuyIds: [buy], barrier: true, nextAttemptAt: 7_000 })
+              : entry(destination, { mediaBuyIds: [buy], nextAttemptAt: 7_000 })
+          return (index % 2 === 0 ? outbox : peer).enqueue(item).then((result) => ({ item, result }))
+        })
+        const results = await Promise.all(writes)
+        const accepted = results
+          .filter(({ result }) => result.closed === undefined)
+          .map(({ item }) => item.id)
+        const refused = results.filter(({ result }) => result.closed !== undefined)
+        for (const { result } of refused) expect(result).toEqual({ superseded: [], closed: [buy] })
+        const order = (await outbox.pending(destination)).map((item) => item.id)
+        expect(order.slice().sort()).toEqual(accepted.slice().sort())
+        const barrier = results[12]!.item.id
+        // Nothing was accepted after the barrier.
+        expect(order.at(-1)).toBe(barrier)
       })
     })
 

@@ -136,7 +136,7 @@ describe('build_creative from a brief', () => {
     }
     const response = await build(input)
     if (!('creative_manifests' in response)) throw new Error('expected creative_manifests')
-    expect(response.creative_manifests.map((m) => m.format_id.id)).toEqual([
+    expect(response.creative_manifests.map((m) => m.format_id?.id)).toEqual([
       'display_300x250_image',
       'display_728x90_html',
       'native_in_feed',
@@ -300,8 +300,8 @@ describe('build_creative errors', () => {
     })
   })
 
-  it('FORMAT_NOT_SUPPORTED when generating into a format that needs video or audio', async () => {
-    expect(await failure(brief('audio_30s'))).toMatchObject({
+  it('FORMAT_NOT_SUPPORTED when generating into a format that needs video', async () => {
+    expect(await failure(brief('video_16x9_30s'))).toMatchObject({
       code: 'FORMAT_NOT_SUPPORTED',
       status: 404,
       field: 'target_format_id',
@@ -368,5 +368,127 @@ describe('build_creative errors', () => {
       code: 'VALIDATION_ERROR',
       field: 'creative_manifest.assets.click_url',
     })
+  })
+})
+
+describe('build_creative audio', () => {
+  const kit = (voice = 'narrator-warm') => ({
+    idempotency_key: KEY,
+    target_format_id: fid('audio_30s'),
+    creative_manifest: {
+      format_id: fid('audio_30s'),
+      assets: {
+        script: {
+          asset_type: 'text',
+          content: 'Built for the trail. Acme Outdoor — premium gear for every adventure.',
+        },
+        voice: { asset_type: 'text', content: voice },
+        click_url: { asset_type: 'url', url: 'https://acmeoutdoor.example/summer-sale' },
+      },
+    },
+  })
+
+  it('renders the required audio from the script and voice, hosted by the agent, deterministically', async () => {
+    const manifest = manifestOf(await build(kit()))
+    const audio = manifest.assets.audio!
+    expect(audio).toMatchObject({
+      asset_type: 'audio',
+      duration_ms: 30_000,
+      container_format: 'wav',
+      channels: 'mono',
+      bit_depth: 16,
+    })
+    expect(String(audio.url)).toMatch(
+      /^https:\/\/creative\.adwire\.example\/generated\/audio\/[0-9a-f]{16}-30000\.wav$/,
+    )
+    expect(manifest.assets.script).toEqual(kit().creative_manifest.assets.script)
+    expect(manifest.assets.click_url!.url).toBe('https://acmeoutdoor.example/summer-sale')
+    expect(manifestOf(await build(kit())).assets.audio).toEqual(audio)
+    expect(manifestOf(await build(kit('narrator-bright'))).assets.audio!.url).not.toBe(audio.url)
+  })
+
+  it('renders a spot from a brief, with the script it read', async () => {
+    const manifest = manifestOf(await build(brief('audio_15s')))
+    expect(manifest.assets.audio).toMatchObject({ asset_type: 'audio', duration_ms: 15_000 })
+    expect(manifest.assets.script!.content).toBe(
+      'Cold Brew Spring Sale. Two for one on every cold brew until May.',
+    )
+  })
+
+  it('rejects (422) an audio manifest with neither audio nor a script, naming the audio asset', async () => {
+    const input = kit()
+    const { script: _script, ...assets } = input.creative_manifest.assets
+    const error = await failure({ ...input, creative_manifest: { ...input.creative_manifest, assets } })
+    expect(error).toMatchObject({ code: 'VALIDATION_ERROR', field: 'creative_manifest.assets.audio' })
+  })
+})
+
+describe('build_creative composed and generative display units', () => {
+  const source = {
+    format_id: fid('source_master'),
+    assets: {
+      image: { asset_type: 'image', url: 'https://cdn.acme.example/hero.jpg', width: 1200, height: 628 },
+      click_url: { asset_type: 'url', url: 'https://acme.example/sale' },
+      headline: { asset_type: 'text', content: 'Summer Sale — 40% Off All Gear' },
+    },
+  }
+
+  it('builds display_{size} units with an HTML serving tag from the image and headline', async () => {
+    const response = await build({
+      idempotency_key: KEY,
+      creative_manifest: source,
+      target_format_ids: ['display_300x250', 'display_728x90', 'display_320x50'].map(fid),
+    })
+    if (!('creative_manifests' in response)) throw new Error('expected creative_manifests')
+    const [mrec, leaderboard, mobile] = response.creative_manifests
+    expect(mrec!.assets.image).toMatchObject({ width: 300, height: 250 })
+    expect(leaderboard!.assets.image).toMatchObject({ width: 728, height: 90 })
+    expect(mobile!.assets.image).toMatchObject({ width: 320, height: 50 })
+    const html = String(mrec!.assets.html!.content)
+    expect(html).toContain('src="https://cdn.acme.example/hero.jpg"')
+    expect(html).toContain('Summer Sale — 40% Off All Gear')
+    expect(html).toContain('href="https://acme.example/sale"')
+  })
+
+  it('generates a display_{size}_generative unit from a message and the account brand', async () => {
+    const manifest = manifestOf(
+      await build({
+        idempotency_key: KEY,
+        message: 'Summer outdoor gear sale, 40% off',
+        target_format_id: fid('display_300x250_generative'),
+        account: { brand: { domain: 'acmeoutdoor.example' }, operator: 'pinnacle-agency.example' },
+        include_preview: true,
+      }),
+    )
+    expect(Object.keys(manifest.assets).sort()).toEqual(
+      ['click_url', 'cta', 'generated_image', 'headline', 'html'].sort(),
+    )
+    expect(manifest.assets.generated_image).toMatchObject({ width: 300, height: 250, format: 'svg' })
+    expect(manifest.assets.click_url!.url).toBe('https://acmeoutdoor.example/')
+  })
+
+  it('refines a generated manifest without inventing a call to action from the headline', async () => {
+    const manifest = manifestOf(
+      await build({
+        idempotency_key: KEY,
+        message: 'Make the headline larger.',
+        target_format_id: fid('display_300x250_generative'),
+        creative_manifest: {
+          format_id: fid('display_300x250_generative'),
+          assets: {
+            generated_image: {
+              asset_type: 'image',
+              url: 'https://cdn.acme.example/g.jpg',
+              width: 300,
+              height: 250,
+            },
+            headline: { asset_type: 'text', content: 'Summer Sale' },
+          },
+        },
+      }),
+    )
+    expect(manifest.assets.headline!.content).toBe('Summer Sale')
+    expect(manifest.assets.cta).toBeUndefined()
+    expect(String(manifest.assets.html!.content)).toContain('<h1>Summer Sale</h1>')
   })
 })

@@ -11,7 +11,9 @@ import {
   parseShape,
   type BuildCreativeRequest,
 } from '@adwire/schemas'
-import { fixedSize, standardCatalog, type CatalogFormat } from './catalog.js'
+import { renderedAudioAsset } from './audio.js'
+import { findCapability, type CanonicalKind } from './canonical.js'
+import { fixedSize, standardCatalog, type CatalogFormat, type FormatCatalog } from './catalog.js'
 import type { CreativeContext } from './context.js'
 import { CreativeError, echoContext } from './errors.js'
 import { checkAsset, manifestIssues, slotsOf, type AssetValue, type Slot } from './manifest.js'
@@ -27,10 +29,18 @@ import {
   type Look,
 } from './render.js'
 
+/** A built manifest: a named format (`format_id`) or, built from a capability, a canonical one (`format_kind`). */
 export interface BuiltManifest {
-  format_id: { agent_url: string; id: string }
+  format_id?: { agent_url: string; id: string }
+  format_kind?: CanonicalKind
   assets: Record<string, AssetValue>
   brand?: unknown
+}
+
+/** What one target of a build resolves to: the format to fill, and the canonical kind for a capability. */
+interface Target {
+  format: CatalogFormat
+  kind?: CanonicalKind
 }
 
 export type BuildCreativeResponse =
@@ -196,6 +206,13 @@ function parse(input: unknown): Parsed {
   return { request, offerings }
 }
 
+/** The brand domain of a natural-key account reference (`account: {brand: {domain}, operator}`), if any. */
+function accountBrandDomain(request: BuildCreativeRequest): string | undefined {
+  const account: unknown = (request as { account?: unknown }).account
+  const brand = isObject(account) ? account.brand : undefined
+  return isObject(brand) && typeof brand.domain === 'string' ? brand.domain : undefined
+}
+
 /** The look of a generated creative: brand colours and offering text from the brief, request and manifest. */
 function lookFrom(
   request: BuildCreativeRequest,
@@ -225,7 +242,8 @@ function lookFrom(
       : 'brand.brand_kit_override.colors.secondary',
     '#ffd23f',
   )
-  const domain = request.brand?.domain ?? request.creative_manifest?.brand?.domain
+  const domain =
+    request.brand?.domain ?? request.creative_manifest?.brand?.domain ?? accountBrandDomain(request)
   const brandName = brandManifest?.name ?? domain ?? 'Brand'
   const offering = offerings?.inline_offerings?.[0]
   const headline =
@@ -265,23 +283,53 @@ function imageSize(slot: Slot, format: CatalogFormat): { width: number; height: 
 function textFor(slot: Slot, look: Look): string {
   const max = typeof slot.requirements?.max_length === 'number' ? slot.requirements.max_length : undefined
   const id = slot.asset_id
-  const content = /cta|call_to_action/.test(id)
-    ? look.cta
-    : /sponsor|advertiser|brand/.test(id)
-      ? look.brandName
-      : /body|description/.test(id)
-        ? look.body || look.headline
-        : look.headline
+  const content = /script/.test(id)
+    ? spokenScript(look)
+    : /cta|call_to_action/.test(id)
+      ? look.cta
+      : /sponsor|advertiser|brand/.test(id)
+        ? look.brandName
+        : /body|description/.test(id)
+          ? look.body || look.headline
+          : look.headline
   return truncate(content, max)
 }
 
 const targetField = (index: number | undefined) =>
   index === undefined ? 'target_format_id' : `target_format_ids[${index}]`
 
+/** The words of an audio spot written from the brief: headline, then body. */
+function spokenScript(look: Look): string {
+  const headline = look.headline.trim()
+  const body = look.body.trim()
+  if (!body || body === headline) return headline
+  return `${headline}${/[.!?]$/.test(headline) ? '' : '.'} ${body}`
+}
+
+/** Whether a slot carries the clickthrough (a v1 `click_url` or the canonical `landing_page_url`). */
+const isClickSlot = (slot: Slot): boolean =>
+  slot.asset_type === 'url' &&
+  (slot.asset_id === 'click_url' ||
+    slot.asset_id === 'landing_page_url' ||
+    slot.asset_role === 'clickthrough')
+
+/** Whether a slot is a production input naming the voice of an audio spot. */
+const isVoiceSlot = (slot: Slot): boolean => slot.asset_type === 'text' && /voice/.test(slot.asset_id)
+
+/** The duration an audio slot asks for: the middle of its accepted range, or 30 s. */
+function audioDuration(slot: Slot): number {
+  const req = slot.requirements ?? {}
+  const min = typeof req.min_duration_ms === 'number' ? req.min_duration_ms : undefined
+  const max = typeof req.max_duration_ms === 'number' ? req.max_duration_ms : undefined
+  if (min !== undefined && max !== undefined) return Math.round((min + max) / 2)
+  return max ?? min ?? 30_000
+}
+
 function generate(
   format: CatalogFormat,
   look: Look & { landing?: string },
   index: number | undefined,
+  agentUrl: string,
 ): Record<string, AssetValue> {
   const assets: Record<string, AssetValue> = {}
   const size = fixedSize(format)
@@ -309,12 +357,18 @@ function generate(
           accessibility: { alt_text: `${look.brandName}: ${look.headline}`, keyboard_navigable: true },
         }
         break
+      case 'audio':
+        assets[slot.asset_id] = renderedAudioAsset(agentUrl, spokenScript(look), '', audioDuration(slot))
+        break
       case 'text':
+        // A voice is the buyer's choice; the default rendition needs none.
+        if (isVoiceSlot(slot)) break
         assets[slot.asset_id] = { asset_type: 'text', content: textFor(slot, look), language: 'en' }
         break
       case 'url':
-        if (slot.asset_id !== 'click_url' && !slot.required) break
+        if (!isClickSlot(slot) && !slot.required) break
         if (!look.landing) {
+          if (!slot.required) break
           throw new CreativeError(
             'VALIDATION_ERROR',
             `format ${format.format_id.id} needs a ${slot.asset_id} asset: give brand_manifest.url, an offering url or brand.domain`,
@@ -336,23 +390,93 @@ function generate(
   return assets
 }
 
-function transform(
+type Sources = readonly (readonly [string, AssetValue])[]
+
+/** The text of the source asset under `key` (or a key containing it), if any. */
+function sourceText(sources: Sources, pattern: RegExp): string | undefined {
+  const found = sources.find(
+    ([key, asset]) => pattern.test(key) && asset.asset_type === 'text' && typeof asset.content === 'string',
+  )
+  return found ? String(found[1].content) : undefined
+}
+
+/** The look with the source manifest's own copy (headline, body, call to action) where it has some. */
+function sourceLook<L extends Look>(look: L, sources: Sources): L {
+  const headline = sourceText(sources, /^(headline|title)$/)
+  const body = sourceText(sources, /^(body|body_text|description)$/)
+  const cta = sourceText(sources, /^(cta|call_to_action)$/)
+  return {
+    ...look,
+    ...(headline ? { headline } : {}),
+    ...(body ? { body } : headline ? { body: '' } : {}),
+    ...(cta ? { cta } : {}),
+  }
+}
+
+/**
+ * What a slot missing from a source manifest can be made from: an HTML serving tag from an image, an audio spot
+ * from a script. Undefined when nothing in the manifest makes it.
+ */
+function derive(
+  slot: Slot,
+  sources: Sources,
   format: CatalogFormat,
-  source: Record<string, unknown>,
   look: Look,
-  index: number | undefined,
-): Record<string, AssetValue> {
-  const sources = Object.entries(source).flatMap(([id, value]) =>
+  clickUrl: AssetValue | undefined,
+  agentUrl: string,
+): AssetValue | undefined {
+  if (slot.asset_type === 'html') {
+    const image = sources.find(([, asset]) => asset.asset_type === 'image')?.[1]
+    if (!image || typeof image.url !== 'string') return undefined
+    return {
+      asset_type: 'html',
+      content: bannerHtml(
+        fixedSize(format),
+        look,
+        typeof clickUrl?.url === 'string' ? clickUrl.url : '{CLICK_URL}',
+        image.url,
+      ),
+      version: '5',
+    }
+  }
+  if (slot.asset_type === 'audio') {
+    const script = sourceText(sources, /script/)
+    if (!script?.trim()) return undefined
+    const voice = sourceText(sources, /voice/) ?? ''
+    return renderedAudioAsset(agentUrl, script, voice, audioDuration(slot))
+  }
+  return undefined
+}
+
+/** The asset entries of a manifest's `assets` map (arrays flattened), keyed by their slot key. */
+function sourcesOf(source: Record<string, unknown>): Sources {
+  return Object.entries(source).flatMap(([id, value]) =>
     (Array.isArray(value) ? value : [value])
       .filter(isObject)
       .map((asset) => [id, asset as AssetValue] as const),
   )
-  const byType = (type: string, id: string) =>
-    sources.find(([key, asset]) => key === id && asset.asset_type === type)?.[1] ??
-    sources.find(([, asset]) => asset.asset_type === type)?.[1]
+}
+
+function transform(
+  format: CatalogFormat,
+  source: Record<string, unknown>,
+  baseLook: Look,
+  index: number | undefined,
+  agentUrl: string,
+): Record<string, AssetValue> {
+  const sources = sourcesOf(source)
+  const look = sourceLook(baseLook, sources)
+  // By slot key first; another key of the same type only fills a required slot (never an optional one, so a
+  // headline does not turn into a call to action).
+  const byType = (slot: Slot) =>
+    sources.find(([key, asset]) => key === slot.asset_id && asset.asset_type === slot.asset_type)?.[1] ??
+    (slot.required || slot.asset_type !== 'text'
+      ? sources.find(([, asset]) => asset.asset_type === slot.asset_type)?.[1]
+      : undefined)
   const clickUrl = sources.find(
     ([key, asset]) =>
-      asset.asset_type === 'url' && (key === 'click_url' || asset.url_type === 'clickthrough'),
+      asset.asset_type === 'url' &&
+      (key === 'click_url' || key === 'landing_page_url' || asset.url_type === 'clickthrough'),
   )?.[1]
   const assets: Record<string, AssetValue> = {}
   const fail = (slot: Slot, message: string): never => {
@@ -368,28 +492,13 @@ function transform(
   for (const slot of slotsOf(format)) {
     let asset: AssetValue | undefined
     if (slot.asset_type === 'url') {
-      asset =
-        slot.asset_id === 'click_url'
-          ? clickUrl
-          : sources.find(([key, a]) => key === slot.asset_id && a.asset_type === 'url')?.[1]
+      asset = isClickSlot(slot)
+        ? clickUrl
+        : sources.find(([key, a]) => key === slot.asset_id && a.asset_type === 'url')?.[1]
     } else {
-      asset = byType(slot.asset_type, slot.asset_id)
+      asset = byType(slot)
     }
-    if (!asset && slot.asset_type === 'html') {
-      const image = byType('image', 'image')
-      if (image && typeof image.url === 'string') {
-        asset = {
-          asset_type: 'html',
-          content: bannerHtml(
-            fixedSize(format),
-            look,
-            typeof clickUrl?.url === 'string' ? clickUrl.url : '{CLICK_URL}',
-            image.url,
-          ),
-          version: '5',
-        }
-      }
-    }
+    asset ??= derive(slot, sources, format, look, clickUrl, agentUrl)
     if (!asset) {
       if (slot.required) fail(slot, `the manifest has no ${slot.asset_type} asset to make it from`)
       continue
@@ -425,6 +534,41 @@ function transform(
   return assets
 }
 
+/**
+ * The formats the request's targets select: a catalog format by its id, or a canonical build capability by its
+ * capability_id (advertised in get_adcp_capabilities `creative.supported_formats`). FORMAT_NOT_SUPPORTED (with
+ * `field`) for a target that is neither.
+ */
+function targetFormats(request: BuildCreativeRequest, catalog: FormatCatalog): Target[] {
+  const targets = request.target_format_ids ?? [request.target_format_id!]
+  const multi = request.target_format_ids !== undefined
+  return targets.map((target, index) => {
+    const format = catalog.get(target)
+    if (format) return { format }
+    const capability = findCapability(catalog, target)
+    if (capability) return { format: capability.working, kind: capability.format_kind }
+    throw new CreativeError(
+      'FORMAT_NOT_SUPPORTED',
+      `format ${target.id} of ${target.agent_url} is not supported by this agent; list_creative_formats shows its formats and get_adcp_capabilities its creative.supported_formats capability_ids`,
+      { field: targetField(multi ? index : undefined) },
+    )
+  })
+}
+
+/**
+ * Checks a build_creative request without building anything: throws the CreativeError that
+ * {@link buildCreative} would raise before generating (INVALID_FORMAT_ID, INVALID_REQUEST, an unsupported
+ * target). A server runs it before its idempotency lookup, so a malformed request is never a replay or a
+ * conflict.
+ *
+ * @example
+ * checkBuildCreativeRequest({ idempotency_key, target_format_id: 'display_300x250' }, context) // throws INVALID_FORMAT_ID
+ */
+export function checkBuildCreativeRequest(input: unknown, context: CreativeContext): void {
+  const { request } = parse(input)
+  targetFormats(request, context.catalog ?? standardCatalog(context.agentUrl))
+}
+
 /** The build_creative task. */
 export async function buildCreative(
   input: unknown,
@@ -432,19 +576,8 @@ export async function buildCreative(
 ): Promise<BuildCreativeResponse> {
   const { request, offerings } = parse(input)
   const catalog = context.catalog ?? standardCatalog(context.agentUrl)
-  const targets = request.target_format_ids ?? [request.target_format_id!]
   const multi = request.target_format_ids !== undefined
-  const formats = targets.map((target, index) => {
-    const format = catalog.get(target)
-    if (!format) {
-      throw new CreativeError(
-        'FORMAT_NOT_SUPPORTED',
-        `format ${target.id} of ${target.agent_url} is not supported by this agent; list_creative_formats shows what is`,
-        { field: targetField(multi ? index : undefined) },
-      )
-    }
-    return format
-  })
+  const targets = targetFormats(request, catalog)
 
   if (request.mode === 'estimate') {
     return {
@@ -455,7 +588,7 @@ export async function buildCreative(
         cost_low: 0,
         cost_high: 0,
         basis: 'fixed',
-        items_to_produce: formats.length,
+        items_to_produce: targets.length,
       },
       ...echoContext(input),
     }
@@ -465,10 +598,23 @@ export async function buildCreative(
   const sourceAssets = (manifest?.assets ?? {}) as Record<string, unknown>
   const briefAsset = isObject(sourceAssets.promoted_offerings) ? sourceAssets.promoted_offerings : undefined
   const generating = offerings !== undefined || briefAsset !== undefined || manifest === undefined
+  const look = lookFrom(request, offerings)
   if (!generating && manifest?.format_id) {
-    // A complete manifest in one of our formats must meet that format before we transform it.
+    // A complete manifest in one of our formats must meet that format before we transform it; a required asset
+    // it lacks but carries the makings of (a serving tag from its image, a spot from its script) is built.
     const sourceFormat = catalog.get(manifest.format_id)
-    const issue = sourceFormat ? manifestIssues(sourceFormat, sourceAssets)[0] : undefined
+    const sources = sourcesOf(sourceAssets)
+    const derivable = (assetId: string): boolean => {
+      const slot = sourceFormat && slotsOf(sourceFormat).find((candidate) => candidate.asset_id === assetId)
+      return (
+        slot !== undefined &&
+        sourceAssets[assetId] === undefined &&
+        derive(slot, sources, sourceFormat!, look, undefined, context.agentUrl) !== undefined
+      )
+    }
+    const issue = sourceFormat
+      ? manifestIssues(sourceFormat, sourceAssets).find((candidate) => !derivable(candidate.asset_id))
+      : undefined
     if (issue) {
       throw new CreativeError(
         'VALIDATION_ERROR',
@@ -488,14 +634,14 @@ export async function buildCreative(
       },
     )
   }
-  const look = lookFrom(request, offerings)
 
-  const built: BuiltManifest[] = formats.map((format, index) => {
+  const built: BuiltManifest[] = targets.map(({ format, kind }, index) => {
     const assets = generating
-      ? generate(format, look, multi ? index : undefined)
-      : transform(format, sourceAssets, look, multi ? index : undefined)
+      ? generate(format, look, multi ? index : undefined, context.agentUrl)
+      : transform(format, sourceAssets, look, multi ? index : undefined, context.agentUrl)
     return {
-      format_id: { ...format.format_id },
+      // A capability build is a 3.1 canonical manifest: format_kind, never a named format_id.
+      ...(kind ? { format_kind: kind } : { format_id: { ...format.format_id } }),
       assets,
       ...(manifest?.brand ? { brand: manifest.brand } : request.brand ? { brand: request.brand } : {}),
     }
@@ -503,7 +649,7 @@ export async function buildCreative(
 
   const preview = request.include_preview
     ? previewManifests(
-        built.map((creative) => ({ manifest: creative, format: catalog.get(creative.format_id)! })),
+        built.map((creative, index) => ({ manifest: creative, format: targets[index]!.format })),
         request.preview_inputs,
         request.preview_output_format ?? 'url',
         context,

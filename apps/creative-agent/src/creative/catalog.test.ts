@@ -16,6 +16,23 @@ describe('standard catalog', () => {
     expect(catalog.formats.some((format) => format.format_id.id.includes('responsive'))).toBe(true)
   })
 
+  it('offers the composed and generative display units the compliance storyboards build', () => {
+    for (const size of ['300x250', '728x90', '320x50']) {
+      const composed = catalog.get({ agent_url: AGENT_URL, id: `display_${size}` })
+      expect(composed?.assets?.map((asset) => (asset as { asset_id: string }).asset_id)).toEqual([
+        'image',
+        'headline',
+        'click_url',
+        'html',
+        'impression_tracker',
+      ])
+      const generative = catalog.get({ agent_url: AGENT_URL, id: `display_${size}_generative` })
+      expect(generative?.assets?.map((asset) => (asset as { asset_id: string }).asset_id)).toContain(
+        'generated_image',
+      )
+    }
+  })
+
   it('has unique ids and format_ids of {agent_url, id} with the configured URL', () => {
     const ids = catalog.formats.map((format) => format.format_id.id)
     expect(new Set(ids).size).toBe(ids.length)

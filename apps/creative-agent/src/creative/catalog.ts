@@ -98,6 +98,21 @@ const DISPLAY_SIZES: readonly (readonly [number, number, string])[] = [
   [120, 600, 'Skyscraper'],
 ]
 const HTML_SIZES = new Set(['300x250', '728x90', '320x50', '160x600', '300x600'])
+/**
+ * The sizes also offered as composed units (`display_{size}`: image, headline and clickthrough, built into an
+ * HTML5 serving tag) and as generative units (`display_{size}_generative`: generated from a brief).
+ */
+const COMPOSED_SIZES = new Set(['300x250', '728x90', '320x50'])
+
+/** How long a headline may be on a banner of this height. */
+const headlineLength = (height: number): number => (height <= 90 ? 50 : 90)
+
+/** The optional HTML5 serving tag build_creative renders from a composed unit's image and copy. */
+const servingTag = () =>
+  slot('html', 'html', false, {
+    asset_role: 'serving_tag',
+    requirements: { max_file_size_kb: 150, sandbox: 'iframe', external_resources_allowed: false },
+  })
 
 const VIDEO_SPECS: readonly (readonly [string, string, number, number, number | undefined])[] = [
   ['video_16x9_15s', 'Video 16:9 15s', 1920, 1080, 15_000],
@@ -108,6 +123,45 @@ const VIDEO_SPECS: readonly (readonly [string, string, number, number, number | 
   ['video_square_1x1', 'Video Square 1:1', 1080, 1080, undefined],
   ['video_ctv_30s', 'CTV Video 30s', 1920, 1080, 30_000],
 ]
+
+/** The composed (`display_{size}`) and generative (`display_{size}_generative`) units of one display size. */
+function composedSpecs(width: number, height: number, label: string): Spec[] {
+  const size = `${width}x${height}`
+  return [
+    {
+      id: `display_${size}`,
+      name: `Display ${size} ${label}`,
+      type: 'display',
+      description: `A ${width}x${height} ${label} assembled from an image, an optional headline and a clickthrough URL; build_creative renders them into an HTML5 serving tag (the html asset), which inputs need not carry.`,
+      renders: fixed(width, height),
+      assets: [
+        fixedImage('image', width, height),
+        text('headline', headlineLength(height), false),
+        clickUrl(),
+        servingTag(),
+        impressionTracker(),
+      ],
+      macros: DISPLAY_MACROS,
+    },
+    {
+      id: `display_${size}_generative`,
+      name: `Display ${size} ${label} Generative`,
+      type: 'display',
+      description: `A ${width}x${height} ${label} that build_creative generates from a brief (message, brand, promoted_offerings): a rendered image in the brand colours, headline and call to action, plus an HTML5 serving tag. A generated manifest sent back with a message is refined or resized into another generative size.`,
+      renders: fixed(width, height),
+      assets: [
+        slot('brief', 'brief', false, { asset_role: 'creative_brief', asset_group_id: 'creative_brief' }),
+        fixedImage('generated_image', width, height),
+        text('headline', headlineLength(height), false),
+        text('cta', 20, false),
+        clickUrl(false),
+        servingTag(),
+        impressionTracker(),
+      ],
+      macros: DISPLAY_MACROS,
+    },
+  ]
+}
 
 function specs(): Spec[] {
   const out: Spec[] = []
@@ -140,6 +194,7 @@ function specs(): Spec[] {
         macros: DISPLAY_MACROS,
       })
     }
+    if (COMPOSED_SIZES.has(size)) out.push(...composedSpecs(width, height, label))
   }
   out.push(
     {
@@ -264,15 +319,27 @@ function specs(): Spec[] {
       id: `audio_${seconds}s`,
       name: `Audio ${seconds}s Spot`,
       type: 'audio',
-      description: `A ${seconds}-second hosted audio spot with an optional companion banner.`,
+      description: `A ${seconds}-second hosted audio spot with an optional companion banner. Without an audio asset, build_creative renders the spot from the script (and voice) text.`,
       assets: [
         slot('audio', 'audio', true, {
+          asset_role: 'audio_spot',
+          asset_group_id: 'audio',
           requirements: {
             min_duration_ms: seconds * 1000 - 500,
             max_duration_ms: seconds * 1000 + 500,
-            formats: ['mp3', 'aac'],
+            formats: ['mp3', 'aac', 'wav'],
             channels: ['mono', 'stereo'],
           },
+        }),
+        slot('script', 'text', false, {
+          asset_role: 'voiceover_script',
+          asset_group_id: 'script',
+          requirements: { max_length: 800 },
+        }),
+        slot('voice', 'text', false, {
+          asset_role: 'voice',
+          asset_group_id: 'voice_id',
+          requirements: { max_length: 64 },
         }),
         fixedImage('companion_image', 640, 640, false),
         clickUrl(false),

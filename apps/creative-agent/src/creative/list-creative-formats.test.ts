@@ -56,7 +56,14 @@ describe('list_creative_formats', () => {
   it('filters by max/min width and height (fixed-size formats only)', async () => {
     const small = await list({ type: 'display', max_width: 320, max_height: 100 })
     expect(ids(small).sort()).toEqual(
-      ['display_300x50_image', 'display_320x100_image', 'display_320x50_html', 'display_320x50_image'].sort(),
+      [
+        'display_300x50_image',
+        'display_320x100_image',
+        'display_320x50',
+        'display_320x50_generative',
+        'display_320x50_html',
+        'display_320x50_image',
+      ].sort(),
     )
     expect(small.formats[0]?.renders?.[0]?.dimensions?.width).toBeLessThanOrEqual(320)
     const big = await list({ min_width: 1900, min_height: 1000 })
@@ -76,7 +83,13 @@ describe('list_creative_formats', () => {
 
   it('filters by name_search, case-insensitively', async () => {
     expect(ids(await list({ name_search: 'LEADERBOARD' })).sort()).toEqual(
-      ['display_728x90_html', 'display_728x90_image', 'display_970x90_image'].sort(),
+      [
+        'display_728x90',
+        'display_728x90_generative',
+        'display_728x90_html',
+        'display_728x90_image',
+        'display_970x90_image',
+      ].sort(),
     )
     expect((await list({ name_search: 'no such thing' })).formats).toEqual([])
   })
@@ -111,7 +124,13 @@ describe('list_creative_formats', () => {
   it('combines filters', async () => {
     const response = await list({ type: 'display', asset_types: ['html'], max_width: 300 })
     expect(ids(response).sort()).toEqual(
-      ['display_160x600_html', 'display_300x250_html', 'display_300x600_html'].sort(),
+      [
+        'display_160x600_html',
+        'display_300x250',
+        'display_300x250_generative',
+        'display_300x250_html',
+        'display_300x600_html',
+      ].sort(),
     )
   })
 

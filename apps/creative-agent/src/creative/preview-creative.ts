@@ -1,21 +1,18 @@
 /**
  * preview_creative: single and batch previews of complete manifests, one per `inputs` variant with its macros
  * substituted, as URLs under `${agentUrl}/previews/{id}` (kept in a preview store until `expires_at`) or inline
- * HTML. A batch validates once, resolves each format once, renders identical items once and writes the store once.
+ * HTML. A batch validates the request once (each distinct asset once, see request-validation.ts), resolves each
+ * format once, renders identical items once and writes the store once.
  */
 import { createHash } from 'node:crypto'
-import {
-  parseFormatId,
-  parseShape,
-  PreviewCreativeRequestSchema,
-  type PreviewCreativeRequest,
-} from '@adwire/schemas'
+import { parseFormatId, PreviewCreativeRequestSchema, type PreviewCreativeRequest } from '@adwire/schemas'
 import { fixedSize, standardCatalog, type CatalogFormat } from './catalog.js'
 import type { CreativeContext } from './context.js'
 import { CreativeError, echoContext, type AdcpErrorObject } from './errors.js'
 import { manifestIssues, slotsOf, type AssetValue } from './manifest.js'
 import { defaultPreviewStore, type StoredPreview } from './preview-store.js'
 import { escapeHtml } from './render.js'
+import { parseWithManifests } from './request-validation.js'
 
 /** How long URL previews live. */
 export const PREVIEW_TTL_MS = 60 * 60 * 1000
@@ -107,7 +104,11 @@ function page(format: CatalogFormat, assets: Record<string, unknown>): string {
   const size = fixedSize(format)
   const click = first(assets.click_url)
   const parts: string[] = []
-  for (const slot of slotsOf(format)) {
+  // A built serving tag is the creative itself: when the manifest carries one, the page shows it alone.
+  const tag = slotsOf(format).find(
+    (slot) => slot.asset_type === 'html' && first(assets[slot.asset_id])?.asset_type === 'html',
+  )
+  for (const slot of tag ? [tag] : slotsOf(format)) {
     const asset = first(assets[slot.asset_id])
     if (!asset) continue
     const s = (key: string) => (typeof asset[key] === 'string' ? (asset[key] as string) : '')
@@ -148,7 +149,7 @@ function page(format: CatalogFormat, assets: Record<string, unknown>): string {
   const box = size ? `width:${size.width}px;min-height:${size.height}px;` : 'max-width:1200px;'
   const inner = parts.join('')
   const body =
-    click && typeof click.url === 'string' && !slotsOf(format).some((slot) => slot.asset_type === 'html')
+    click && typeof click.url === 'string' && !tag
       ? `<a href="${escapeHtml(click.url)}" target="_blank" rel="noopener">${inner}</a>`
       : inner
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Preview: ${escapeHtml(format.name)}</title><style>body{margin:0;font-family:Helvetica,Arial,sans-serif}.creative{${box}overflow:hidden}.creative img{display:block;max-width:100%;height:auto}.creative a{color:inherit;text-decoration:none}</style></head><body><div class="creative" data-format="${escapeHtml(format.format_id.id)}">${body}</div></body></html>`
@@ -305,7 +306,7 @@ export async function previewCreative(
   }
   let request: PreviewCreativeRequest
   try {
-    request = parseShape(PreviewCreativeRequestSchema, input, 'preview_creative request')
+    request = parseWithManifests(PreviewCreativeRequestSchema, input, 'preview_creative request')
   } catch (error) {
     throw CreativeError.from(error)
   }

@@ -82,7 +82,7 @@ export async function postgresReceiverDatabase(pool: pg.Pool, schema: string): P
     },
     async insertRegistration(record) {
       await query(
-        `INSERT INTO $schema.receiver_registrations (${REGISTRATION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        `INSERT INTO $schema.receiver_registrations (${REGISTRATION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
         registrationValues(record),
       )
     },
@@ -100,29 +100,49 @@ export async function postgresReceiverDatabase(pool: pg.Pool, schema: string): P
       return rows.map(toRegistration)
     },
     async recordEvent(event) {
-      const { rows } = await query<{ seq: string; publications: number }>(
-        `INSERT INTO $schema.receiver_events (registration_id, idempotency_key, sender, operation_id, task_id,
-           task_type, status, terminal, received_at, payload, publications, forward_state, forward_next_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $12)
-         ON CONFLICT (registration_id, idempotency_key)
-           DO UPDATE SET publications = receiver_events.publications + 1
-         RETURNING seq, publications`,
-        [
-          event.registrationId,
-          event.idempotencyKey,
-          event.sender,
-          event.operationId ?? null,
-          event.taskId ?? null,
-          event.taskType ?? null,
-          event.status ?? null,
-          event.terminal,
-          event.receivedAt,
-          event.payload,
-          event.forward ? 'pending' : 'none',
-          event.forward ? event.receivedAt : null,
-        ],
+      const values = [
+        event.registrationId,
+        event.idempotencyKey,
+        event.sender,
+        event.operationId ?? null,
+        event.taskId ?? null,
+        event.taskType ?? null,
+        event.status ?? null,
+        event.terminal,
+        event.receivedAt,
+        event.payload,
+        event.forward ? 'pending' : 'none',
+        event.forward ? event.receivedAt : null,
+      ]
+      const insert = `INSERT INTO $schema.receiver_events (registration_id, idempotency_key, sender, operation_id,
+           task_id, task_type, status, terminal, received_at, payload, publications, forward_state, forward_next_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $12)`
+      type Row = { seq: string; publications: number }
+      if (!event.takeover) {
+        const { rows } = await query<Row>(
+          `${insert} ON CONFLICT (registration_id, idempotency_key)
+             DO UPDATE SET publications = receiver_events.publications + 1
+           RETURNING seq, publications`,
+          values,
+        )
+        return { seq: Number(rows[0]!.seq), publications: Number(rows[0]!.publications), recovered: false }
+      }
+      const { rows } = await query<Row>(
+        `${insert} ON CONFLICT (registration_id, idempotency_key) DO NOTHING RETURNING seq, publications`,
+        values,
       )
-      return { seq: Number(rows[0]!.seq), publications: Number(rows[0]!.publications) }
+      if (rows[0])
+        return { seq: Number(rows[0].seq), publications: Number(rows[0].publications), recovered: false }
+      // The earlier owner's row (read in a new statement: a concurrent insert is visible once committed).
+      const found = await query<Row>(
+        `SELECT seq, publications FROM $schema.receiver_events WHERE registration_id = $1 AND idempotency_key = $2`,
+        [event.registrationId, event.idempotencyKey],
+      )
+      return {
+        seq: Number(found.rows[0]!.seq),
+        publications: Number(found.rows[0]!.publications),
+        recovered: true,
+      }
     },
     async listEvents(registrationId, limit) {
       const { rows } = await query<EventRow>(

@@ -17,6 +17,9 @@ export interface RegistrationRow {
   retry_horizon_seconds: number | null
   label: string | null
   created_at: number
+  sender: string | null
+  publisher_domain: string | null
+  revocation_url: string | null
 }
 
 export interface EventRow {
@@ -48,7 +51,10 @@ export interface ForwardRow extends EventRow {
   forward_attempts: number
 }
 
-/** The values of a registration row, in column order (id, auth_mode, config, shape, token, horizon, label, created_at). */
+/**
+ * The values of a registration row, in column order (id, auth_mode, config, shape, token, horizon, label,
+ * created_at, sender, publisher_domain, revocation_url).
+ */
 export function registrationValues(record: RegistrationRecord): unknown[] {
   return [
     record.id,
@@ -59,6 +65,9 @@ export function registrationValues(record: RegistrationRecord): unknown[] {
     record.retryHorizonSeconds ?? null,
     record.label ?? null,
     record.createdAt,
+    record.sender ?? null,
+    record.publisherDomain ?? null,
+    record.revocationUrl ?? null,
   ]
 }
 
@@ -70,6 +79,9 @@ export function toRegistration(row: RegistrationRow): RegistrationRecord {
     ...(row.token ? { token: row.token } : {}),
     ...(row.retry_horizon_seconds !== null ? { retryHorizonSeconds: Number(row.retry_horizon_seconds) } : {}),
     ...(row.label ? { label: row.label } : {}),
+    ...(row.sender ? { sender: row.sender } : {}),
+    ...(row.publisher_domain ? { publisherDomain: row.publisher_domain } : {}),
+    ...(row.revocation_url ? { revocationUrl: row.revocation_url } : {}),
     createdAt: Number(row.created_at),
   }
 }
@@ -124,7 +136,7 @@ export const EVENT_COLUMNS =
 export const FAILURE_COLUMNS = 'seq, registration_id, code, http_status, message, at'
 
 export const REGISTRATION_COLUMNS =
-  'id, auth_mode, config, shape, token, retry_horizon_seconds, label, created_at'
+  'id, auth_mode, config, shape, token, retry_horizon_seconds, label, created_at, sender, publisher_domain, revocation_url'
 
 /** A forwarding lease's fence: random, so a lost lease can never be mistaken for a live one. */
 export const newFence = () => crypto.randomUUID()

@@ -3,8 +3,15 @@
  * refused rather than misread.
  */
 
-/** The version of the tables this receiver writes. */
-export const SCHEMA_VERSION = 1
+/**
+ * The version of the tables this receiver writes. 2 added `receiver_registrations.sender` (the seller whose
+ * registrations share one dedup keyspace); 3 added `publisher_domain` (adagents.json key pins) and
+ * `revocation_url` (the seller's key revocation list). An older database gains the columns when opened.
+ */
+export const SCHEMA_VERSION = 3
+
+/** Registration columns (all text) added after version 1: added in place to older tables when opened. */
+export const ADDED_REGISTRATION_COLUMNS = ['sender', 'publisher_domain', 'revocation_url'] as const
 
 /** The SQLite tables (created if missing). */
 export const SQLITE_SCHEMA = `
@@ -17,7 +24,10 @@ CREATE TABLE IF NOT EXISTS receiver_registrations (
   token TEXT,
   retry_horizon_seconds INTEGER,
   label TEXT,
-  created_at REAL NOT NULL
+  created_at REAL NOT NULL,
+  sender TEXT,
+  publisher_domain TEXT,
+  revocation_url TEXT
 );
 CREATE TABLE IF NOT EXISTS receiver_events (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -70,7 +80,10 @@ CREATE TABLE IF NOT EXISTS ${s}.receiver_registrations (
   token text,
   retry_horizon_seconds integer,
   label text,
-  created_at double precision NOT NULL
+  created_at double precision NOT NULL,
+  sender text,
+  publisher_domain text,
+  revocation_url text
 );
 CREATE TABLE IF NOT EXISTS ${s}.receiver_events (
   seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -107,4 +120,7 @@ CREATE TABLE IF NOT EXISTS ${s}.receiver_failures (
 );
 CREATE INDEX IF NOT EXISTS receiver_failures_registration ON ${s}.receiver_failures (registration_id, seq);
 CREATE INDEX IF NOT EXISTS receiver_failures_at ON ${s}.receiver_failures (at);
+ALTER TABLE ${s}.receiver_registrations ADD COLUMN IF NOT EXISTS sender text;
+ALTER TABLE ${s}.receiver_registrations ADD COLUMN IF NOT EXISTS publisher_domain text;
+ALTER TABLE ${s}.receiver_registrations ADD COLUMN IF NOT EXISTS revocation_url text;
 `

@@ -18,7 +18,7 @@ import {
   type ForwardRow,
   type RegistrationRow,
 } from './rows.js'
-import { SCHEMA_VERSION, SQLITE_SCHEMA } from './schema.js'
+import { ADDED_REGISTRATION_COLUMNS, SCHEMA_VERSION, SQLITE_SCHEMA } from './schema.js'
 import type { ReceiverDatabase } from './types.js'
 
 /** Creates the tables (in one transaction, refusing a file a newer receiver migrated) and prepares the statements. */
@@ -26,6 +26,14 @@ export function sqliteReceiverDatabase(database: Database.Database): ReceiverDat
   database
     .transaction(() => {
       database.exec(SQLITE_SCHEMA)
+      // Older tables lack the later registration columns: add them (SQLite has no ADD COLUMN IF NOT EXISTS).
+      const columns = database.prepare(`PRAGMA table_info(receiver_registrations)`).all() as {
+        name: string
+      }[]
+      for (const added of ADDED_REGISTRATION_COLUMNS) {
+        if (!columns.some((column) => column.name === added))
+          database.exec(`ALTER TABLE receiver_registrations ADD COLUMN ${added} TEXT`)
+      }
       const row = database
         .prepare(`SELECT value FROM receiver_settings WHERE name = 'schema_version'`)
         .get() as { value: string } | undefined
@@ -46,7 +54,7 @@ export function sqliteReceiverDatabase(database: Database.Database): ReceiverDat
     ),
     getSetting: database.prepare(`SELECT value FROM receiver_settings WHERE name = ?`),
     insertRegistration: database.prepare(
-      `INSERT INTO receiver_registrations (${REGISTRATION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO receiver_registrations (${REGISTRATION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     getRegistration: database.prepare(
       `SELECT ${REGISTRATION_COLUMNS} FROM receiver_registrations WHERE id = ?`,
@@ -60,6 +68,16 @@ export function sqliteReceiverDatabase(database: Database.Database): ReceiverDat
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)
        ON CONFLICT (registration_id, idempotency_key) DO UPDATE SET publications = publications + 1
        RETURNING seq, publications`,
+    ),
+    recordTakeover: database.prepare(
+      `INSERT INTO receiver_events (registration_id, idempotency_key, sender, operation_id, task_id, task_type,
+         status, terminal, received_at, payload, publications, forward_state, forward_next_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)
+       ON CONFLICT (registration_id, idempotency_key) DO NOTHING
+       RETURNING seq, publications`,
+    ),
+    findEvent: database.prepare(
+      `SELECT seq, publications FROM receiver_events WHERE registration_id = ? AND idempotency_key = ?`,
     ),
     listEvents: database.prepare(
       `SELECT ${EVENT_COLUMNS} FROM receiver_events WHERE registration_id = ? ORDER BY seq DESC LIMIT ?`,
@@ -134,7 +152,7 @@ export function sqliteReceiverDatabase(database: Database.Database): ReceiverDat
       return (statements.listRegistrations.all() as RegistrationRow[]).map(toRegistration)
     },
     async recordEvent(event) {
-      const row = statements.recordEvent.get(
+      const values = [
         event.registrationId,
         event.idempotencyKey,
         event.sender,
@@ -147,8 +165,13 @@ export function sqliteReceiverDatabase(database: Database.Database): ReceiverDat
         event.payload,
         event.forward ? 'pending' : 'none',
         event.forward ? event.receivedAt : null,
-      ) as { seq: number; publications: number }
-      return { seq: Number(row.seq), publications: Number(row.publications) }
+      ]
+      type Row = { seq: number; publications: number }
+      let row = (event.takeover ? statements.recordTakeover : statements.recordEvent).get(...values) as
+        Row | undefined
+      const recovered = row === undefined
+      row ??= statements.findEvent.get(event.registrationId, event.idempotencyKey) as Row
+      return { seq: Number(row.seq), publications: Number(row.publications), recovered }
     },
     async listEvents(registrationId, limit) {
       return (statements.listEvents.all(registrationId, limit) as EventRow[]).map(toEvent).reverse()

@@ -14,7 +14,8 @@ export type AuthConfig =
   | { readonly mode: 'hmac'; readonly secret: string }
   | { readonly mode: 'bearer'; readonly token: string }
 
-export type RegistrationShape = 'mcp' | 'a2a' | 'property-list' | 'collection-list'
+export type RegistrationShape =
+  'mcp' | 'a2a' | 'property-list' | 'collection-list' | 'artifact-push' | 'revocation-notification'
 
 export interface RegistrationRecord {
   readonly id: string
@@ -24,6 +25,19 @@ export interface RegistrationRecord {
   readonly token?: string
   readonly retryHorizonSeconds?: number
   readonly label?: string
+  /**
+   * The seller (typically its agent URL) whose deliveries this registration receives: registrations naming
+   * the same sender share one dedup keyspace and terminal outcomes. Absent: the registration is its own
+   * keyspace (or, with brand.json discovery, the agent's).
+   */
+  readonly sender?: string
+  /**
+   * The publisher whose `/.well-known/adagents.json` `signing_keys[]` pins the agent's keys (brand.json
+   * registrations only): a domain, or an origin URL (`http://` ones in development only).
+   */
+  readonly publisherDomain?: string
+  /** The seller's key revocation list (RFC 9421 registrations only); stale or unreadable fails closed. */
+  readonly revocationUrl?: string
   readonly createdAt: number
 }
 
@@ -42,6 +56,19 @@ export interface NewEvent {
   readonly payload: string
   /** Queue it for the downstream forwarder. */
   readonly forward: boolean
+  /**
+   * The receiver core took this delivery over from an owner whose lease ran out unacknowledged: a row already
+   * there is that owner's publication of this same event, not a second one.
+   */
+  readonly takeover?: boolean
+}
+
+/** Where a published event was stored. */
+export interface RecordedEvent {
+  readonly seq: number
+  readonly publications: number
+  /** A takeover found the event already stored by the earlier owner: nothing was written. */
+  readonly recovered: boolean
 }
 
 export interface EventRecord {
@@ -104,10 +131,11 @@ export interface ReceiverDatabase {
   listRegistrations(): Promise<RegistrationRecord[]>
 
   /**
-   * Inserts a published event, or, should the same (registration, idempotency key) be published again,
-   * increments its `publications`: one statement, so the counter cannot miss a publication.
+   * Inserts a published event. Should the same (registration, idempotency key) arrive again: after a takeover
+   * the stored row is that same publication (`recovered`, nothing written); otherwise it is a second
+   * publication and `publications` is incremented in the same statement, so the counter cannot miss one.
    */
-  recordEvent(event: NewEvent): Promise<{ seq: number; publications: number }>
+  recordEvent(event: NewEvent): Promise<RecordedEvent>
   /** The latest `limit` events of a registration, oldest first. */
   listEvents(registrationId: string, limit: number): Promise<EventRecord[]>
   /** Events with `seq > after`, oldest first (all registrations unless one is named). */

@@ -1,13 +1,14 @@
 import { readFile } from 'node:fs/promises'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { printJson, UsageError, type Io } from '../io.js'
-import { readServerSentEvents } from '../sse.js'
+import { readSse } from '@adwire/registry-client'
 
 export const receiverHelp = `usage: adwire receiver <command> [options]
 
 Talks to a running adwire reference receiver (apps/receiver; \`pnpm start:receiver\`) over its admin API.
 
-  register --url BASE --token ADMIN_TOKEN KEYS [--shape SHAPE] [--push-token-file FILE] [--label TEXT]
+  register --url BASE --token ADMIN_TOKEN KEYS [--shape SHAPE] [--sender SELLER] [--push-token-file FILE] [--label TEXT]
+           [--publisher-domain DOMAIN] [--revocation-url URL]
                                create a webhook registration; prints {"id":"…","url":"…"} (give url to the
                                seller as push_notification_config.url)
       KEYS is one of:
@@ -18,7 +19,12 @@ Talks to a running adwire reference receiver (apps/receiver; \`pnpm start:receiv
         --hmac-secret-file FILE        legacy HMAC-SHA256 (deprecated) with this shared secret
         --bearer-token-file FILE       legacy Bearer (deprecated) with this token
       --shape mcp|a2a|property-list|collection-list   the body shape (default: detected per delivery)
+      --sender SELLER                the seller's identity (e.g. its agent URL): registrations naming the
+                                     same sender share one dedup keyspace (several URLs, HMAC → RFC 9421)
       --push-token-file FILE         the push_notification_config.token deliveries must echo
+      --publisher-domain DOMAIN      with --agent-url: only the keys the publisher's adagents.json
+                                     signing_keys[] pins for the agent verify (when it pins any)
+      --revocation-url URL           RFC 9421: the seller's key revocation list (stale or unreadable fails closed)
   events --url BASE --token ADMIN_TOKEN --registration ID [--follow] [--limit N]
                                print a registration's events, one JSON line each
                                ({"idempotency_key","operation_id","task_id","status","received_at","publications"});
@@ -94,7 +100,10 @@ async function register(argv: string[], io: Io): Promise<number> {
       'bearer-token-file': { type: 'string' },
       shape: { type: 'string' },
       'push-token-file': { type: 'string' },
+      sender: { type: 'string' },
       label: { type: 'string' },
+      'publisher-domain': { type: 'string' },
+      'revocation-url': { type: 'string' },
     },
   })
   const server = target(values)
@@ -112,6 +121,12 @@ async function register(argv: string[], io: Io): Promise<number> {
   }
   if (values['brand-json-url'] && !values['agent-url']) {
     throw new UsageError('--brand-json-url needs --agent-url (the agents[].url the brand.json lists)')
+  }
+  if (values['publisher-domain'] !== undefined && !values['agent-url']) {
+    throw new UsageError('--publisher-domain needs --agent-url (the agent its adagents.json pins keys for)')
+  }
+  if (values['revocation-url'] !== undefined && (values['hmac-secret-file'] || values['bearer-token-file'])) {
+    throw new UsageError('--revocation-url applies to RFC 9421 keys (--jwks, --jwks-uri, --agent-url)')
   }
   const shapes = ['mcp', 'a2a', 'property-list', 'collection-list']
   if (values.shape !== undefined && !shapes.includes(values.shape)) {
@@ -139,6 +154,9 @@ async function register(argv: string[], io: Io): Promise<number> {
   } else body = { auth: 'bearer', token: await readText(values['bearer-token-file']!, 'token file') }
   if (values.shape) body.shape = values.shape
   if (values.label) body.label = values.label
+  if (values.sender !== undefined) body.sender = values.sender
+  if (values['publisher-domain'] !== undefined) body.publisher_domain = values['publisher-domain']
+  if (values['revocation-url'] !== undefined) body.revocation_url = values['revocation-url']
   if (values['push-token-file'])
     body.push_token = await readText(values['push-token-file'], 'push token file')
 
@@ -209,7 +227,7 @@ async function events(argv: string[], io: Io): Promise<number> {
       }
       if (response.ok && response.body) {
         try {
-          for await (const message of readServerSentEvents(response.body)) {
+          for await (const message of readSse(response.body)) {
             if (message.id) cursor = message.id
             if (message.event === 'delivery') printJson(io, eventLine(JSON.parse(message.data)))
           }

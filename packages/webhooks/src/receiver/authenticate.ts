@@ -19,8 +19,10 @@ export interface AuthenticateContext {
 
 /**
  * Verifies a delivery in the one mode its registration chose, and resolves with the verified sender identity
- * (the dedup keyspace). A delivery authenticated another way is `webhook_mode_mismatch`: a receiver never
- * tries RFC 9421 and then HMAC.
+ * (the dedup keyspace): the registration's configured `sender` whatever the mode (so the HMAC and RFC 9421
+ * registrations of one seller share a keyspace), else the signer a key resolver names, else the registration.
+ * A delivery authenticated another way is `webhook_mode_mismatch`: a receiver never tries RFC 9421 and then
+ * HMAC.
  */
 export async function authenticate(
   request: Request,
@@ -31,7 +33,7 @@ export async function authenticate(
   const headers = request.headers
   const has9421 = headers.has('signature-input') || headers.has('signature')
   const hasHmac = headers.has('x-adcp-signature') || headers.has('x-adcp-timestamp')
-  const fallback = registration.sender ?? registration.id
+  const configured = registration.sender
   const auth = registration.auth
   try {
     if (auth.mode === 'rfc9421') {
@@ -46,7 +48,7 @@ export async function authenticate(
           maxNoncesPerKey: context.maxNoncesPerKey,
         },
       )
-      return `rfc9421:${verified.signer ?? fallback}`
+      return configured ?? `rfc9421:${verified.signer ?? registration.id}`
     }
     if (has9421)
       throw mismatch(
@@ -54,14 +56,14 @@ export async function authenticate(
       )
     if (auth.mode === 'hmac') {
       await verifyHmacWebhook({ headers, body }, { secret: auth.secret, now: context.now })
-      return `hmac:${fallback}`
+      return configured ?? `hmac:${registration.id}`
     }
     if (hasHmac) throw mismatch('an HMAC-signed delivery on a Bearer registration')
     await verifyBearerWebhook(headers, auth.token)
     const { duplicates } = findDuplicateKeys(new TextDecoder().decode(body))
     if (duplicates.length > 0)
       throw new SignatureError('webhook_body_malformed', 'body has duplicate object keys', 14)
-    return `bearer:${fallback}`
+    return configured ?? `bearer:${registration.id}`
   } catch (error) {
     if (error instanceof Rejection) throw error
     if (SignatureError.is(error) && TRANSIENT.has(error.code)) {

@@ -9,6 +9,7 @@ import {
   toSchemaIssues,
 } from '@adwire/schemas'
 import type { ZodType } from 'zod'
+import { readKeyedEvent } from './keyed-events.js'
 import { Rejection } from './respond.js'
 import type { PayloadShape } from './types.js'
 
@@ -27,7 +28,10 @@ export interface Envelope {
   readonly status?: string
   readonly terminal: boolean
   readonly data: Record<string, unknown> | null
-  /** `{task_type, status, value}`: what two terminal observations of one task are compared on. */
+  /**
+   * `{status, value}` in a channel-neutral form: what two terminal observations of one task are compared on,
+   * whichever channel (MCP or A2A) each arrived by. See {@link terminalComparison}.
+   */
   readonly comparison?: unknown
   /** The token the sender echoed, if any. */
   readonly token?: string
@@ -55,7 +59,33 @@ export function readEnvelope(payload: unknown, declared: PayloadShape | undefine
     case 'property-list':
     case 'collection-list':
       return readListEvent(payload, shape)
+    case 'artifact-push':
+    case 'revocation-notification':
+      return readKeyedEvent(payload, shape)
   }
+}
+
+/**
+ * Members of an AdCP result that belong to the call, not to the outcome: the echoed request `context` (the
+ * sender puts it inside the A2A DataPart but beside the MCP `result`) and the replay marker `replayed`
+ * (AdCP async-identity-and-convergence: transport fields are excluded from the comparison record).
+ */
+const ENVELOPE_ONLY_MEMBERS = new Set(['context', 'replayed'])
+
+/**
+ * The channel-neutral comparison record of a task observation: the normalised task status (A2A
+ * `TASK_STATE_COMPLETED` and MCP `completed` alike) and the AdCP result without envelope-only members, an
+ * empty result counting as none. `task_type` is left out: the task id already fixes it, and A2A deliveries do
+ * not carry it, so including it would make the same outcome over MCP and over A2A conflict.
+ *
+ * @example
+ * terminalComparison('completed', { media_buy_id: 'mb_1', context: { c: 1 } })
+ * // { status: 'completed', value: { media_buy_id: 'mb_1' } }
+ */
+export function terminalComparison(status: string, value: unknown): { status: string; value: unknown } {
+  if (!isObject(value)) return { status, value: value ?? null }
+  const kept = Object.entries(value).filter(([name]) => !ENVELOPE_ONLY_MEMBERS.has(name))
+  return { status, value: kept.length === 0 ? null : Object.fromEntries(kept) }
 }
 
 /** The envelope members the receiver reads, as the schema guarantees them after a successful parse. */
@@ -111,7 +141,7 @@ function readMcp(payload: Record<string, unknown>): Envelope {
     status: envelope.status,
     terminal: parsed.terminal,
     data: parsed.data,
-    comparison: { task_type: envelope.task_type, status: envelope.status, value: payload.result ?? null },
+    comparison: terminalComparison(envelope.status, payload.result),
     ...(typeof envelope.token === 'string' ? { token: envelope.token } : {}),
   }
 }
@@ -132,7 +162,7 @@ function readA2A(payload: Record<string, unknown>): Envelope {
     status: parsed.status,
     terminal: parsed.terminal,
     data: parsed.data,
-    comparison: { task_type: null, status: parsed.status, value: parsed.data },
+    comparison: terminalComparison(parsed.status, parsed.data),
   }
 }
 

@@ -3,6 +3,7 @@ import { constantTimeEqual } from '@adwire/http-signatures'
 import { authenticate } from './authenticate.js'
 import { readBody, requireJson } from './body.js'
 import { readEnvelope, type Envelope } from './envelope.js'
+import { registrationProblem } from './registration.js'
 import { json, Rejection, rejectionResponse, retryAfter } from './respond.js'
 import type { ReceivedEvent, Registration, WebhookReceiver, WebhookReceiverOptions } from './types.js'
 
@@ -20,7 +21,11 @@ async function sha256Hex(text: string): Promise<string> {
  * claim on (verified sender, idempotency_key) bound to the payload's RFC 8785 fingerprint: the first delivery
  * publishes and is acknowledged (200), a completed duplicate is 200 without republication, an identical one in
  * flight is 503, a changed payload is 409, a full keyspace 429, an unreachable store 503. Terminal outcomes
- * converge per (sender, task_id): first terminal wins, later non-terminal is stale, a different terminal is 409.
+ * converge per (sender, task_id) across channels (MCP and A2A compared on status and result alone): first
+ * terminal wins, later non-terminal is stale, a different terminal is 409. With `protocol: '3.1'` every
+ * duplicate is 200 (first copy wins) and there is no convergence. A registration that cannot be used (a
+ * property-list registration in a legacy mode, see {@link registrationProblem}) is refused with 401
+ * `webhook_registration_invalid`.
  *
  * @example
  * const receiver = createWebhookReceiver({ registration: (request) => registrations.get(idFrom(request.url)),
@@ -82,6 +87,17 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
         log({ ...base, outcome: 'duplicate', status: 200 })
         return json(200, { status: 'duplicate' })
       case 'processing':
+        if (protocol === '3.1') {
+          // 3.1: duplicates are answered 2xx and the first copy wins; its owner publishes it (and a crashed
+          // owner's claim is taken over by the sender's next retry of the first copy, after the lease).
+          log({
+            ...base,
+            outcome: 'duplicate',
+            status: 200,
+            message: 'identical delivery still being published by its first copy (3.1)',
+          })
+          return json(200, { status: 'duplicate' })
+        }
         throw new Rejection(
           503,
           'delivery_in_flight',
@@ -118,6 +134,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     const ref = { namespace: 'webhook' as const, scope: sender, key: idempotencyKey, fence: claim.fence }
     return publishOwned(envelope, {
       ...base,
+      takeover: claim.takeover,
       ref,
       fingerprint,
       retention,
@@ -141,6 +158,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       body: Uint8Array
       payload: Record<string, unknown>
       registration: Registration
+      takeover: boolean
     },
   ): Promise<Response> {
     const { sender, idempotencyKey, ref, now } = context
@@ -201,6 +219,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
         payload: context.payload,
         body: context.body,
         reemission,
+        takeover: context.takeover,
         receivedAt: now,
       }
       try {
@@ -282,6 +301,12 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
         registration = await options.registration(request)
         if (!registration)
           throw new Rejection(404, 'unknown_registration', 'no webhook is registered at this URL')
+        const problem = registrationProblem(registration)
+        if (problem) {
+          // The buyer's configuration, not the delivery, is wrong: refused without reading the body. A plain
+          // 401 (no Signature challenge) lets the seller retry once the registration is fixed.
+          throw new Rejection(401, 'webhook_registration_invalid', problem)
+        }
         if (request.method !== 'POST')
           throw new Rejection(405, 'method_not_allowed', 'webhooks are delivered with POST', {
             allow: 'POST',

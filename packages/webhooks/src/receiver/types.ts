@@ -22,16 +22,29 @@ export type ReceiverAuth =
       readonly token: string | readonly string[]
     }
 
-/** The body shape a registration promises: set by the registration channel, never guessed when known. */
-export type PayloadShape = 'mcp' | 'a2a' | 'property-list' | 'collection-list'
+/**
+ * The body shape a registration promises: set by the registration channel, never guessed when known.
+ * `artifact-push` is `content-standards/artifact-webhook-payload.json` (a sales agent pushing content
+ * artifacts), `revocation-notification` is `brand/revocation-notification.json` (a rights holder revoking
+ * rights); both are deduplicated on their `idempotency_key`, like the list events.
+ */
+export type PayloadShape =
+  'mcp' | 'a2a' | 'property-list' | 'collection-list' | 'artifact-push' | 'revocation-notification'
 
 /** One webhook registration: a URL the buyer gave a seller, and how deliveries to it are authenticated. */
 export interface Registration {
   readonly id: string
   readonly auth: ReceiverAuth
   /**
-   * The sender's identity for deduplication when the credential does not name one (static JWKS, HMAC,
-   * Bearer). RFC 9421 key resolvers that know the signer (`agents[].url`) override it. Defaults to the id.
+   * The seller this registration's deliveries come from (typically its agent URL): when set, it is the dedup
+   * keyspace and the terminal-convergence identity of every delivery the registration verifies, whatever the
+   * auth mode and whichever signer a key resolver names. Registrations of one seller that give the same
+   * `sender` share one keyspace: several URLs of one seller, its MCP and A2A registrations, and its HMAC and
+   * RFC 9421 registrations during a migration (AdCP: both identity forms SHOULD map to one keyspace). Setting
+   * it asserts that the registration's credentials belong to that seller.
+   *
+   * When absent: the signer an RFC 9421 key resolver names (`rfc9421:<agents[].url>`), else the registration
+   * alone (`rfc9421:<id>`, `hmac:<id>`, `bearer:<id>`).
    */
   readonly sender?: string
   /** The body shape; detected from the body (MCP or A2A) only when absent. */
@@ -64,6 +77,14 @@ export interface ReceivedEvent {
   readonly body: Uint8Array
   /** True when this notification_id was already delivered under another idempotency key (a re-emission). */
   readonly reemission: boolean
+  /**
+   * True when this delivery took publication over from an earlier owner whose lease ran out before it
+   * acknowledged: that owner may have died after its publish callback returned, so this event may already
+   * be published. The core is exactly-once up to the acknowledgement and at-least-once across that one
+   * window; a sink that must never hold an event twice stores it keyed by (registrationId, idempotencyKey)
+   * and, on a takeover, treats a row already there as this same publication.
+   */
+  readonly takeover: boolean
   /** Unix seconds. */
   readonly receivedAt: number
 }
@@ -102,7 +123,10 @@ export interface WebhookReceiverOptions {
   readonly convergence: ConvergenceStore
   /** Durable (keyid, nonce) replay store, shared by every instance. */
   readonly replayStore: ReplayStore
-  /** Runs once per accepted event; the delivery is acknowledged only after it resolves. */
+  /**
+   * Publishes an accepted event; the delivery is acknowledged (200) only after it resolves. Called once per
+   * (sender, idempotency_key), except after a {@link ReceivedEvent.takeover}.
+   */
   readonly publish: (event: ReceivedEvent) => Promise<void>
   readonly revocation?: RevocationSource
   /** Unix seconds. Default: the system clock. */
@@ -110,7 +134,9 @@ export interface WebhookReceiverOptions {
   readonly limits?: ReceiverLimits
   /**
    * `'3.2'` (default): a changed payload under a used key is 409, an identical delivery in flight is 503, and
-   * terminal outcomes converge per task. `'3.1'`: the first copy wins (2xx) and there is no convergence step.
+   * terminal outcomes converge per task. `'3.1'`: duplicates are answered 2xx always and the first copy wins
+   * (a changed payload and a copy arriving while the first is still being published are both 200
+   * `duplicate`: the first copy's owner publishes it), and there is no convergence step.
    */
   readonly protocol?: '3.2' | '3.1'
   /** Called for every delivery with how it ended. */

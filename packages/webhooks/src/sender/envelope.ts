@@ -1,7 +1,7 @@
 /**
  * Builds the body of a delivery once, by registration channel (AdCP webhooks.mdx, "Registration channel
- * determines envelope shape"): the flat MCP-shape envelope, or an A2A v0.3 Task (final states) /
- * TaskStatusUpdateEvent (interim states). The body is serialised here, once, as compact JSON; the outbox stores
+ * determines envelope shape"): the flat MCP-shape envelope, or an A2A Task (final states) /
+ * TaskStatusUpdateEvent (interim states) in A2A v0.3 or 1.0 form. The body is serialised here, once, as compact JSON; the outbox stores
  * these exact bytes and every attempt sends them.
  */
 import {
@@ -16,7 +16,7 @@ import {
 import type { ZodType } from 'zod'
 import { WebhookError } from '../errors.js'
 import type { ResolvedRegistration } from './registration.js'
-import type { TaskEvent } from './types.js'
+import type { A2AVersion, TaskEvent } from './types.js'
 
 /** A serialised delivery: the body and the key that names it on every retry. */
 export interface BuiltBody {
@@ -31,8 +31,16 @@ const invalid = (message: string, cause?: unknown) =>
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
 
-/** Serialises once, then validates what will actually be sent (the JSON round trip, not the input object). */
-function serialise(payload: unknown, schema: ZodType<unknown>, what: string): string {
+/**
+ * Serialises once, then validates what will actually be sent (the JSON round trip, not the input object);
+ * `inner` picks the validated object out of a wrapper.
+ */
+function serialise(
+  payload: unknown,
+  schema: ZodType<unknown>,
+  what: string,
+  inner: (sent: Record<string, unknown>) => unknown = (sent) => sent,
+): string {
   let body: string
   try {
     body = JSON.stringify(payload)
@@ -40,7 +48,7 @@ function serialise(payload: unknown, schema: ZodType<unknown>, what: string): st
     throw invalid(`${what} is not serialisable as JSON: ${(error as Error).message}`, error)
   }
   try {
-    parseShape(schema, JSON.parse(body), what)
+    parseShape(schema, inner(JSON.parse(body) as Record<string, unknown>), what)
   } catch (error) {
     if (SchemaError.is(error)) throw invalid(error.message, error)
     throw error
@@ -89,21 +97,41 @@ export function buildMcpBody(
   return { idempotencyKey, body: serialise(payload, schema, 'MCP webhook envelope') }
 }
 
+/** AdCP task status → A2A 1.0 `TaskState` enum name. */
+const A2A_1_STATES: Readonly<Record<string, string>> = {
+  submitted: 'TASK_STATE_SUBMITTED',
+  working: 'TASK_STATE_WORKING',
+  'input-required': 'TASK_STATE_INPUT_REQUIRED',
+  'auth-required': 'TASK_STATE_AUTH_REQUIRED',
+  completed: 'TASK_STATE_COMPLETED',
+  failed: 'TASK_STATE_FAILED',
+  canceled: 'TASK_STATE_CANCELED',
+  rejected: 'TASK_STATE_REJECTED',
+  unknown: 'TASK_STATE_UNSPECIFIED',
+}
+
 /**
- * The A2A v0.3 shape: a `Task` (`kind: "task"`) whose `artifacts[0]` carries the AdCP result in a DataPart for
- * completed, failed, canceled and rejected; a `TaskStatusUpdateEvent` (`kind: "status-update"`) whose status
- * message carries it in its first DataPart otherwise. The registration's `context` rides in the DataPart.
+ * The A2A shape of a task event: a `Task` whose `artifacts[0]` carries the AdCP result in a DataPart for
+ * completed, failed, canceled and rejected; a `TaskStatusUpdateEvent` whose status message carries it in its
+ * first DataPart otherwise. The registration's `context` rides in the DataPart.
+ * - v0.3 (default): the bare object with `kind` members (`task`, `status-update`, `message`, `text`,
+ *   `data`), lowercase states and role `agent`;
+ * - 1.0: the StreamResponse wrapper `{task}` / `{statusUpdate}`, `TASK_STATE_*` states, role `ROLE_AGENT`,
+ *   parts `{text}` / `{data}` and no `kind` anywhere (AdCP a2a-response-extraction vectors `a2a-1.0-*`).
  */
 export function buildA2ABody(
   registration: ResolvedRegistration,
   event: TaskEvent,
   timestamp: string,
+  version: A2AVersion = '0.3',
 ): BuiltBody {
   checkEvent(event)
   if (!TaskStatusSchema.safeParse(event.status).success)
     throw invalid(
       `event.status "${String(event.status)}" is not a task status (${TaskStatusSchema.options.join(', ')})`,
     )
+  const v1 = version === '1.0'
+  const kind = (name: string) => (v1 ? {} : { kind: name })
   const contextId = event.context_id ?? event.task_id
   const data =
     event.result !== undefined || registration.context !== undefined
@@ -115,39 +143,46 @@ export function buildA2ABody(
         }
       : undefined
   const parts = [
-    ...(event.message !== undefined ? [{ kind: 'text', text: event.message }] : []),
-    ...(data !== undefined ? [{ kind: 'data', data }] : []),
+    ...(event.message !== undefined ? [{ ...kind('text'), text: event.message }] : []),
+    ...(data !== undefined ? [{ ...kind('data'), data }] : []),
   ]
-  const status = { state: event.status, timestamp: event.timestamp ?? timestamp }
+  const status = {
+    state: v1 ? (A2A_1_STATES[event.status] ?? 'TASK_STATE_UNSPECIFIED') : event.status,
+    timestamp: event.timestamp ?? timestamp,
+  }
   const terminal = TERMINAL_TASK_STATUSES.has(event.status)
-  const payload = terminal
+  const body = terminal
     ? {
-        kind: 'task',
+        ...kind('task'),
         id: event.task_id,
         contextId,
         status,
         artifacts: [{ artifactId: `${event.task_id}-result`, name: event.task_type, parts }],
       }
     : {
-        kind: 'status-update',
+        ...kind('status-update'),
         taskId: event.task_id,
         contextId,
         status: {
           ...status,
           message: {
-            kind: 'message',
-            role: 'agent',
+            ...kind('message'),
+            role: v1 ? 'ROLE_AGENT' : 'agent',
             messageId: crypto.randomUUID(),
             taskId: event.task_id,
             contextId,
             parts,
           },
         },
-        final: false,
+        // A2A 1.0 dropped `final` from TaskStatusUpdateEvent (the stream's end says it).
+        ...(v1 ? {} : { final: false }),
       }
+  const wrapper = terminal ? 'task' : 'statusUpdate'
+  const payload = v1 ? { [wrapper]: body } : body
   const schema = (terminal ? A2ATaskSchema : A2ATaskStatusUpdateEventSchema) as unknown as ZodType<unknown>
+  const what = `A2A ${version} ${terminal ? 'Task' : 'TaskStatusUpdateEvent'}`
   return {
     idempotencyKey: crypto.randomUUID(),
-    body: serialise(payload, schema, terminal ? 'A2A Task' : 'A2A TaskStatusUpdateEvent'),
+    body: serialise(payload, schema, what, v1 ? (sent) => sent[wrapper] : undefined),
   }
 }

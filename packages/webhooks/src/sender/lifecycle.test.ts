@@ -198,4 +198,55 @@ describe('media buy webhooks', () => {
       code: 'webhook_after_final',
     })
   })
+
+  it('with 4 workers, the final report waits for an earlier impairment being retried; other buys do not', async () => {
+    const { sender, clock } = await setup({ concurrency: 4, random: () => 0 })
+    let failures = 1
+    const buyer = await startEndpoint({
+      fallback: (request, response) => {
+        const fail = request.text.includes('"imp_cr_1"') && failures-- > 0
+        response.writeHead(fail ? 503 : 200)
+        response.end()
+      },
+    })
+    endpoints.push(buyer)
+    const registration = (path: string): WebhookRegistration => ({
+      channel: 'adcp',
+      config: { url: `${buyer.origin}/${path}`, operation_id: `op_${path}` },
+    })
+    const buy = sender.mediaBuy({
+      mediaBuyId: 'mb_1',
+      notifications: registration('events'),
+      reporting: registration('reports'),
+    })
+    const other = sender.mediaBuy({ mediaBuyId: 'mb_2', notifications: registration('events') })
+    const received = () =>
+      buyer.requests.map((request) => {
+        const body = JSON.parse(request.text) as {
+          notification_id?: string
+          result?: { notification_type?: string }
+        }
+        return body.notification_id ?? body.result?.notification_type
+      })
+    await buy.impairment(impairment('cr_1', 'suspended'), {
+      key: 'creative:cr_1',
+      class: 'latency-sensitive',
+    })
+    await buy.finish('completed', report('final'))
+    await other.impairment(impairment('cr_2', 'revoked'), {
+      key: 'creative:cr_2',
+      class: 'latency-sensitive',
+    })
+    // Three entries due and four free workers: both impairments go (cr_1 gets a 503), the final report waits.
+    await sender.drain()
+    expect(received().sort()).toEqual(['imp_cr_1', 'imp_cr_2'])
+    expect((await sender.activity('op_events')).map((row) => row.http_status_code).sort()).toEqual([200, 503])
+
+    clock.advance(2)
+    await sender.drain()
+    expect(received().slice(2)).toEqual(['imp_cr_1', 'final'])
+    expect(await sender.activity('op_reports')).toEqual([
+      expect.objectContaining({ status: 'success', http_status_code: 200, attempt: 1 }),
+    ])
+  })
 })

@@ -3,7 +3,12 @@
  * response is terminal; one per later status change; for a media buy reaching completed, canceled or
  * rejected, the queued impairments first, then the `final` delivery report, then nothing more.
  *
- * These trackers hold the last status in memory. After a restart, create them again with the status the
+ * The order holds at any worker concurrency and across senders sharing one outbox: the final report is an
+ * outbox barrier, never leased while an earlier entry of its buy (an impairment being retried, say) is
+ * pending. "Nothing more" is durable: the outbox records the buy as closed with its final report (or on
+ * `finish` without a reporting webhook) and refuses later events of the buy, after a restart too.
+ *
+ * Task trackers hold the last status in memory. After a restart, create them again with the status the
  * seller's own task or media buy store holds (a terminal one refuses everything).
  */
 import { TaskStatusSchema, TERMINAL_TASK_STATUSES } from '@adwire/schemas'
@@ -23,8 +28,11 @@ import type {
 /** What the trackers need from the sender. */
 export interface SenderCore {
   notify(registration: WebhookRegistration, event: TaskEvent, options?: NotifyOptions): Promise<string>
-  /** Flushes the buy's queued impairments and refuses anything more for it. */
-  closeMediaBuy(mediaBuyId: string): Promise<void>
+  /**
+   * Flushes the buy's queued impairments and closes it durably (refusing anything more for it). Resolves
+   * with false when it was closed already.
+   */
+  closeMediaBuy(mediaBuyId: string): Promise<boolean>
   markClosed(mediaBuyId: string): void
   isClosed(mediaBuyId: string): boolean
 }
@@ -143,7 +151,11 @@ export function mediaBuyWebhooks(core: SenderCore, init: MediaBuyWebhooksInit): 
             `media buy ${mediaBuyId} already had its final delivery report`,
           )
         if (!init.reporting) {
-          await core.closeMediaBuy(mediaBuyId)
+          if (!(await core.closeMediaBuy(mediaBuyId)))
+            throw new WebhookError(
+              'webhook_after_final',
+              `media buy ${mediaBuyId} already had its final delivery report`,
+            )
           return undefined
         }
         const event = reportEvent(mediaBuyId, finalReport)

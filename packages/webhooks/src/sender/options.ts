@@ -1,5 +1,5 @@
 import { WebhookError } from '../errors.js'
-import type { CoalesceClass, WebhookSenderOptions } from './types.js'
+import type { A2AVersion, CoalesceClass, WebhookSenderOptions } from './types.js'
 
 /** The retry policy with every default applied. */
 export interface RetryPolicy {
@@ -21,6 +21,8 @@ export interface ResolvedSenderOptions {
   readonly leaseSeconds: number
   readonly timeoutMs: number
   readonly pollIntervalMs: number
+  readonly a2aVersion: A2AVersion
+  readonly refuseBearerForMutatingTasks: boolean
 }
 
 /**
@@ -100,6 +102,11 @@ export function resolveSenderOptions(options: WebhookSenderOptions): ResolvedSen
   const leaseSeconds = number(options.leaseSeconds, 60, 'leaseSeconds', (n) => n > 0)
   if (leaseSeconds * 1000 <= timeoutMs)
     throw invalid(`leaseSeconds (${leaseSeconds}) must exceed the attempt timeout (${timeoutMs} ms)`)
+  const a2aVersion = options.a2aVersion ?? '0.3'
+  if (a2aVersion !== '0.3' && a2aVersion !== '1.0')
+    throw invalid(`a2aVersion must be "0.3" or "1.0", not ${String(options.a2aVersion)}`)
+  const refuseBearer = options.refuseBearerForMutatingTasks ?? true
+  if (typeof refuseBearer !== 'boolean') throw invalid('refuseBearerForMutatingTasks must be a boolean')
   return {
     fetch: fetchFunction,
     now: options.now ?? (() => Date.now() / 1000),
@@ -110,5 +117,7 @@ export function resolveSenderOptions(options: WebhookSenderOptions): ResolvedSen
     leaseSeconds,
     timeoutMs,
     pollIntervalMs: number(options.pollIntervalMs, 1_000, 'pollIntervalMs', (n) => n > 0),
+    a2aVersion,
+    refuseBearerForMutatingTasks: refuseBearer,
   }
 }

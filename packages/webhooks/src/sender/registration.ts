@@ -1,7 +1,7 @@
 import { assertHmacSecret, SignatureError } from '@adwire/http-signatures'
 import { PushNotificationConfigSchema, toSchemaIssues } from '@adwire/schemas'
 import { WebhookError } from '../errors.js'
-import type { LegacyAuthentication, WebhookRegistration } from './types.js'
+import type { A2AVersion, LegacyAuthentication, WebhookRegistration } from './types.js'
 
 /** A legacy scheme chosen by the buyer: exactly one, never combined with RFC 9421. */
 export interface LegacyAuth {
@@ -18,6 +18,57 @@ export interface ResolvedRegistration {
   readonly token?: string
   readonly legacy?: LegacyAuth
   readonly context?: Readonly<Record<string, unknown>>
+  /** A2A registrations only, when the registration names one. */
+  readonly a2aVersion?: A2AVersion
+}
+
+/**
+ * Task types whose callbacks report a change of state (a media buy, creatives, a signal activation, a
+ * property or collection list, accounts, event sources, audiences, catalogs, logged events, rights): AdCP
+ * sellers SHOULD refuse legacy Bearer authentication for them, since Bearer gives no body integrity. The
+ * read-only task types (get_*, list_*, search_brands, media_buy_delivery reports) are not listed.
+ * `build_creative` is listed: its result is the creative the buyer will traffic.
+ */
+export const MUTATING_TASK_TYPES: ReadonlySet<string> = new Set([
+  'create_media_buy',
+  'update_media_buy',
+  'sync_creatives',
+  'build_creative',
+  'activate_signal',
+  'create_property_list',
+  'update_property_list',
+  'delete_property_list',
+  'create_collection_list',
+  'update_collection_list',
+  'delete_collection_list',
+  'sync_accounts',
+  'sync_event_sources',
+  'sync_audiences',
+  'sync_catalogs',
+  'log_event',
+  'acquire_rights',
+  'update_rights',
+])
+
+/**
+ * Refuses (`INVALID_REQUEST`) a legacy Bearer registration for a mutating task type (see
+ * {@link MUTATING_TASK_TYPES}). Agents call it when a task request arrives, so the buyer hears it at once
+ * rather than through a failed webhook; the sender calls it on every event too.
+ *
+ * @example
+ * refuseBearerForMutatingTask(request.push_notification_config?.authentication, 'create_media_buy')
+ * // throws WebhookError INVALID_REQUEST
+ */
+export function refuseBearerForMutatingTask(
+  authentication: LegacyAuthentication | undefined,
+  taskType: string,
+): void {
+  const schemes = isObject(authentication) ? authentication.schemes : undefined
+  if (!Array.isArray(schemes) || !schemes.includes('Bearer')) return
+  if (!MUTATING_TASK_TYPES.has(taskType)) return
+  throw invalid(
+    `legacy Bearer authentication is refused for ${taskType} webhooks: it gives no body integrity; register without authentication (RFC 9421) or with HMAC-SHA256`,
+  )
 }
 
 /**
@@ -112,6 +163,9 @@ export function resolveRegistration(registration: WebhookRegistration): Resolved
     if (config.token !== undefined && (typeof config.token !== 'string' || /[\r\n]/.test(config.token)))
       throw invalid('the A2A token must be a string without line breaks')
     const legacy = checkLegacy(config.authentication)
+    const version = registration.a2aVersion
+    if (version !== undefined && version !== '0.3' && version !== '1.0')
+      throw invalid(`a2aVersion must be "0.3" or "1.0", not ${String(version)}`)
     return {
       channel,
       destination: registration.destination ?? config.id ?? url,
@@ -119,6 +173,7 @@ export function resolveRegistration(registration: WebhookRegistration): Resolved
       ...(config.token !== undefined ? { token: config.token } : {}),
       ...(legacy ? { legacy } : {}),
       ...(registration.context ? { context: registration.context } : {}),
+      ...(version ? { a2aVersion: version } : {}),
     }
   }
   throw invalid(`unknown registration channel "${String(channel)}" (adcp or a2a)`)

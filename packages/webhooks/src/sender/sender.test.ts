@@ -156,14 +156,14 @@ describe('createWebhookSender: legacy authentication only when the buyer asked f
     ).resolves.toEqual({ timestamp: clock.now() })
   })
 
-  it('Bearer: Authorization header only', async () => {
+  it('Bearer: Authorization header only (a read-only task)', async () => {
     const buyer = await endpoint()
     const { sender } = setup()
     await sender.notify(
       registration(`${buyer.origin}/bearer`, {
         authentication: { schemes: ['Bearer'], credentials: BEARER },
       }),
-      working,
+      { ...working, task_type: 'get_products' },
     )
     await sender.drain()
     const [request] = buyer.requests
@@ -171,5 +171,57 @@ describe('createWebhookSender: legacy authentication only when the buyer asked f
     expect(request!.headers['signature']).toBeUndefined()
     expect(request!.headers['x-adcp-signature']).toBeUndefined()
     expect(Object.keys(request!.headers).some((name) => name.startsWith('x-adwire'))).toBe(false)
+  })
+})
+
+describe('createWebhookSender: legacy Bearer refused for mutating callbacks', () => {
+  const bearer = (url: string) =>
+    registration(url, { authentication: { schemes: ['Bearer'], credentials: BEARER } })
+
+  it.each([
+    'create_media_buy',
+    'update_media_buy',
+    'sync_creatives',
+    'build_creative',
+    'update_property_list',
+  ])(
+    'refuses Bearer for %s with INVALID_REQUEST, in notify and when the task starts; nothing is queued',
+    async (task_type) => {
+      const { sender, outbox } = setup()
+      await expect(
+        sender.notify(bearer('https://buyer.example/h'), { ...working, task_type }),
+      ).rejects.toSatisfy(
+        (error) => WebhookError.is(error) && error.code === 'INVALID_REQUEST' && /Bearer/.test(error.message),
+      )
+      expect(() =>
+        sender.task(bearer('https://buyer.example/h'), { task_id: 't1', task_type, status: 'submitted' }),
+      ).toThrow(WebhookError)
+      expect(await outbox.pending()).toEqual([])
+    },
+  )
+
+  it('keeps HMAC-SHA256 for mutating tasks and Bearer for read-only ones (get_signals, get_products)', async () => {
+    const buyer = await endpoint()
+    const { sender } = setup()
+    const hmac = registration(`${buyer.origin}/hmac`, {
+      authentication: { schemes: ['HMAC-SHA256'], credentials: SECRET },
+    })
+    await sender.notify(hmac, working)
+    await sender.notify(bearer(`${buyer.origin}/bearer`), { ...working, task_type: 'get_signals' })
+    sender.task(bearer(`${buyer.origin}/bearer`), {
+      task_id: 't2',
+      task_type: 'get_products',
+      status: 'submitted',
+    })
+    await sender.drain()
+    expect(buyer.requests.map((request) => request.url.split('/').pop()).sort()).toEqual(['bearer', 'hmac'])
+  })
+
+  it('sends Bearer for a mutating task when refuseBearerForMutatingTasks is false', async () => {
+    const buyer = await endpoint()
+    const { sender } = setup({ refuseBearerForMutatingTasks: false })
+    await sender.notify(bearer(`${buyer.origin}/bearer`), working)
+    await sender.drain()
+    await expect(verifyBearerWebhook(buyer.requests[0]!.headers, BEARER)).resolves.toBeUndefined()
   })
 })

@@ -1,4 +1,4 @@
-import type { OutboxEntry } from '../stores.js'
+import type { EnqueueResult, OutboxEntry } from '../stores.js'
 import { WebhookError } from '../errors.js'
 import { coalescedAttemptAt, coalesceKeyOf, KeyedSerializer, mediaBuyOfCoalesceKey } from './coalesce.js'
 import { deliverEntry } from './deliver.js'
@@ -6,11 +6,35 @@ import { checkDeliveryReport, DELIVERY_TASK_TYPE } from './delivery-report.js'
 import { buildA2ABody, buildMcpBody, type BuiltBody } from './envelope.js'
 import { mediaBuyWebhooks, taskWebhooks, type SenderCore } from './lifecycle.js'
 import { resolveSenderOptions } from './options.js'
-import { resolveRegistration, storedHeaders, type ResolvedRegistration } from './registration.js'
+import {
+  refuseBearerForMutatingTask,
+  resolveRegistration,
+  storedHeaders,
+  type ResolvedRegistration,
+} from './registration.js'
 import type { CoalesceClass, NotifyOptions, TaskEvent, WebhookSender, WebhookSenderOptions } from './types.js'
 import { createWorker } from './worker.js'
 
 const invalid = (message: string) => new WebhookError('INVALID_REQUEST', message)
+/** Refusal of an event for closed media buys; `closedBuys` names them. */
+class AfterFinalError extends WebhookError {
+  constructor(readonly closedBuys: readonly string[]) {
+    super(
+      'webhook_after_final',
+      `media buy ${closedBuys.join(', ')} already had its final delivery report: nothing more fires for it`,
+    )
+  }
+}
+const afterFinal = (buys: readonly string[]) => new AfterFinalError(buys)
+
+/** What the outbox entry of an event records besides its bytes. */
+interface EntryFacts {
+  /** The media buys it concerns. */
+  readonly mediaBuyIds: readonly string[]
+  /** The final delivery report: sent only after every earlier entry of its buys. */
+  readonly barrier: boolean
+  readonly coalesce?: { readonly key: string; readonly policy: CoalesceClass }
+}
 
 /**
  * Creates the seller-side webhook sender (AdCP webhooks.mdx; security.mdx "Webhook callbacks"). `notify`
@@ -20,6 +44,12 @@ const invalid = (message: string) => new WebhookError('INVALID_REQUEST', message
  * exponential back-off and jitter on 5xx, 429, network errors, timeouts and plain 401s, within
  * `retryHorizonSeconds`; a 409, or a 401 naming a `webhook_*` signature error, stops that delivery. Every
  * attempt is a webhook_activity row. A restarted sender on the same outbox delivers what a crashed one left.
+ *
+ * A media buy's end (`mediaBuy().finish`, or a `final` delivery report through `notify`): its impairments
+ * still coalescing are made due, then the final report is stored as a barrier that the outbox never leases
+ * while an earlier entry of the buy is pending, so it reaches the buyer after them at any concurrency and
+ * across senders sharing the outbox; the outbox also records the buy as closed and refuses every later entry
+ * of it (`webhook_after_final`), after a restart too. Other entries are never held back.
  *
  * @example
  * const stores = openSqliteStores({ path: './data/seller.db' })
@@ -46,7 +76,10 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
   })
   const horizon = resolved.retry.horizonSeconds
   const serializer = new KeyedSerializer()
-  /** Media buys whose final report is queued (or being queued): nothing more fires for them. */
+  /**
+   * Media buys known to be closed (final report queued or being queued, or closed without one): a cache of
+   * the outbox's durable closed records, which the outbox checks again atomically on every enqueue.
+   */
   const closed = new Set<string>()
   /** Enqueues under way per media buy, which a final report waits for before flushing. */
   const inFlight = new Map<string, Set<Promise<void>>>()
@@ -64,11 +97,19 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     return policy
   }
 
+  /** Throws `webhook_after_final` (and remembers the buys) when the outbox refused an entry of closed buys. */
+  function refused(result: EnqueueResult): EnqueueResult {
+    if (result.closed === undefined) return result
+    for (const buy of result.closed) closed.add(buy)
+    throw afterFinal(result.closed)
+  }
+
   async function enqueue(
     registration: ResolvedRegistration,
     built: BuiltBody,
-    coalesce?: { key: string; policy: CoalesceClass },
+    facts: EntryFacts,
   ): Promise<void> {
+    const { coalesce } = facts
     const entry = {
       id: crypto.randomUUID(),
       destination: registration.destination,
@@ -76,16 +117,20 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
       idempotencyKey: built.idempotencyKey,
       body: built.body,
       headers: storedHeaders(registration),
+      mediaBuyIds: facts.mediaBuyIds,
+      barrier: facts.barrier,
     }
     if (!coalesce || coalesce.policy.maxDelaySeconds === 0) {
       const now = resolved.now()
-      await outbox.enqueue({
-        ...entry,
-        coalesceKey: null,
-        createdAt: now,
-        nextAttemptAt: now,
-        deadlineAt: now + horizon,
-      })
+      refused(
+        await outbox.enqueue({
+          ...entry,
+          coalesceKey: null,
+          createdAt: now,
+          nextAttemptAt: now,
+          deadlineAt: now + horizon,
+        }),
+      )
     } else {
       await serializer.run(`${entry.destination}\n${coalesce.key}`, async () => {
         const now = resolved.now()
@@ -95,13 +140,15 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
         // The push carries the oldest pending change too: its maximum delay counts from that change.
         const groupStart = Math.min(now, ...earlier.map((pending) => pending.createdAt))
         const nextAttemptAt = coalescedAttemptAt(coalesce.policy, now, groupStart)
-        const { superseded } = await outbox.enqueue({
-          ...entry,
-          coalesceKey: coalesce.key,
-          createdAt: groupStart,
-          nextAttemptAt,
-          deadlineAt: nextAttemptAt + horizon,
-        })
+        const { superseded } = refused(
+          await outbox.enqueue({
+            ...entry,
+            coalesceKey: coalesce.key,
+            createdAt: groupStart,
+            nextAttemptAt,
+            deadlineAt: nextAttemptAt + horizon,
+          }),
+        )
         for (const id of superseded)
           log({ event: 'superseded', id, destination: entry.destination, message: `replaced by ${entry.id}` })
       })
@@ -115,12 +162,21 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     worker.wake()
   }
 
-  /** Makes the impairments still queued (coalescing) for these buys due now, before their final report. */
+  /**
+   * Makes the impairments still queued (coalescing) for these buys due now, so that their final report, which
+   * the outbox holds back until every earlier entry of its buys is settled, does not wait for the window.
+   */
   async function flushQueued(mediaBuyIds: ReadonlySet<string>): Promise<void> {
+    const concerns = (entry: OutboxEntry) => {
+      const scoped = entry.coalesceKey === null ? undefined : mediaBuyOfCoalesceKey(entry.coalesceKey)
+      return (
+        (scoped !== undefined && mediaBuyIds.has(scoped)) ||
+        entry.mediaBuyIds.some((id) => mediaBuyIds.has(id))
+      )
+    }
     const groups = new Map<string, { destination: string; coalesceKey: string }>()
     for (const entry of await outbox.pending()) {
-      const buy = entry.coalesceKey === null ? undefined : mediaBuyOfCoalesceKey(entry.coalesceKey)
-      if (buy !== undefined && mediaBuyIds.has(buy) && entry.attempts === 0)
+      if (entry.coalesceKey !== null && concerns(entry) && entry.attempts === 0)
         groups.set(`${entry.destination}\n${entry.coalesceKey}`, {
           destination: entry.destination,
           coalesceKey: entry.coalesceKey!,
@@ -135,7 +191,8 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
         )
         const latest = queued.at(-1)
         if (!latest) return
-        // The same key and bytes, due now; the outbox supersedes the delayed copy in the same transaction.
+        // The same key and bytes, due now; the outbox supersedes the delayed copy in the same transaction
+        // (or refuses it, leaving the delayed copy, when another sender closed the buy meanwhile).
         const { attempts: _attempts, ...copy }: OutboxEntry = latest
         await outbox.enqueue({
           ...copy,
@@ -153,6 +210,8 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     notifyOptions: NotifyOptions = {},
   ): Promise<string> {
     const registration = resolveRegistration(registrationInput)
+    if (resolved.refuseBearerForMutatingTasks && registration.legacy?.scheme === 'Bearer')
+      refuseBearerForMutatingTask(registrationInput.config.authentication, event?.task_type)
     if (registration.legacy && !legacyLogged.has(registrationInput.config)) {
       legacyLogged.add(registrationInput.config)
       log({
@@ -168,24 +227,24 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
       ...(notifyOptions.mediaBuyId !== undefined ? [notifyOptions.mediaBuyId] : []),
       ...(report?.mediaBuyIds ?? []),
     ])
-    for (const buy of buys)
-      if (closed.has(buy))
-        throw new WebhookError(
-          'webhook_after_final',
-          `media buy ${buy} already had its final delivery report: nothing more fires for it`,
-        )
+    const known = [...buys].filter((buy) => closed.has(buy))
+    if (known.length > 0) throw afterFinal(known)
     const timestamp = new Date(resolved.now() * 1000).toISOString()
     const built =
       registration.channel === 'adcp'
         ? buildMcpBody(registration, event, timestamp)
-        : buildA2ABody(registration, event, timestamp)
+        : buildA2ABody(registration, event, timestamp, registration.a2aVersion ?? resolved.a2aVersion)
     const final = report?.notificationType === 'final'
     if (!final) {
       const coalesce =
         policy && notifyOptions.coalesce
           ? { key: coalesceKeyOf(notifyOptions.mediaBuyId, notifyOptions.coalesce.key), policy }
           : undefined
-      const work = enqueue(registration, built, coalesce)
+      const work = enqueue(registration, built, {
+        mediaBuyIds: [...buys],
+        barrier: false,
+        ...(coalesce ? { coalesce } : {}),
+      })
       for (const buy of buys) {
         const set = inFlight.get(buy) ?? new Set()
         set.add(work)
@@ -203,13 +262,18 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     }
     for (const buy of buys) closed.add(buy)
     try {
+      // Closed by an earlier run of this sender, or by another sender on the same outbox.
+      const already = await outbox.closedMediaBuys([...buys])
+      if (already.length > 0) throw afterFinal(already)
       // Events of these buys accepted just before must be queued before the flush looks for them.
       await Promise.allSettled([...buys].flatMap((buy) => [...(inFlight.get(buy) ?? [])]))
       await flushQueued(buys)
-      await enqueue(registration, built)
+      // A barrier: the outbox sends it only after every earlier entry of these buys, whatever the concurrency.
+      await enqueue(registration, built, { mediaBuyIds: [...buys], barrier: true })
     } catch (error) {
-      // Not queued: the buy is not closed, the caller may try again.
-      for (const buy of buys) closed.delete(buy)
+      // Not queued: the buys are not closed (unless the outbox says so), the caller may try again.
+      const confirmed = error instanceof AfterFinalError ? error.closedBuys : []
+      for (const buy of buys) if (!confirmed.includes(buy)) closed.delete(buy)
       throw error
     }
     return built.idempotencyKey
@@ -218,10 +282,17 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
   const core: SenderCore = {
     notify,
     async closeMediaBuy(mediaBuyId) {
-      if (closed.has(mediaBuyId)) return
+      if (closed.has(mediaBuyId)) return false
       closed.add(mediaBuyId)
-      await Promise.allSettled([...(inFlight.get(mediaBuyId) ?? [])])
-      await flushQueued(new Set([mediaBuyId]))
+      try {
+        if ((await outbox.closedMediaBuys([mediaBuyId])).length > 0) return false
+        await Promise.allSettled([...(inFlight.get(mediaBuyId) ?? [])])
+        await flushQueued(new Set([mediaBuyId]))
+        return (await outbox.closeMediaBuys([mediaBuyId], resolved.now())).length > 0
+      } catch (error) {
+        closed.delete(mediaBuyId)
+        throw error
+      }
     },
     markClosed: (mediaBuyId) => void closed.add(mediaBuyId),
     isClosed: (mediaBuyId) => closed.has(mediaBuyId),
@@ -229,7 +300,12 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
 
   return {
     notify,
-    task: (registration, init) => taskWebhooks(core, registration, init),
+    task(registration, init) {
+      // Refused when the task starts, so the agent can answer the task request with the error at once.
+      if (resolved.refuseBearerForMutatingTasks)
+        refuseBearerForMutatingTask(registration?.config?.authentication, init?.task_type)
+      return taskWebhooks(core, registration, init)
+    },
     mediaBuy: (init) => mediaBuyWebhooks(core, init),
     activity: (destination, limit) => outbox.activity(destination, limit),
     start: () => worker.start(),

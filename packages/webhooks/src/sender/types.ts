@@ -30,13 +30,16 @@ export interface TaskPushNotificationConfigInput {
   readonly authentication?: LegacyAuthentication
 }
 
+/** The A2A wire version of A2A-shape deliveries. */
+export type A2AVersion = '0.3' | '1.0'
+
 /**
  * Where and how to deliver, decided by the channel the buyer registered through (AdCP webhooks.mdx,
  * "Registration channel determines envelope shape"):
  * - `adcp`: a `push_notification_config` task argument (over MCP, A2A or REST) or a `reporting_webhook`:
  *   the flat MCP-shape AdCP envelope;
- * - `a2a`: an A2A TaskPushNotificationConfig: an A2A v0.3 `Task` for final states and a
- *   `TaskStatusUpdateEvent` for interim ones.
+ * - `a2a`: an A2A TaskPushNotificationConfig: an A2A `Task` for final states and a
+ *   `TaskStatusUpdateEvent` for interim ones, in A2A v0.3 or 1.0 form (`a2aVersion`).
  *
  * Pass the registration as it is now: the URL, token and credential are stored with each outbox entry when
  * it is enqueued, so an update (update_media_buy with a new URL) applies from the next fire.
@@ -57,6 +60,13 @@ export type WebhookRegistration =
       readonly destination?: string
       /** Echoed as `context` inside the AdCP DataPart. */
       readonly context?: Readonly<Record<string, unknown>>
+      /**
+       * The A2A version the buyer speaks (from the agent card or the transport it registered through):
+       * `'0.3'` a bare `Task` / `TaskStatusUpdateEvent` with `kind` members and lowercase states, `'1.0'` a
+       * StreamResponse `{task}` / `{statusUpdate}` with `TASK_STATE_*` states and parts without `kind`.
+       * Default: the sender's `a2aVersion`.
+       */
+      readonly a2aVersion?: A2AVersion
     }
 
 /** One event to deliver: the MCP envelope members the seller decides (the rest come from the registration). */
@@ -86,7 +96,12 @@ export interface NotifyOptions {
    * Delivery reports cannot be coalesced.
    */
   readonly coalesce?: { readonly key: string; readonly class?: string }
-  /** The media buy the event is about: refused once the buy's `final` delivery report was queued. */
+  /**
+   * The media buy the event is about (a delivery report's `media_buy_id`s count too): recorded on its outbox
+   * entry, so that the buy's `final` report is sent only after it; refused (`webhook_after_final`) once the
+   * buy's final report was queued or the buy closed, by this sender or any other on the same outbox, before
+   * or after a restart.
+   */
   readonly mediaBuyId?: string
 }
 
@@ -156,6 +171,15 @@ export interface WebhookSenderOptions {
    * and `latency-sensitive` (fraud, brand safety: none).
    */
   readonly coalesce?: Readonly<Record<string, CoalesceClass>>
+  /** The A2A version of `a2a` registrations that do not name one. Default `'0.3'`. */
+  readonly a2aVersion?: A2AVersion
+  /**
+   * Refuse (`INVALID_REQUEST`) a legacy Bearer registration for a task that changes state, listed in
+   * `MUTATING_TASK_TYPES` (create_media_buy, update_media_buy, sync_creatives, build_creative, the property
+   * and collection list changes, ...): Bearer gives the buyer no body integrity, and AdCP says sellers SHOULD
+   * refuse it for mutating callbacks. HMAC-SHA256 stays allowed. Default true.
+   */
+  readonly refuseBearerForMutatingTasks?: boolean
   /** Most deliveries in flight at once. Default 8. */
   readonly concurrency?: number
   /** How long a leased entry belongs to this worker (must exceed the attempt timeout). Default 60. */
@@ -209,7 +233,10 @@ export interface MediaBuyWebhooksInit {
   readonly notifications?: WebhookRegistration
   /** The buy's reporting_webhook: delivery reports. */
   readonly reporting?: WebhookRegistration
-  /** The buy's current status: completed, canceled or rejected means it already had its final report. */
+  /**
+   * The buy's current status: completed, canceled or rejected means it already had its final report (the
+   * outbox knows that too when this sender's outbox closed it; this covers buys closed elsewhere).
+   */
   readonly status?: string
 }
 
@@ -221,8 +248,11 @@ export interface MediaBuyWebhooks {
   report(report: DeliveryReport): Promise<string>
   /**
    * The buy reached completed, canceled or rejected: queued impairments are made due first, then the `final`
-   * delivery report is queued, then nothing more fires. Resolves with the final report's key (undefined
-   * without a reporting registration).
+   * delivery report is queued as an outbox barrier, sent only once every earlier event of the buy is
+   * delivered or has failed (whatever the worker concurrency, however many senders share the outbox); then
+   * nothing more fires. The outbox keeps the buy closed (also without a reporting registration), so events
+   * after a restart are refused too. Resolves with the final report's key (undefined without a reporting
+   * registration); throws `webhook_after_final` when the buy was closed already.
    */
   finish(
     status: 'completed' | 'canceled' | 'rejected',

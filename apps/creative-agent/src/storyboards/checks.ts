@@ -1,0 +1,245 @@
+/**
+ * The storyboard `validations[].check` kinds this runner grades, with the semantics of
+ * `universal/storyboard-schema.yaml` ("Validation") and `universal/runner-output-contract.yaml`. A kind it does
+ * not implement throws {@link UnsupportedCheck}: it never passes silently.
+ */
+import { officialErrors } from '../testing/official.js'
+import { isWildcardPath, resolveAll, resolvePath } from './path.js'
+import type { Validation } from './types.js'
+
+/** The check kinds {@link runCheck} grades. */
+export const SUPPORTED_CHECKS = [
+  'response_schema',
+  'field_present',
+  'field_absent',
+  'field_value',
+  'field_value_or_absent',
+  'field_contains',
+  'field_pattern',
+  'error_code',
+  'field_equals_context',
+  'field_less_than',
+] as const
+
+/** A check kind the runner cannot grade; the step fails with it. */
+export class UnsupportedCheck extends Error {
+  override readonly name = 'UnsupportedCheck'
+  constructor(readonly check: string) {
+    super(`unsupported storyboard check kind: ${check}`)
+  }
+}
+
+/** The outcome of one validation. */
+export interface CheckResult {
+  check: string
+  description: string | undefined
+  passed: boolean
+  advisory: boolean
+  /** Why it failed (expected vs got), or an observation on a pass. */
+  detail?: string
+}
+
+/** What a check is graded against. */
+export interface CheckInput {
+  /** The AdCP response object of the step. */
+  body: Record<string, unknown> | undefined
+  /** The step's `response_schema_ref` (a schema file below `schemas/3.1.19`). */
+  responseSchemaRef: string | undefined
+  /** Values captured by earlier steps. */
+  context: ReadonlyMap<string, unknown>
+}
+
+const show = (value: unknown): string => (value === undefined ? 'absent' : JSON.stringify(value))
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value)
+
+/** JSON equality: object member order does not matter, array order does. */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return (
+      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]))
+    )
+  }
+  if (isRecord(a) && isRecord(b)) {
+    const keys = Object.keys(a)
+    return (
+      keys.length === Object.keys(b).length &&
+      keys.every((key) => Object.prototype.hasOwnProperty.call(b, key) && jsonEqual(a[key], b[key]))
+    )
+  }
+  return false
+}
+
+/** `field_contains` matching: scalars exactly, objects and arrays as deep subsets. */
+function containsMatch(actual: unknown, expected: unknown): boolean {
+  if (Array.isArray(expected)) {
+    if (!Array.isArray(actual)) return false
+    const used = new Set<number>()
+    return expected.every((item) => {
+      const index = actual.findIndex((candidate, i) => !used.has(i) && containsMatch(candidate, item))
+      if (index === -1) return false
+      used.add(index)
+      return true
+    })
+  }
+  if (isRecord(expected)) {
+    return (
+      isRecord(actual) &&
+      Object.entries(expected).every(
+        ([key, value]) =>
+          Object.prototype.hasOwnProperty.call(actual, key) && containsMatch(actual[key], value),
+      )
+    )
+  }
+  return jsonEqual(actual, expected)
+}
+
+/** The expected values of a check: `value` and/or `allowed_values`. */
+function expectedValues(validation: Validation): unknown[] | undefined {
+  const values: unknown[] = []
+  if ('value' in validation) values.push(validation.value)
+  if (Array.isArray(validation.allowed_values)) values.push(...validation.allowed_values)
+  return values.length ? values : undefined
+}
+
+function requirePath(validation: Validation): string {
+  if (typeof validation.path !== 'string') throw new Error(`check ${validation.check} needs a path`)
+  if (isWildcardPath(validation.path) && validation.check !== 'field_contains') {
+    throw new Error(`check ${validation.check} does not take a wildcard path (${validation.path})`)
+  }
+  return validation.path
+}
+
+/**
+ * The AdCP error code of a response, from either transport-binding location: the envelope `adcp_error.code`
+ * or the payload `errors[0].code` (storyboard-schema.yaml, "Error-shape validation").
+ */
+export function errorCodeOf(body: Record<string, unknown> | undefined): string | undefined {
+  const envelope = body?.adcp_error
+  if (isRecord(envelope) && typeof envelope.code === 'string') return envelope.code
+  const errors = body?.errors
+  if (Array.isArray(errors) && isRecord(errors[0]) && typeof errors[0].code === 'string')
+    return errors[0].code
+  return undefined
+}
+
+function grade(validation: Validation, input: CheckInput): { passed: boolean; detail?: string } {
+  const { body } = input
+  switch (validation.check) {
+    case 'response_schema': {
+      if (!input.responseSchemaRef) throw new Error('response_schema on a step without response_schema_ref')
+      if (!body) return { passed: false, detail: 'no AdCP response object to validate' }
+      const errors = officialErrors(input.responseSchemaRef, body)
+      return errors.length
+        ? { passed: false, detail: `${input.responseSchemaRef}: ${errors.slice(0, 8).join('; ')}` }
+        : { passed: true }
+    }
+    case 'field_present': {
+      const value = resolvePath(body, requirePath(validation))
+      return value === undefined || value === null
+        ? { passed: false, detail: `expected ${validation.path} present, got ${show(value)}` }
+        : { passed: true }
+    }
+    case 'field_absent': {
+      const value = resolvePath(body, requirePath(validation))
+      return value === undefined || value === null
+        ? { passed: true }
+        : { passed: false, detail: `expected ${validation.path} absent, got ${show(value)}` }
+    }
+    case 'field_value':
+    case 'field_value_or_absent': {
+      const expected = expectedValues(validation)
+      if (!expected) throw new Error(`${validation.check} needs value or allowed_values`)
+      const value = resolvePath(body, requirePath(validation))
+      if (value === undefined && validation.check === 'field_value_or_absent') return { passed: true }
+      return expected.some((candidate) => jsonEqual(value, candidate))
+        ? { passed: true }
+        : {
+            passed: false,
+            detail: `expected ${validation.path} ${expected.length > 1 ? 'in' : '='} ${show(expected.length > 1 ? expected : expected[0])}, got ${show(value)}`,
+          }
+    }
+    case 'field_contains': {
+      const expected = expectedValues(validation)
+      if (!expected) throw new Error('field_contains needs value or allowed_values')
+      const path = requirePath(validation)
+      let candidates = resolveAll(body, path)
+      if (!isWildcardPath(path) && candidates.length === 1 && Array.isArray(candidates[0])) {
+        candidates = candidates[0]
+      }
+      return candidates.some((candidate) => expected.some((value) => containsMatch(candidate, value)))
+        ? { passed: true }
+        : { passed: false, detail: `expected ${path} to contain ${show(expected)}, got ${show(candidates)}` }
+    }
+    case 'field_pattern': {
+      if (typeof validation.pattern !== 'string') throw new Error('field_pattern needs a pattern')
+      const value = resolvePath(body, requirePath(validation))
+      return typeof value === 'string' && new RegExp(validation.pattern).test(value)
+        ? { passed: true }
+        : {
+            passed: false,
+            detail: `expected ${validation.path} to match /${validation.pattern}/, got ${show(value)}`,
+          }
+    }
+    case 'error_code': {
+      const code = errorCodeOf(body)
+      const expected = expectedValues(validation)
+      if (code === undefined) {
+        return {
+          passed: false,
+          detail: `expected an AdCP error code${expected ? ` in ${show(expected)}` : ''}, got none (response ${show(body)})`,
+        }
+      }
+      return !expected || expected.includes(code)
+        ? { passed: true }
+        : { passed: false, detail: `expected error code in ${show(expected)}, got ${code}` }
+    }
+    case 'field_equals_context': {
+      if (typeof validation.context_key !== 'string')
+        throw new Error('field_equals_context needs context_key')
+      if (!input.context.has(validation.context_key)) {
+        return { passed: true, detail: `context_key_absent: ${validation.context_key}` }
+      }
+      const expected = input.context.get(validation.context_key)
+      const value = resolvePath(body, requirePath(validation))
+      return jsonEqual(value, expected)
+        ? { passed: true }
+        : {
+            passed: false,
+            detail: `expected ${validation.path} = ${show(expected)} (context ${validation.context_key}), got ${show(value)}`,
+          }
+    }
+    case 'field_less_than': {
+      const bound =
+        typeof validation.context_key === 'string'
+          ? input.context.get(validation.context_key)
+          : validation.value
+      if (typeof validation.context_key === 'string' && !input.context.has(validation.context_key)) {
+        return { passed: true, detail: `context_key_absent: ${validation.context_key}` }
+      }
+      const value = resolvePath(body, requirePath(validation))
+      return typeof value === 'number' && typeof bound === 'number' && Number.isFinite(value) && value < bound
+        ? { passed: true }
+        : { passed: false, detail: `expected ${validation.path} < ${show(bound)}, got ${show(value)}` }
+    }
+    default:
+      throw new UnsupportedCheck(validation.check)
+  }
+}
+
+/**
+ * Grades one storyboard validation against a step's response.
+ * @example runCheck({ check: 'field_present', path: 'formats' }, { body, responseSchemaRef, context }).passed
+ */
+export function runCheck(validation: Validation, input: CheckInput): CheckResult {
+  const { passed, detail } = grade(validation, input)
+  return {
+    check: validation.check,
+    description: validation.description,
+    passed,
+    advisory: validation.severity === 'advisory',
+    ...(detail === undefined ? {} : { detail }),
+  }
+}

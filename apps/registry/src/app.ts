@@ -1,0 +1,117 @@
+/**
+ * The registry's HTTP app (pure: everything it uses comes in `deps`): the in-scope operations of the
+ * registry OpenAPI document, the auth module's routes, `/openapi.json`, `/docs`, `/health` and the hosted files
+ * (`/hosted/{domain}/adagents.json`, `/hosted/{domain}/brand.json`).
+ */
+import { Hono } from 'hono'
+import { HTTPException } from 'hono/http-exception'
+import type { CrawlQueue } from './crawl/queue.js'
+import type { RegistryDeps } from './deps.js'
+import { brandSetupRoutes } from './routes/brand-setup.js'
+import { brandRoutes } from './routes/brands.js'
+import { discoveryRoutes } from './routes/discovery.js'
+import { docsRoutes } from './routes/docs.js'
+import { feedRoutes } from './routes/feed.js'
+import { hostedRoutes } from './routes/hosted.js'
+import { errorBody, HttpError } from './routes/http.js'
+import { lookupRoutes } from './routes/lookups.js'
+import { memberRoutes } from './routes/members.js'
+import { propertyRoutes } from './routes/properties.js'
+import { publisherLookupRoutes } from './routes/publisher-lookup.js'
+import { validationRoutes } from './routes/validation.js'
+
+/** The operationIds this service answers (the rest of the document comes in part 2). */
+export const IMPLEMENTED_OPERATIONS: ReadonlySet<string> = new Set([
+  'createOrganization',
+  'listMemberAgents',
+  'registerMemberAgent',
+  'updateMemberAgent',
+  'removeMemberAgent',
+  'resolveBrand',
+  'resolveBrandsBulk',
+  'getBrandJson',
+  'listBrands',
+  'findBrand',
+  'getBrandHistory',
+  'enrichBrand',
+  'saveBrand',
+  'setupMyBrand',
+  'resolveProperty',
+  'resolvePropertiesBulk',
+  'listProperties',
+  'validateProperty',
+  'getPropertyHistory',
+  'saveProperty',
+  'claimHostedPropertyDomain',
+  'verifyHostedPropertyOrigin',
+  'checkPropertyList',
+  'getPropertyCheckReport',
+  'bulkPropertyCheck',
+  'getBulkPropertyCheckReport',
+  'expandProductIdentifiers',
+  'validateProductAuthorization',
+  'validatePropertyAuthorization',
+  'lookupProperty',
+  'lookupDomain',
+  'getAgentDomains',
+  'lookupPublisherAgentAuthorization',
+  'lookupOperator',
+  'lookupPublisher',
+  'revalidatePublisherAdagents',
+  'getPublishersForAgent',
+  'getPublishersForAgentLegacyApiPrefix',
+  'validateAdagents',
+  'createAdagents',
+  'getRegistryFeed',
+  'streamRegistryFeed',
+  'getAgentAuthorizations',
+  'getAgentAuthorizationsSnapshot',
+  'listAgents',
+  'listPublishers',
+  'getRegistryStats',
+  'requestCrawl',
+  'getCrawlRequest',
+])
+
+export interface AppParts {
+  readonly queue: CrawlQueue
+  /** The auth module's routes (OAuth server, metadata), mounted at `/`. */
+  readonly authRoutes?: Hono
+}
+
+/**
+ * @example
+ * const app = createApp(deps, { queue, authRoutes: auth.routes })
+ * serve({ fetch: app.fetch, port: 4100 })
+ */
+export function createApp(deps: RegistryDeps, parts: AppParts): Hono {
+  const app = new Hono()
+  app.get('/health', (c) => c.json({ status: 'ok' }))
+  app.get('/', (c) => c.redirect('/docs'))
+  if (parts.authRoutes) app.route('/', parts.authRoutes)
+  app.route('/', docsRoutes(IMPLEMENTED_OPERATIONS))
+  app.route('/', brandRoutes(deps))
+  app.route('/', brandSetupRoutes(deps))
+  app.route('/', propertyRoutes(deps))
+  app.route('/', hostedRoutes(deps))
+  app.route('/', publisherLookupRoutes(deps, parts.queue))
+  app.route('/', lookupRoutes(deps))
+  app.route('/', validationRoutes(deps))
+  app.route('/', feedRoutes(deps))
+  app.route('/', discoveryRoutes(deps, parts.queue))
+  app.route('/', memberRoutes(deps))
+  app.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404))
+  app.onError((error, c) => {
+    if (error instanceof HttpError) {
+      for (const [name, value] of Object.entries(error.headers)) c.header(name, value)
+      return c.json(errorBody(error.code, error.message, error.extra), error.status)
+    }
+    if (error instanceof HTTPException) return c.json(errorBody('bad_request', error.message), error.status)
+    deps.log({
+      error: String(error instanceof Error ? (error.stack ?? error.message) : error),
+      path: c.req.path,
+    })
+    return c.json(errorBody('internal_error', 'the registry failed to answer this request'), 500)
+  })
+  return app
+}

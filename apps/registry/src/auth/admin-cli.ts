@@ -1,0 +1,132 @@
+/**
+ * `adwire registry admin …`: administration commands that write straight into the registry's database, so
+ * they run where the registry's database is reachable (the same `DATABASE_URL` and `DATABASE_SCHEMA` as the
+ * service). Built to `dist/auth/admin-cli.js`; the `adwire` CLI spawns it.
+ *
+ *   create-org --name NAME [--json]   create an organization and print its API key once
+ */
+import { mkdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import Database from 'better-sqlite3'
+import pg from 'pg'
+import { parseEnv, type DatabaseConfig } from '../env.js'
+import { authDb, migrateAuthPostgres, migrateAuthSqlite } from './db.js'
+import { createOrg } from './identities.js'
+
+const USAGE = `usage: adwire registry admin create-org --name NAME [--json]
+
+Creates an organization in the registry's database and prints its API key once.
+Environment: DATABASE_URL (sqlite:PATH or postgres://…, default sqlite:./data/registry.sqlite),
+             DATABASE_SCHEMA (PostgreSQL schema, default adwire_registry).`
+
+/** Where the admin commands write: the service's own database settings, read by its `parseEnv`. */
+export type AdminDatabase = DatabaseConfig
+
+/** Reads `DATABASE_URL` and `DATABASE_SCHEMA` exactly as the service does; throws a readable error. */
+export function adminDatabase(env: Readonly<Record<string, string | undefined>>): AdminDatabase {
+  return parseEnv(env).database
+}
+
+export interface AdminIo {
+  out(line: string): void
+  err(line: string): void
+}
+
+/**
+ * Runs one admin command; resolves to the process exit code (0 ok, 1 failure, 2 usage error).
+ * @example
+ * await runAdmin(['create-org', '--name', 'Acme'], process.env, { out: console.log, err: console.error })
+ */
+export async function runAdmin(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  io: AdminIo,
+): Promise<number> {
+  const [command, ...rest] = argv
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    io.out(USAGE)
+    return command === undefined ? 2 : 0
+  }
+  if (command !== 'create-org') {
+    io.err(`unknown admin command: ${command}\n\n${USAGE}`)
+    return 2
+  }
+  let name: string | undefined
+  let json = false
+  for (let index = 0; index < rest.length; index++) {
+    const arg = rest[index]!
+    if (arg === '--json') json = true
+    else if (arg === '--help' || arg === '-h') {
+      io.out(USAGE)
+      return 0
+    } else if (arg === '--name') name = rest[++index]
+    else if (arg.startsWith('--name=')) name = arg.slice('--name='.length)
+    else {
+      io.err(`unknown option: ${arg}\n\n${USAGE}`)
+      return 2
+    }
+  }
+  if (!name?.trim()) {
+    io.err(`--name NAME is required\n\n${USAGE}`)
+    return 2
+  }
+  let database: AdminDatabase
+  try {
+    database = adminDatabase(env)
+  } catch (error) {
+    io.err(`error: ${(error as Error).message}`)
+    return 2
+  }
+  try {
+    const org = await withDatabase(database, (db) => createOrg(db, name, Date.now()))
+    if (json) io.out(JSON.stringify({ id: org.id, name: name.trim(), apiKey: org.apiKey }))
+    else {
+      io.out(
+        `Created organization ${org.id} (${name.trim()}) in ${
+          database.kind === 'sqlite'
+            ? `SQLite ${resolve(database.path)}`
+            : `PostgreSQL schema ${database.schema}`
+        }`,
+      )
+      io.out(`API key (shown once; store it now, only its hash is kept): ${org.apiKey}`)
+    }
+    return 0
+  } catch (error) {
+    io.err(`error: ${(error as Error).message}`)
+    return 1
+  }
+}
+
+async function withDatabase<T>(
+  database: AdminDatabase,
+  work: (db: ReturnType<typeof authDb>) => Promise<T>,
+): Promise<T> {
+  if (database.kind === 'sqlite') {
+    mkdirSync(dirname(resolve(database.path)), { recursive: true })
+    const db = new Database(database.path)
+    try {
+      migrateAuthSqlite(db)
+      return await work(authDb({ kind: 'sqlite', db }))
+    } finally {
+      db.close()
+    }
+  }
+  const pool = new pg.Pool({ connectionString: database.connectionString, max: 1 })
+  try {
+    await migrateAuthPostgres(pool, database.schema)
+    return await work(authDb({ kind: 'postgres', pool, schema: database.schema }))
+  } finally {
+    await pool.end()
+  }
+}
+
+const invokedDirectly =
+  process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href
+if (invokedDirectly) {
+  const code = await runAdmin(process.argv.slice(2), process.env, {
+    out: (line) => process.stdout.write(`${line}\n`),
+    err: (line) => process.stderr.write(`${line}\n`),
+  })
+  process.exitCode = code
+}

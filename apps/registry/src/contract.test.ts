@@ -1,0 +1,359 @@
+/**
+ * The contract sweep: every operation this service claims (IMPLEMENTED_OPERATIONS) is called at least once
+ * against the demo world and its response is checked against the served OpenAPI document (the `api` helper
+ * throws on any mismatch, including an undeclared status). `/openapi.json` and `/docs` are served.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { IMPLEMENTED_OPERATIONS } from './app.js'
+import { DEMO_AGENTS } from './seed.js'
+import { operations } from './spec/openapi.js'
+import { api, readSse, startSite, startTestRegistry, type Site, type TestRegistry } from './test-support.js'
+
+let test: TestRegistry
+let site: Site
+let key: string
+const called = new Set<string>()
+
+beforeAll(async () => {
+  site = await startSite()
+  site.serveJson('/.well-known/adagents.json', {
+    authoritative_location: `${site.origin}/hosted/adagents.json`,
+  })
+  site.serveJson('/hosted/adagents.json', {
+    properties: [
+      {
+        property_id: 'x',
+        property_type: 'website',
+        name: 'X',
+        identifiers: [{ type: 'domain', value: 'site.test' }],
+      },
+    ],
+    authorized_agents: [
+      {
+        url: DEMO_AGENTS.network,
+        authorized_for: 'all',
+        authorization_type: 'property_ids',
+        property_ids: ['x'],
+      },
+    ],
+    last_updated: '2026-06-01T00:00:00Z',
+  })
+  test = await startTestRegistry(
+    { kind: 'sqlite' },
+    { origins: { 'site.test': site.origin, 'community.example': site.origin } },
+  )
+  key = (await test.registry.createOrg('Contract')).apiKey
+})
+
+afterAll(async () => {
+  await test?.registry.close()
+  await test?.cleanup()
+  await site?.close()
+})
+
+const call = async (operationId: string, path: string, init: Parameters<typeof api>[3] = {}) => {
+  called.add(operationId)
+  return api(test.registry, operationId, path, init)
+}
+
+describe('contract sweep over the demo world', () => {
+  it('answers every implemented operation with a response the document describes', async () => {
+    const agent = encodeURIComponent(DEMO_AGENTS.network)
+    const selector = {
+      agent_url: DEMO_AGENTS.network,
+      publisher_properties: [{ publisher_domain: 'pinecrest-news.example', selection_type: 'all' }],
+    }
+    expect((await call('resolveBrand', '/api/brands/resolve?domain=acme-outdoor.example')).status).toBe(200)
+    expect(
+      (
+        await call('resolveBrandsBulk', '/api/brands/resolve/bulk', {
+          body: { domains: ['trailhead.example'] },
+        })
+      ).status,
+    ).toBe(200)
+    expect((await call('getBrandJson', '/api/brands/brand-json?domain=acme-outdoor.example')).status).toBe(
+      404,
+    )
+    expect((await call('listBrands', '/api/brands/registry?limit=2')).body.stats.total).toBe(3)
+    expect((await call('findBrand', '/api/brands/find?q=north')).body.results).toHaveLength(1)
+    expect((await call('getBrandHistory', '/api/brands/history?domain=acme-outdoor.example')).status).toBe(
+      200,
+    )
+    expect((await call('enrichBrand', '/api/brands/enrich?domain=northwind-foods.example')).body.cached).toBe(
+      true,
+    )
+    expect(
+      (
+        await call('saveBrand', '/api/brands/save', {
+          token: key,
+          body: { domain: 'new-brand.example', brand_name: 'New' },
+        })
+      ).status,
+    ).toBe(200)
+    expect(
+      (await call('resolveProperty', '/api/properties/resolve?domain=site.test')).body.properties,
+    ).toHaveLength(1)
+    expect(
+      (
+        await call('resolvePropertiesBulk', '/api/properties/resolve/bulk', {
+          body: { domains: ['riverside-radio.example'] },
+        })
+      ).status,
+    ).toBe(200)
+    expect(
+      (await call('listProperties', '/api/properties/registry')).body.properties.length,
+    ).toBeGreaterThanOrEqual(3)
+    expect((await call('validateProperty', '/api/properties/validate?domain=site.test')).body.valid).toBe(
+      true,
+    )
+    expect(
+      (
+        await call('saveProperty', '/api/properties/save', {
+          token: key,
+          body: { publisher_domain: 'community.example', properties: [{ type: 'website', name: 'C' }] },
+        })
+      ).status,
+    ).toBe(200)
+    expect(
+      (
+        await call('saveProperty', '/api/properties/save', {
+          token: key,
+          body: { publisher_domain: 'pinecrest-news.example' },
+        })
+      ).status,
+    ).toBe(409)
+    expect(
+      (await call('getPropertyHistory', '/api/properties/history?domain=community.example')).body.total,
+    ).toBe(1)
+    const claim = await call('claimHostedPropertyDomain', '/api/properties/hosted/community.example/claim', {
+      method: 'POST',
+      token: key,
+    })
+    expect(claim.body.authoritative_location).toContain('adcp_claim=')
+    expect(
+      (
+        await call('verifyHostedPropertyOrigin', '/api/properties/hosted/community.example/verify-origin', {
+          method: 'POST',
+          token: key,
+        })
+      ).body.reason,
+    ).toBe('authoritative_location_mismatch')
+    expect(
+      (
+        await call('setupMyBrand', '/api/brands/setup-my-brand', {
+          token: key,
+          body: { domain: 'community.example', brand_name: 'Community' },
+        })
+      ).status,
+    ).toBe(403)
+    expect(
+      (await call('lookupPublisher', '/api/registry/publisher?domain=pinecrest-news.example')).body.hosting
+        .mode,
+    ).toBe('self')
+    const checked = await call('checkPropertyList', '/api/properties/check', {
+      body: {
+        domains: ['Pinecrest-News.example', 'pinecrest-news.example', 'doubleclick.net', 'unknown.example'],
+      },
+    })
+    expect(checked.body.summary).toMatchObject({ total: 4, remove: 2, ok: 1, assess: 1 })
+    expect(
+      (await call('getPropertyCheckReport', `/api/properties/check/${checked.body.report_id}`)).status,
+    ).toBe(200)
+    const bulk = await call('bulkPropertyCheck', '/api/properties/check/bulk', {
+      body: { identifiers: ['pinecrest-news.example', 'nowhere.example', ''] },
+    })
+    expect(bulk.body.summary).toMatchObject({ ready: 1, unknown: 1, skipped: 1 })
+    expect(
+      (await call('getBulkPropertyCheckReport', `/api/properties/check/bulk/${bulk.body.report_id}`)).status,
+    ).toBe(200)
+    expect(
+      (await call('expandProductIdentifiers', '/api/registry/expand/product-identifiers', { body: selector }))
+        .body.property_count,
+    ).toBe(1)
+    expect(
+      (
+        await call('validateProductAuthorization', '/api/registry/validate/product-authorization', {
+          body: selector,
+        })
+      ).body.authorized,
+    ).toBe(false)
+    expect(
+      (
+        await call(
+          'validatePropertyAuthorization',
+          `/api/registry/validate/property-authorization?agent_url=${agent}&identifier_type=domain&identifier_value=listen.riverside-radio.example`,
+        )
+      ).body.authorized,
+    ).toBe(true)
+    expect(
+      (await call('lookupProperty', '/api/registry/lookup/property?type=domain&value=pinecrest-news.example'))
+        .body.count,
+    ).toBe(2)
+    expect(
+      (await call('lookupDomain', '/api/registry/lookup/domain/pinecrest-news.example')).body
+        .authorized_agents,
+    ).toHaveLength(2)
+    expect((await call('getAgentDomains', `/api/registry/lookup/agent/${agent}/domains`)).body.count).toBe(3)
+    expect(
+      (
+        await call(
+          'lookupPublisherAgentAuthorization',
+          `/api/registry/publisher/authorization?domain=riverside-radio.example&agent=${agent}`,
+        )
+      ).body.publisher_wide,
+    ).toBe(false)
+    expect(
+      (await call('lookupOperator', '/api/registry/operator?domain=adnetwork.example')).body.agents,
+    ).toHaveLength(1)
+    expect(
+      (
+        await call('revalidatePublisherAdagents', '/api/registry/publisher/site.test/adagents/revalidate', {
+          method: 'POST',
+          token: key,
+        })
+      ).body.discovery_method,
+    ).toBe('authoritative_location')
+    expect(
+      (await call('getPublishersForAgent', `/v1/agents/${agent}/publishers?include=properties&limit=1`)).body
+        .next_cursor,
+    ).not.toBeNull()
+    expect(
+      (
+        await call(
+          'getPublishersForAgentLegacyApiPrefix',
+          `/api/v1/agents/${agent}/publishers?status=authorized,revoked`,
+        )
+      ).status,
+    ).toBe(400)
+    expect(
+      (await call('validateAdagents', '/api/adagents/validate', { body: { domain: 'site.test' } })).body.data
+        .validation.discovery_method,
+    ).toBe('authoritative_location')
+    expect(
+      (await call('createAdagents', '/api/adagents/create', { body: { authorized_agents: [] } })).status,
+    ).toBe(400)
+    const feed = await call('getRegistryFeed', '/api/registry/feed?types=publisher.*', { token: key })
+    expect(feed.body.events.length).toBeGreaterThanOrEqual(3)
+    called.add('streamRegistryFeed')
+    const streamed = await readSse(`${test.registry.url}/api/registry/feed/stream?types=publisher.*`, key, 1)
+    expect(streamed[0]).toMatchObject({ event: 'feed', id: feed.body.cursor })
+    expect(
+      (
+        await call('getAgentAuthorizations', `/api/registry/authorizations?agent_url=${agent}`, {
+          token: key,
+        })
+      ).body.count,
+    ).toBe(4)
+    called.add('getAgentAuthorizationsSnapshot')
+    const snapshot = await fetch(`${test.registry.url}/api/registry/authorizations/snapshot`, {
+      headers: { authorization: `Bearer ${key}` },
+    })
+    expect(snapshot.headers.get('content-type')).toBe('application/x-ndjson')
+    expect((await snapshot.text()).trim().split('\n')).toHaveLength(7)
+    const cached = await fetch(`${test.registry.url}/api/registry/authorizations/snapshot`, {
+      headers: { authorization: `Bearer ${key}`, 'if-none-match': snapshot.headers.get('etag')! },
+    })
+    expect(cached.status).toBe(304)
+    expect((await call('listAgents', '/api/registry/agents?properties=true')).body.count).toBe(2)
+    expect((await call('listAgents', '/api/registry/agents?type=robot')).status).toBe(400)
+    expect((await call('listPublishers', '/api/registry/publishers')).body.count).toBeGreaterThanOrEqual(3)
+    expect((await call('getRegistryStats', '/api/registry/stats')).body.brands).toBe(4)
+    const crawl = await call('requestCrawl', '/api/registry/crawl-request', {
+      token: key,
+      body: { domain: 'site.test' },
+    })
+    expect(crawl.status).toBe(202)
+    expect(
+      (
+        await call('requestCrawl', '/api/registry/crawl-request', {
+          token: key,
+          body: { domain: 'site.test' },
+        })
+      ).status,
+    ).toBeOneOf([202, 429])
+    await test.registry.crawlsIdle()
+    expect(
+      (
+        await call('getCrawlRequest', `/api/registry/crawl-request/${crawl.body.crawl_request_id}`, {
+          token: key,
+        })
+      ).body.status,
+    ).toBe('completed')
+    expect(
+      (
+        await call('createOrganization', '/api/organizations', {
+          token: key,
+          body: { organization_name: 'Contract Co' },
+        })
+      ).status,
+    ).toBe(201)
+    expect(
+      (
+        await call('registerMemberAgent', '/api/me/agents', {
+          token: key,
+          body: { url: 'https://c.example/mcp', type: 'creative' },
+        })
+      ).status,
+    ).toBe(201)
+    expect((await call('listMemberAgents', '/api/me/agents', { token: key })).body.agents).toHaveLength(1)
+    expect(
+      (
+        await call('updateMemberAgent', `/api/me/agents/${encodeURIComponent('https://c.example/mcp')}`, {
+          method: 'PATCH',
+          token: key,
+          body: { name: 'C' },
+        })
+      ).status,
+    ).toBe(200)
+    expect(
+      (
+        await call('removeMemberAgent', `/api/me/agents/${encodeURIComponent('https://c.example/mcp')}`, {
+          method: 'DELETE',
+          token: key,
+        })
+      ).status,
+    ).toBe(204)
+
+    expect([...IMPLEMENTED_OPERATIONS].filter((id) => !called.has(id))).toEqual([])
+  })
+
+  it('every implemented operation exists in the document under an in-scope tag', () => {
+    const byId = new Map(operations().map((op) => [op.operationId, op]))
+    const tags = new Set([
+      'Onboarding',
+      'Member Agents',
+      'Brand Resolution',
+      'Property Resolution',
+      'Authorization Lookups',
+      'Validation Tools',
+      'Change Feed',
+      'Agent Discovery',
+    ])
+    for (const id of IMPLEMENTED_OPERATIONS) expect(tags.has(byId.get(id)?.tag ?? '')).toBe(true)
+  })
+
+  it('serves the document and a browsable reference', async () => {
+    const document = (await (await fetch(`${test.registry.url}/openapi.json`)).json()) as {
+      openapi: string
+      components: {
+        schemas: { Error: { properties: { error: { properties: { code: { type: string } } } } } }
+      }
+    }
+    expect(document.openapi).toBe('3.1.0')
+    expect(document.components.schemas.Error.properties.error.properties.code.type).toBe('string')
+    const page = await (await fetch(`${test.registry.url}/docs`)).text()
+    expect(page).toContain('expandProductIdentifiers')
+    for (const id of [
+      'setupMyBrand',
+      'claimHostedPropertyDomain',
+      'verifyHostedPropertyOrigin',
+      'lookupPublisher',
+    ]) {
+      const row = page.match(
+        new RegExp(`<tr class="(yes|no)"><td><b>[A-Z]+</b></td><td><code>[^<]*</code></td><td id="${id}"`),
+      )
+      expect(row?.[1], id).toBe('yes')
+    }
+    expect(page).not.toMatch(/<script|https:\/\/cdn/)
+  })
+})

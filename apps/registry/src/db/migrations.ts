@@ -1,0 +1,215 @@
+/**
+ * The registry's versioned migrations, one list for both dialects. Each version runs once, in order, inside a
+ * transaction, and is recorded in `registry_migrations`; a database migrated by a newer registry is refused.
+ * Column types are chosen to read the same in both: TEXT (JSON, ISO 8601 instants), INTEGER (counts, 0/1).
+ */
+
+export interface Migration {
+  readonly version: number
+  readonly name: string
+  readonly statements: readonly string[]
+}
+
+/** Every migration, oldest first. Append only; never edit a released one. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'brands, publishers, properties, authorizations, agents, feed, crawl requests',
+    statements: [
+      `CREATE TABLE IF NOT EXISTS registry_brands (
+        domain TEXT PRIMARY KEY,
+        id TEXT NOT NULL,
+        brand_name TEXT NOT NULL,
+        source TEXT NOT NULL,
+        names TEXT,
+        keller_type TEXT,
+        parent_brand TEXT,
+        house_domain TEXT,
+        house_name TEXT,
+        brand_agent_url TEXT,
+        manifest TEXT,
+        document TEXT,
+        document_url TEXT,
+        status_code INTEGER,
+        verified INTEGER NOT NULL DEFAULT 0,
+        fetched_at TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS registry_revisions (
+        entity_kind TEXT NOT NULL,
+        domain TEXT NOT NULL,
+        revision_number INTEGER NOT NULL,
+        editor_name TEXT NOT NULL,
+        edit_summary TEXT NOT NULL,
+        source TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (entity_kind, domain, revision_number))`,
+      `CREATE TABLE IF NOT EXISTS registry_publishers (
+        domain TEXT PRIMARY KEY,
+        source TEXT NOT NULL,
+        document TEXT,
+        url TEXT,
+        resolved_url TEXT,
+        status_code INTEGER,
+        response_bytes INTEGER,
+        discovery_method TEXT,
+        manager_domain TEXT,
+        valid INTEGER,
+        contact TEXT,
+        last_validated TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS registry_properties (
+        publisher_domain TEXT NOT NULL,
+        property_id TEXT NOT NULL,
+        rid TEXT NOT NULL,
+        property_type TEXT NOT NULL,
+        name TEXT NOT NULL,
+        identifiers TEXT NOT NULL,
+        tags TEXT NOT NULL,
+        source TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (publisher_domain, property_id))`,
+      `CREATE TABLE IF NOT EXISTS registry_property_identifiers (
+        identifier_type TEXT NOT NULL,
+        identifier_value TEXT NOT NULL,
+        publisher_domain TEXT NOT NULL,
+        property_id TEXT NOT NULL,
+        PRIMARY KEY (identifier_type, identifier_value, publisher_domain, property_id))`,
+      `CREATE INDEX IF NOT EXISTS registry_property_identifiers_property
+        ON registry_property_identifiers (publisher_domain, property_id)`,
+      `CREATE TABLE IF NOT EXISTS registry_authorizations (
+        id TEXT PRIMARY KEY,
+        agent_url TEXT NOT NULL,
+        agent_url_canonical TEXT NOT NULL,
+        publisher_domain TEXT NOT NULL,
+        property_id TEXT NOT NULL,
+        authorized_for TEXT,
+        authorization_type TEXT,
+        evidence TEXT NOT NULL,
+        signing_keys TEXT,
+        effective_from TEXT,
+        effective_until TEXT,
+        source_url TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL)`,
+      `CREATE UNIQUE INDEX IF NOT EXISTS registry_authorizations_key
+        ON registry_authorizations (agent_url_canonical, publisher_domain, property_id)`,
+      `CREATE INDEX IF NOT EXISTS registry_authorizations_publisher
+        ON registry_authorizations (publisher_domain)`,
+      `CREATE TABLE IF NOT EXISTS registry_member_agents (
+        org_id TEXT NOT NULL,
+        url TEXT NOT NULL,
+        url_canonical TEXT NOT NULL,
+        name TEXT,
+        type TEXT NOT NULL,
+        visibility TEXT NOT NULL,
+        health_check_url TEXT,
+        position INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (org_id, url_canonical))`,
+      `CREATE TABLE IF NOT EXISTS registry_org_profiles (
+        org_id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        is_personal INTEGER NOT NULL,
+        company_type TEXT,
+        revenue_tier TEXT,
+        marketing_opt_in INTEGER NOT NULL,
+        created_at TEXT NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS registry_feed_events (
+        event_id TEXT PRIMARY KEY,
+        event_type TEXT NOT NULL,
+        entity_type TEXT NOT NULL,
+        entity_id TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        created_at TEXT NOT NULL)`,
+      `CREATE INDEX IF NOT EXISTS registry_feed_events_created ON registry_feed_events (created_at)`,
+      `CREATE TABLE IF NOT EXISTS registry_crawl_requests (
+        id TEXT PRIMARY KEY,
+        domain TEXT NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        max_attempts INTEGER NOT NULL,
+        requested_by TEXT,
+        requested_at TEXT NOT NULL,
+        started_at TEXT,
+        last_attempted_at TEXT,
+        completed_at TEXT,
+        next_attempt_at TEXT,
+        last_error_code TEXT)`,
+      `CREATE TABLE IF NOT EXISTS registry_check_reports (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_at TEXT NOT NULL)`,
+    ],
+  },
+  {
+    version: 2,
+    name: 'hosted domains: origin verification state, owners and claims',
+    statements: [
+      `CREATE TABLE IF NOT EXISTS registry_hosted_domains (
+        domain TEXT PRIMARY KEY,
+        owner_org_id TEXT,
+        owner_bound_at TEXT,
+        origin_verified_at TEXT,
+        origin_last_checked_at TEXT,
+        last_reason TEXT,
+        last_detail TEXT)`,
+      `CREATE TABLE IF NOT EXISTS registry_domain_claims (
+        token TEXT PRIMARY KEY,
+        domain TEXT NOT NULL,
+        org_id TEXT NOT NULL,
+        created_at TEXT NOT NULL)`,
+      `CREATE INDEX IF NOT EXISTS registry_domain_claims_domain ON registry_domain_claims (domain)`,
+    ],
+  },
+  {
+    version: 3,
+    name: 'member profiles (auto-created by the first agent registration)',
+    statements: [
+      `CREATE TABLE IF NOT EXISTS registry_member_profiles (
+        org_id TEXT PRIMARY KEY,
+        display_name TEXT NOT NULL,
+        is_public INTEGER NOT NULL,
+        created_at TEXT NOT NULL)`,
+      // Organizations that registered agents before profiles existed already have one.
+      `INSERT INTO registry_member_profiles (org_id, display_name, is_public, created_at)
+        SELECT a.org_id, COALESCE(MAX(o.name), a.org_id), 0, MIN(a.created_at)
+        FROM registry_member_agents a LEFT JOIN registry_org_profiles o ON o.org_id = a.org_id
+        GROUP BY a.org_id`,
+    ],
+  },
+  {
+    version: 4,
+    name: 'publisher properties in listing order (resolve and expand read them sorted, without a sort step)',
+    statements: [
+      `CREATE INDEX IF NOT EXISTS registry_properties_listing
+        ON registry_properties (publisher_domain, property_type, name, property_id)`,
+    ],
+  },
+]
+
+/** The newest version this code knows. */
+export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version
+
+/** An arbitrary PostgreSQL advisory lock key serialising concurrent migrations ("rgst"). */
+export const MIGRATION_LOCK = 0x72677374
+
+export const MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS registry_migrations (
+  version INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  applied_at TEXT NOT NULL)`
+
+/** Refuses a database that a newer registry has migrated. */
+export function assertKnownVersion(applied: readonly number[]): void {
+  const newest = Math.max(0, ...applied)
+  if (newest > LATEST_VERSION) {
+    throw new Error(
+      `the registry tables are at version ${newest}; this registry knows up to ${LATEST_VERSION}`,
+    )
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * The registry on a PostgreSQL schema: a `pg` pool whose connections use the schema as `search_path`, so the
+ * statements are the same as on SQLite. Migrations are serialised across concurrently starting instances with
+ * an advisory lock.
+ */
+import pg from 'pg'
+import type { SqlDriver, SqlExecutor, SqlValue } from './driver.js'
+import { assertKnownVersion, MIGRATION_LOCK, MIGRATIONS, MIGRATIONS_TABLE } from './migrations.js'
+
+const quote = (identifier: string): string => `"${identifier.replaceAll('"', '""')}"`
+
+/** `?` placeholders to `$1…` (statements never carry a literal `?`). */
+const numbered = (sql: string): string => {
+  let index = 0
+  return sql.replace(/\?/g, () => `$${++index}`)
+}
+
+/**
+ * Connects a pool to `connectionString`, creates `schema` if needed and migrates it.
+ *
+ * @example
+ * const { driver, pool } = await openPostgres('postgres://postgres@127.0.0.1:5432/test', 'adwire_registry')
+ * await driver.all('SELECT domain FROM registry_brands')
+ * await driver.close()
+ */
+export async function openPostgres(
+  connectionString: string,
+  schema: string,
+): Promise<{ driver: SqlDriver; pool: pg.Pool }> {
+  const bootstrap = new pg.Client({ connectionString })
+  await bootstrap.connect()
+  try {
+    await bootstrap.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK])
+    try {
+      await bootstrap.query(`CREATE SCHEMA IF NOT EXISTS ${quote(schema)}`)
+      await bootstrap.query(`SET search_path TO ${quote(schema)}`)
+      await migratePostgres(bootstrap)
+    } finally {
+      await bootstrap.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK])
+    }
+  } finally {
+    await bootstrap.end()
+  }
+  const pool = new pg.Pool({ connectionString, options: `-c search_path=${quote(schema)}`, max: 10 })
+  pool.on('error', () => {})
+  return { driver: postgresDriver(pool), pool }
+}
+
+async function migratePostgres(client: pg.Client): Promise<void> {
+  await client.query(MIGRATIONS_TABLE)
+  const { rows } = await client.query<{ version: number }>('SELECT version FROM registry_migrations')
+  const applied = rows.map((row) => Number(row.version))
+  assertKnownVersion(applied)
+  for (const migration of MIGRATIONS) {
+    if (applied.includes(migration.version)) continue
+    await client.query('BEGIN')
+    try {
+      for (const statement of migration.statements) await client.query(statement)
+      await client.query('INSERT INTO registry_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+        migration.version,
+        migration.name,
+        new Date().toISOString(),
+      ])
+      await client.query('COMMIT')
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {})
+      throw error
+    }
+  }
+}
+
+const executorOn = (target: pg.Pool | pg.PoolClient): SqlExecutor => ({
+  dialect: 'postgres',
+  async all<Row>(sql: string, params: readonly SqlValue[] = []) {
+    return (await target.query({ text: numbered(sql), values: [...params] })).rows as Row[]
+  },
+  async tuples<Tuple extends readonly unknown[]>(sql: string, params: readonly SqlValue[] = []) {
+    return (await target.query({ text: numbered(sql), values: [...params], rowMode: 'array' }))
+      .rows as unknown as Tuple[]
+  },
+  async one<Row>(sql: string, params: readonly SqlValue[] = []) {
+    return (await target.query({ text: numbered(sql), values: [...params] })).rows[0] as Row | undefined
+  },
+  async run(sql, params = []) {
+    return (await target.query({ text: numbered(sql), values: [...params] })).rowCount ?? 0
+  },
+})
+
+/** The {@link SqlDriver} over a pool whose connections already use the registry's schema. */
+export function postgresDriver(pool: pg.Pool): SqlDriver {
+  const executor = executorOn(pool)
+  let closed: Promise<void> | undefined
+  return {
+    ...executor,
+    async transaction(work) {
+      const client = await pool.connect()
+      try {
+        await client.query('BEGIN')
+        const result = await work(executorOn(client))
+        await client.query('COMMIT')
+        return result
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {})
+        throw error
+      } finally {
+        client.release()
+      }
+    },
+    close() {
+      closed ??= pool.end()
+      return closed
+    },
+  }
+}

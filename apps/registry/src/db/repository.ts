@@ -1,0 +1,72 @@
+/**
+ * The registry's one repository interface. `openRepository` gives the same implementation on SQLite and on
+ * PostgreSQL (the SQL is written once against {@link SqlDriver}); the storage test suite runs on both.
+ */
+import type BetterSqlite3 from 'better-sqlite3'
+import type pg from 'pg'
+import type { DatabaseConfig } from '../env.js'
+import { authorizationStore, type AuthorizationStore } from './authorizations.js'
+import { brandStore, type BrandStore } from './brands.js'
+import type { SqlDriver } from './driver.js'
+import { feedStore, type FeedStore } from './feed.js'
+import { hostingStore, type HostingStore } from './hosting.js'
+import { memberStore, type MemberStore } from './members.js'
+import { openPostgres } from './postgres.js'
+import { publisherStore, type PublisherStore } from './publishers.js'
+import { requestStore, type RequestStore } from './requests.js'
+import { openSqlite } from './sqlite.js'
+
+export interface RegistryRepository {
+  readonly brands: BrandStore
+  readonly publishers: PublisherStore
+  readonly authorizations: AuthorizationStore
+  readonly feed: FeedStore
+  readonly members: MemberStore
+  readonly requests: RequestStore
+  readonly hosting: HostingStore
+  /** The driver, for the few callers that need the dialect (bench, tests). */
+  readonly driver: SqlDriver
+  close(): Promise<void>
+}
+
+/** The underlying connection, handed to the auth module so its tables live beside the registry's. */
+export type RawConnection =
+  | { readonly kind: 'sqlite'; readonly db: BetterSqlite3.Database }
+  | { readonly kind: 'postgres'; readonly pool: pg.Pool; readonly schema: string }
+
+/** The repository over an open driver. */
+export function createRepository(driver: SqlDriver): RegistryRepository {
+  return {
+    brands: brandStore(driver),
+    publishers: publisherStore(driver),
+    authorizations: authorizationStore(driver),
+    feed: feedStore(driver),
+    members: memberStore(driver),
+    requests: requestStore(driver),
+    hosting: hostingStore(driver),
+    driver,
+    close: () => driver.close(),
+  }
+}
+
+/**
+ * Opens and migrates the configured database.
+ *
+ * @example
+ * const { repository } = await openRepository({ kind: 'sqlite', path: './data/registry.sqlite' })
+ * await repository.brands.getBrand('acme.example')
+ * await repository.close()
+ */
+export async function openRepository(
+  config: DatabaseConfig,
+): Promise<{ repository: RegistryRepository; connection: RawConnection }> {
+  if (config.kind === 'sqlite') {
+    const { driver, db } = openSqlite(config.path)
+    return { repository: createRepository(driver), connection: { kind: 'sqlite', db } }
+  }
+  const { driver, pool } = await openPostgres(config.connectionString, config.schema)
+  return {
+    repository: createRepository(driver),
+    connection: { kind: 'postgres', pool, schema: config.schema },
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * What the app is composed of: the repository, the crawler, the authenticator, the clock and the log. Built
+ * from the environment by service.ts; tests build it the same way.
+ */
+import type { Context } from 'hono'
+import type { RegistryRepository } from './db/repository.js'
+import type { Crawler } from './crawl/crawler.js'
+import type { FeedHub } from './feed/hub.js'
+import type { MembershipTier } from './domain/membership.js'
+
+/** Who sent a request to a locked endpoint (the auth module's principal). */
+export interface Principal {
+  readonly kind: 'org' | 'user'
+  readonly id: string
+  readonly orgId?: string
+  /** The organization's name as the credential's issuer knows it (names an auto-created organization). */
+  readonly orgName?: string
+}
+
+/** Recognises the bearer credential of a request. */
+export interface Authenticator {
+  authenticate(request: Request): Promise<Principal | undefined>
+}
+
+export interface RegistryDeps {
+  readonly repository: RegistryRepository
+  readonly crawler: Crawler
+  readonly auth: Authenticator
+  readonly hub: FeedHub
+  readonly now: () => number
+  readonly log: (entry: Record<string, unknown>) => void
+  /** `strict`: a response that does not match the OpenAPI document becomes a 500 (tests); `log`: logged. */
+  readonly validateResponses: 'off' | 'log' | 'strict'
+  readonly feedRetentionDays: number
+  /** The membership tier of the registry's organizations (gates `public` member agents). */
+  readonly memberTier: MembershipTier
+  /** The registry's public base URL for this request (no trailing slash). */
+  readonly publicUrl: (c: Context) => string
+}

@@ -1,0 +1,163 @@
+/**
+ * The demo world loaded into an empty database (`SEED=0` disables it): a few brands, two publishers with
+ * adagents.json files and the sales agents they authorize, so `curl` gives real answers at once. Everything
+ * lives under `.example` (RFC 2606) and is marked as seeded in the feed (actor `seed`).
+ */
+import { factsOf } from './crawl/adagents.js'
+import type { RegistryRepository } from './db/repository.js'
+import { newId } from './domain/ids.js'
+import type { BrandRecord } from './domain/types.js'
+
+export const DEMO_AGENTS = {
+  network: 'https://sales.adnetwork.example/mcp',
+  pinecrest: 'https://ads.pinecrest-news.example/a2a',
+} as const
+
+const brands: Array<
+  Pick<BrandRecord, 'domain' | 'brand_name' | 'keller_type' | 'house_domain' | 'house_name' | 'manifest'>
+> = [
+  {
+    domain: 'acme-outdoor.example',
+    brand_name: 'Acme Outdoor',
+    keller_type: 'master',
+    house_domain: 'acme-outdoor.example',
+    house_name: 'Acme Outdoor Group',
+    manifest: {
+      name: 'Acme Outdoor',
+      url: 'https://acme-outdoor.example',
+      colors: { primary: '#1B5E20', secondary: '#FFC107' },
+    },
+  },
+  {
+    domain: 'trailhead.example',
+    brand_name: 'Trailhead Boots',
+    keller_type: 'sub_brand',
+    house_domain: 'acme-outdoor.example',
+    house_name: 'Acme Outdoor Group',
+    manifest: { name: 'Trailhead Boots', url: 'https://trailhead.example' },
+  },
+  {
+    domain: 'northwind-foods.example',
+    brand_name: 'Northwind Foods',
+    keller_type: 'independent',
+    manifest: {
+      name: 'Northwind Foods',
+      url: 'https://northwind-foods.example',
+      colors: { primary: '#0D47A1' },
+    },
+  },
+]
+
+const publishers: Record<string, Record<string, unknown>> = {
+  'pinecrest-news.example': {
+    $schema: 'https://adcontextprotocol.org/schemas/3.1.19/adagents.json',
+    contact: { name: 'Pinecrest News ad operations', email: 'ads@pinecrest-news.example' },
+    properties: [
+      {
+        property_id: 'pinecrest-web',
+        property_type: 'website',
+        name: 'Pinecrest News',
+        identifiers: [{ type: 'domain', value: 'pinecrest-news.example' }],
+        tags: ['news', 'premium'],
+      },
+      {
+        property_id: 'pinecrest-sports',
+        property_type: 'website',
+        name: 'Pinecrest Sports',
+        identifiers: [{ type: 'domain', value: 'sports.pinecrest-news.example' }],
+        tags: ['sports'],
+      },
+      {
+        property_id: 'pinecrest-app',
+        property_type: 'mobile_app',
+        name: 'Pinecrest News app',
+        identifiers: [{ type: 'bundle_id', value: 'example.pinecrest.news' }],
+        tags: ['news'],
+      },
+    ],
+    authorized_agents: [
+      {
+        url: DEMO_AGENTS.pinecrest,
+        authorized_for: 'All Pinecrest inventory, sold directly',
+        authorization_type: 'property_tags',
+        property_tags: ['news', 'sports'],
+      },
+      {
+        url: DEMO_AGENTS.network,
+        authorized_for: 'Premium news display',
+        authorization_type: 'property_ids',
+        property_ids: ['pinecrest-web'],
+      },
+    ],
+    last_updated: '2026-01-15T00:00:00Z',
+  },
+  'riverside-radio.example': {
+    $schema: 'https://adcontextprotocol.org/schemas/3.1.19/adagents.json',
+    properties: [
+      {
+        property_id: 'riverside-stream',
+        property_type: 'radio',
+        name: 'Riverside Radio stream',
+        identifiers: [{ type: 'domain', value: 'listen.riverside-radio.example' }],
+        tags: ['audio'],
+      },
+      {
+        property_id: 'riverside-podcasts',
+        property_type: 'podcast',
+        name: 'Riverside podcasts',
+        identifiers: [{ type: 'domain', value: 'podcasts.riverside-radio.example' }],
+        tags: ['audio', 'podcast'],
+      },
+    ],
+    authorized_agents: [
+      {
+        url: DEMO_AGENTS.network,
+        authorized_for: 'All audio inventory',
+        authorization_type: 'property_tags',
+        property_tags: ['audio'],
+      },
+    ],
+    last_updated: '2026-01-15T00:00:00Z',
+  },
+}
+
+/** Loads the demo world when the database holds no brand and no publisher; resolves to whether it did. */
+export async function seedDemoWorld(
+  repository: RegistryRepository,
+  now: number = Date.now(),
+): Promise<boolean> {
+  const [anyBrand, anyPublisher] = await Promise.all([
+    repository.brands.listBrands({ limit: 1, offset: 0 }),
+    repository.publishers.listPublishers({ limit: 1, offset: 0 }),
+  ])
+  if (anyBrand.total > 0 || anyPublisher.total > 0) return false
+  const at = new Date(now).toISOString()
+  for (const brand of brands) {
+    await repository.brands.putBrand(
+      { ...brand, id: newId(), source: 'hosted', verified: true, created_at: at, updated_at: at },
+      { editor_name: 'seed', edit_summary: 'demo world', source: 'hosted' },
+    )
+  }
+  for (const [domain, document] of Object.entries(publishers)) {
+    const url = `https://${domain}/.well-known/adagents.json`
+    await repository.publishers.saveSnapshot(
+      {
+        publisher: {
+          domain,
+          source: 'adagents_json',
+          document,
+          url,
+          status_code: 200,
+          discovery_method: 'direct',
+          valid: true,
+          ...(document.contact ? { contact: document.contact as { name: string; email: string } } : {}),
+          last_validated: at,
+        },
+        ...factsOf(document, domain, url),
+      },
+      'seed',
+      now,
+    )
+  }
+  return true
+}

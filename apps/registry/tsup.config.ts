@@ -1,0 +1,18 @@
+import { cpSync } from 'node:fs'
+import { defineConfig } from 'tsup'
+
+export default defineConfig({
+  entry: { server: 'src/server.ts', index: 'src/index.ts', 'auth/admin-cli': 'src/auth/admin-cli.ts' },
+  format: ['esm'],
+  dts: { entry: 'src/index.ts' },
+  clean: true,
+  sourcemap: true,
+  target: 'es2022',
+  platform: 'node',
+  // The service reads the registry OpenAPI document and the AdCP JSON Schemas at run time (spec/locate.ts):
+  // ship the vendored copies beside the bundle.
+  async onSuccess() {
+    cpSync('../../conformance/openapi', 'dist/conformance/openapi', { recursive: true })
+    cpSync('../../conformance/schemas/3.1.19', 'dist/conformance/schemas/3.1.19', { recursive: true })
+  },
+})

@@ -1,0 +1,106 @@
+/**
+ * Artifact pushes (content-standards/artifact-webhook-payload.json) and rights revocation notifications
+ * (brand/revocation-notification.json): validated, then deduplicated on (sender, idempotency_key).
+ */
+import { readConformanceJson } from '@adwire/conformance'
+import { describe, expect, it } from 'vitest'
+import type { PayloadShape } from '../src/index.js'
+import { KEYED_EVENT_MEMBERS } from '../src/receiver/keyed-events.js'
+import { answer, HMAC_SECRET, hmacSigned, receiverWith, SELLER, sellerKey, signed } from './support.js'
+
+const key = sellerKey()
+
+const artifactPush = () => ({
+  idempotency_key: `whk_${crypto.randomUUID()}`,
+  media_buy_id: 'mb_1',
+  batch_id: 'batch_1',
+  timestamp: '2026-04-18T10:00:00Z',
+  artifacts: [
+    {
+      artifact: { property_rid: 'prop_1', artifact_id: 'art_1', assets: [] },
+      delivered_at: '2026-04-18T09:59:00Z',
+      impression_id: 'imp_1',
+    },
+  ],
+})
+const revocation = () => ({
+  idempotency_key: `whk_${crypto.randomUUID()}`,
+  rights_id: 'rg_1',
+  brand_id: 'brand_1',
+  reason: 'talent contract ended',
+  effective_at: '2026-04-19T00:00:00Z',
+  revoked_uses: ['likeness'],
+})
+
+const cases = [
+  ['artifact-push', 'content-standards/artifact-webhook-payload.json', artifactPush],
+  ['revocation-notification', 'brand/revocation-notification.json', revocation],
+] as const
+
+const setup = () =>
+  receiverWith([
+    {
+      id: 'artifact-push',
+      auth: { mode: 'rfc9421', keys: key.jwks },
+      sender: SELLER,
+      shape: 'artifact-push',
+    },
+    {
+      id: 'revocation-notification',
+      auth: { mode: 'hmac', secret: HMAC_SECRET },
+      sender: 'https://rights-holder.example',
+      shape: 'revocation-notification',
+    },
+  ])
+const deliver = (shape: PayloadShape, payload: unknown) =>
+  shape === 'revocation-notification' ? hmacSigned(shape, payload) : signed(key, shape, payload)
+
+describe('receiver: artifact pushes and revocation notifications', () => {
+  it.each(cases)('%s: checks exactly the members its 3.1.19 schema requires', (shape, file) => {
+    const schema = readConformanceJson(`schemas/3.1.19/${file}`) as { required: string[] }
+    expect(['idempotency_key', ...Object.keys(KEYED_EVENT_MEMBERS[shape])].sort()).toEqual(
+      [...schema.required].sort(),
+    )
+  })
+
+  it.each(cases)('%s: publishes once and answers a retry as a duplicate', async (shape, _file, make) => {
+    const { receiver, published } = setup()
+    const payload = make()
+    expect(await answer(await receiver.handle(await deliver(shape, payload)))).toEqual({
+      status: 200,
+      body: { status: 'accepted' },
+    })
+    expect(await answer(await receiver.handle(await deliver(shape, payload)))).toEqual({
+      status: 200,
+      body: { status: 'duplicate' },
+    })
+    expect(published).toHaveLength(1)
+    expect(published[0]).toMatchObject({ shape, idempotencyKey: payload.idempotency_key, terminal: false })
+    expect(published[0]!.data).toEqual(payload)
+    const changed = { ...payload, media_buy_id: 'mb_2', rights_id: 'rg_2' }
+    expect((await answer(await receiver.handle(await deliver(shape, changed)))).body.error?.code).toBe(
+      'idempotency_key_reused',
+    )
+  })
+
+  it.each(cases)(
+    '%s: refuses a payload missing any required member, before publishing',
+    async (shape, file, make) => {
+      const { receiver, published } = setup()
+      const schema = readConformanceJson(`schemas/3.1.19/${file}`) as { required: string[] }
+      for (const member of schema.required) {
+        const { [member]: _dropped, ...rest } = make() as Record<string, unknown>
+        const refused = await answer(await receiver.handle(await deliver(shape, rest)))
+        expect(refused.status, member).toBe(400)
+        expect(refused.body.error?.code, member).toBe(
+          member === 'idempotency_key' ? 'missing_idempotency_key' : 'invalid_envelope',
+        )
+      }
+      const badTime = { ...make(), effective_at: 'tomorrow', timestamp: 'tomorrow' }
+      expect((await receiver.handle(await deliver(shape, badTime))).status).toBe(400)
+      const shortKey = { ...make(), idempotency_key: 'short' }
+      expect((await receiver.handle(await deliver(shape, shortKey))).status).toBe(400)
+      expect(published).toEqual([])
+    },
+  )
+})
