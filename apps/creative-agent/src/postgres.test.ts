@@ -4,7 +4,7 @@
  * preview pages (410 from both once expired, 404 once swept).
  */
 import { resolveTestPostgresUrl } from '@adwire/vitest-config'
-import { openPostgresStores } from '@adwire/store-postgres'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningCreativeAgent } from './service.js'
 import { PREVIEW_TOMBSTONE_SECONDS } from './storage.js'
@@ -34,11 +34,13 @@ describe.skipIf(!url)('two creative agents on one PostgreSQL schema', () => {
   afterAll(async () => {
     await first?.close()
     await second?.close()
-    const stores = await openPostgresStores({ connectionString: url!, schema: 'public' })
+    // A plain connection: the test never creates or migrates anything outside its own schema.
+    const client = new pg.Client({ connectionString: url! })
+    await client.connect()
     try {
-      await stores.pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
     } finally {
-      await stores.close()
+      await client.end()
     }
   })
 
