@@ -97,7 +97,7 @@ describe('registrations', () => {
       await register({ auth: 'bearer', token: BEARER_TOKEN }),
     ]
     for (const { id, url } of created) {
-      expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/)
+      expect(id).toMatch(/^[0-9a-f]{32}$/)
       expect(url).toBe(`${receiver.url}/webhooks/${id}`)
     }
     const listed = await api(receiver, '/api/registrations')

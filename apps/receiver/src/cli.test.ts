@@ -240,6 +240,10 @@ describe('adwire receiver', () => {
     )
     try {
       let output = ''
+      let errors = ''
+      child.stderr.on('data', (chunk: Buffer) => {
+        errors += chunk.toString()
+      })
       const waiting = new Set<() => void>()
       child.stdout.on('data', (chunk: Buffer) => {
         output += chunk.toString()
@@ -253,7 +257,7 @@ describe('adwire receiver', () => {
             resolve()
           }
           waiting.add(check)
-          child.once('exit', (code) => reject(new Error(`adwire exited with ${code}`)))
+          child.once('exit', (code) => reject(new Error(`adwire exited with ${code}: ${errors}`)))
           check()
         })
       await seen(1)

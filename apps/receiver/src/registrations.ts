@@ -18,11 +18,14 @@ import type { Registration } from '@adwire/webhooks'
 import type { ReceiverDatabase, RegistrationRecord } from './db/types.js'
 import { adagentsUrlOf, withRevocation } from './key-checks.js'
 
-/** Registration ids: 22 base64url characters (128 random bits), so webhook URLs cannot be guessed. */
+/**
+ * Registration ids in URLs and on the command line. New ones are 32 lowercase hex characters (128 random bits),
+ * so webhook URLs cannot be guessed and an id never starts with `-` (which a command line would read as an
+ * option); ids made before (base64url) stay valid.
+ */
 export const REGISTRATION_ID = /^[A-Za-z0-9_-]{1,64}$/
 
-export const newRegistrationId = () =>
-  Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('base64url')
+export const newRegistrationId = () => Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('hex')
 
 /** How many built registrations one instance keeps (least recently used out first). */
 const CACHE_SIZE = 10_000
