@@ -2,13 +2,19 @@
  * The creative agent's configuration, read once from the environment with zod. Everything else is derived
  * from it in deps.ts; nothing else reads `process.env`.
  */
-import { z } from 'zod'
 import type { Permission, Principal } from '@adwire/agent-server'
+import {
+  flag,
+  intIn,
+  optionalText,
+  readEnv,
+  serviceFields,
+  serviceSettings,
+  type ServiceSettings,
+} from '@adwire/service-env'
+import { z } from 'zod'
 
-/** Where the agent keeps its state: one SQLite file (one host) or a PostgreSQL schema (many instances). */
-export type DatabaseConfig =
-  | { readonly kind: 'sqlite'; readonly path: string }
-  | { readonly kind: 'postgres'; readonly connectionString: string; readonly schema: string }
+export { EnvError, type DatabaseConfig } from '@adwire/service-env'
 
 /** One configured bearer token: the caller it authenticates and what it may do with creatives. */
 export interface TokenGrant {
@@ -16,11 +22,8 @@ export interface TokenGrant {
   readonly principal: Principal
 }
 
-export interface CreativeAgentEnv {
-  readonly port: number
-  /** The interface to listen on; unset: every interface. */
-  readonly host?: string
-  readonly database: DatabaseConfig
+/** The creative agent's settings: the shared ones (port, host, database, public URL) and its own. */
+export interface CreativeAgentEnv extends ServiceSettings {
   /**
    * The agent's public base URL (no trailing slash): every format_id's `agent_url`, the base of preview URLs,
    * brand.json and the JWKS. Unset: `http://{host}:{port}` as listened on.
@@ -38,17 +41,8 @@ export interface CreativeAgentEnv {
   readonly creativeAgents: readonly { readonly agent_url: string; readonly agent_name?: string }[]
 }
 
-const SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/
 const PERMISSIONS: readonly Permission[] = ['read', 'write', 'delete', 'approve']
 const TOKEN = /^[\x21-\x7e]{16,512}$/
-
-const flag = z
-  .enum(['1', '0', 'true', 'false', 'yes', 'no', ''])
-  .default('')
-  .transform((value) => value === '1' || value === 'true' || value === 'yes')
-
-const blankToUndefined = (value: string | undefined) =>
-  value === undefined || value.trim() === '' ? undefined : value.trim()
 
 /**
  * TOKENS: comma-separated `principal_id:token[:permissions]`, permissions `+`-joined from read, write,
@@ -116,73 +110,29 @@ function parseCreativeAgents(value: string | undefined, ctx: z.RefinementCtx) {
 }
 
 const EnvSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65_535).default(4200),
-  HOST: z.string().optional().transform(blankToUndefined),
-  DATABASE_URL: z
-    .string()
-    .trim()
-    .default('sqlite:./data/creative-agent.sqlite')
-    .refine((value) => /^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(value), {
-      message: 'DATABASE_URL must be sqlite:PATH or a postgres:// URL',
-    }),
-  DATABASE_SCHEMA: z
-    .string()
-    .trim()
-    .default('adwire_creative_agent')
-    .refine((value) => SCHEMA.test(value) && !value.startsWith('pg_'), {
-      message: 'DATABASE_SCHEMA must be a plain lowercase identifier (letters, digits, _)',
-    }),
-  PUBLIC_URL: z
-    .string()
-    .optional()
-    .transform(blankToUndefined)
-    .refine(
-      (value) =>
-        value === undefined ||
-        (URL.canParse(value) &&
-          /^https?:$/.test(new URL(value).protocol) &&
-          !new URL(value).search &&
-          !new URL(value).hash),
-      { message: 'PUBLIC_URL must be an absolute http(s) URL without query or fragment' },
-    ),
+  ...serviceFields({ name: 'creative-agent', port: 4200 }),
   TOKENS: z.string().optional().transform(parseTokens),
-  SIGNING_KEY_JWK: z
-    .string()
-    .optional()
-    .transform(blankToUndefined)
-    .transform((value, ctx) => {
-      if (value === undefined) return undefined
-      try {
-        const jwk = JSON.parse(value) as unknown
-        if (typeof jwk === 'object' && jwk !== null && !Array.isArray(jwk)) {
-          const record = jwk as Record<string, unknown>
-          if (typeof record.d === 'string' && typeof record.kid === 'string') return record
-        }
-      } catch {
-        // reported below
+  SIGNING_KEY_JWK: optionalText.transform((value, ctx) => {
+    if (value === undefined) return undefined
+    try {
+      const jwk = JSON.parse(value) as unknown
+      if (typeof jwk === 'object' && jwk !== null && !Array.isArray(jwk)) {
+        const record = jwk as Record<string, unknown>
+        if (typeof record.d === 'string' && typeof record.kid === 'string') return record
       }
-      ctx.addIssue({
-        code: 'custom',
-        message: 'SIGNING_KEY_JWK must be a private JWK (JSON with "kid" and "d"), Ed25519 or P-256',
-      })
-      return z.NEVER
-    }),
-  ALLOW_INSECURE_WEBHOOK_URLS: flag,
+    } catch {
+      // reported below
+    }
+    ctx.addIssue({
+      code: 'custom',
+      message: 'SIGNING_KEY_JWK must be a private JWK (JSON with "kid" and "d"), Ed25519 or P-256',
+    })
+    return z.NEVER
+  }),
+  ALLOW_INSECURE_WEBHOOK_URLS: flag(),
   CREATIVE_AGENTS: z.string().optional().transform(parseCreativeAgents),
-  IDEMPOTENCY_TTL_SECONDS: z
-    .string()
-    .trim()
-    .default('')
-    .transform((value) => (value === '' ? 86_400 : Number(value)))
-    .refine((value) => Number.isInteger(value) && value >= 3600 && value <= 604_800, {
-      message: 'IDEMPOTENCY_TTL_SECONDS must be a whole number of seconds from 3600 to 604800',
-    }),
+  IDEMPOTENCY_TTL_SECONDS: intIn('IDEMPOTENCY_TTL_SECONDS', 3600, 604_800, 86_400),
 })
-
-/** The environment is unusable: the message lists every problem, one per line. */
-export class EnvError extends Error {
-  override readonly name = 'EnvError'
-}
 
 /**
  * Reads and checks the creative agent's environment variables; throws {@link EnvError} naming each bad
@@ -195,20 +145,9 @@ export class EnvError extends Error {
 export function parseEnv(
   source: Readonly<Record<string, string | undefined>> = process.env,
 ): CreativeAgentEnv {
-  const parsed = EnvSchema.safeParse(source)
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'env'}: ${issue.message}`)
-    throw new EnvError(`invalid environment:\n  ${lines.join('\n  ')}`)
-  }
-  const values = parsed.data
-  const database: DatabaseConfig = values.DATABASE_URL.startsWith('sqlite:')
-    ? { kind: 'sqlite', path: values.DATABASE_URL.slice('sqlite:'.length) }
-    : { kind: 'postgres', connectionString: values.DATABASE_URL, schema: values.DATABASE_SCHEMA }
+  const values = readEnv(EnvSchema, source)
   return {
-    port: values.PORT,
-    ...(values.HOST ? { host: values.HOST } : {}),
-    database,
-    ...(values.PUBLIC_URL ? { publicUrl: values.PUBLIC_URL.replace(/\/+$/, '') } : {}),
+    ...serviceSettings(values),
     tokens: values.TOKENS,
     ...(values.SIGNING_KEY_JWK ? { signingKey: values.SIGNING_KEY_JWK } : {}),
     allowInsecureWebhookUrls: values.ALLOW_INSECURE_WEBHOOK_URLS,

@@ -1,13 +1,18 @@
 /**
  * The registry's configuration, read once from the environment with zod. Nothing else reads `process.env`.
  */
+import {
+  flag,
+  intIn,
+  readEnv,
+  serviceFields,
+  serviceSettings,
+  type ServiceSettings,
+} from '@adwire/service-env'
 import { z } from 'zod'
 import { MEMBERSHIP_TIERS, type MembershipTier } from './domain/membership.js'
 
-/** Where the registry keeps its state: one SQLite file (one host) or a PostgreSQL schema (many instances). */
-export type DatabaseConfig =
-  | { readonly kind: 'sqlite'; readonly path: string }
-  | { readonly kind: 'postgres'; readonly connectionString: string; readonly schema: string }
+export { EnvError, type DatabaseConfig } from '@adwire/service-env'
 
 /** How the crawler reaches publisher and brand sites. */
 export interface CrawlConfig {
@@ -24,11 +29,8 @@ export interface CrawlConfig {
   readonly maxBytes: number
 }
 
-export interface RegistryEnv {
-  readonly port: number
-  /** The interface to listen on; unset: every interface. */
-  readonly host?: string
-  readonly database: DatabaseConfig
+/** The registry's settings: the shared ones (port, host, database, public URL) and its own. */
+export interface RegistryEnv extends ServiceSettings {
   /** The registry's public base URL (OAuth issuer, links); default `http://127.0.0.1:{port}`. */
   readonly publicUrl?: string
   /** Load the demo world into an empty database. Default true (`SEED=0` disables). */
@@ -45,50 +47,8 @@ export interface RegistryEnv {
   readonly memberTier: MembershipTier
 }
 
-const SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/
-
-const flag = (fallback: boolean) =>
-  z
-    .enum(['1', '0', 'true', 'false', 'yes', 'no', ''])
-    .default('')
-    .transform((value) => (value === '' ? fallback : value === '1' || value === 'true' || value === 'yes'))
-
-const optionalText = z
-  .string()
-  .trim()
-  .optional()
-  .transform((value) => value || undefined)
-
-const intIn = (name: string, min: number, max: number, fallback: number) =>
-  z
-    .string()
-    .trim()
-    .default('')
-    .transform((value) => (value === '' ? fallback : Number(value)))
-    .refine((value) => Number.isInteger(value) && value >= min && value <= max, {
-      message: `${name} must be a whole number from ${min} to ${max}`,
-    })
-
 const EnvSchema = z.object({
-  PORT: intIn('PORT', 0, 65_535, 4100),
-  HOST: optionalText,
-  DATABASE_URL: z
-    .string()
-    .trim()
-    .default('sqlite:./data/registry.sqlite')
-    .refine((value) => /^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(value), {
-      message: 'DATABASE_URL must be sqlite:PATH or a postgres:// URL',
-    }),
-  DATABASE_SCHEMA: z
-    .string()
-    .trim()
-    .default('adwire_registry')
-    .refine((value) => SCHEMA.test(value) && !value.startsWith('pg_'), {
-      message: 'DATABASE_SCHEMA must be a plain lowercase identifier (letters, digits, _)',
-    }),
-  PUBLIC_URL: optionalText.refine((value) => value === undefined || /^https?:\/\/[^\s]+$/.test(value), {
-    message: 'PUBLIC_URL must be an absolute http(s) URL',
-  }),
+  ...serviceFields({ name: 'registry', port: 4100 }),
   SEED: flag(true),
   ALLOW_PRIVATE_CRAWL: flag(false),
   CRAWL_ORIGINS: z
@@ -128,11 +88,6 @@ const EnvSchema = z.object({
     }),
 })
 
-/** The environment is unusable: the message lists every problem, one per line. */
-export class EnvError extends Error {
-  override readonly name = 'EnvError'
-}
-
 /**
  * Reads and checks the registry's environment variables; throws {@link EnvError} naming each bad variable.
  *
@@ -141,20 +96,9 @@ export class EnvError extends Error {
  * env.database // { kind: 'sqlite', path: '/tmp/registry.sqlite' }
  */
 export function parseEnv(source: Readonly<Record<string, string | undefined>> = process.env): RegistryEnv {
-  const parsed = EnvSchema.safeParse(source)
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'env'}: ${issue.message}`)
-    throw new EnvError(`invalid environment:\n  ${lines.join('\n  ')}`)
-  }
-  const values = parsed.data
-  const database: DatabaseConfig = values.DATABASE_URL.startsWith('sqlite:')
-    ? { kind: 'sqlite', path: values.DATABASE_URL.slice('sqlite:'.length) }
-    : { kind: 'postgres', connectionString: values.DATABASE_URL, schema: values.DATABASE_SCHEMA }
+  const values = readEnv(EnvSchema, source)
   return {
-    port: values.PORT,
-    ...(values.HOST ? { host: values.HOST } : {}),
-    database,
-    ...(values.PUBLIC_URL ? { publicUrl: values.PUBLIC_URL.replace(/\/+$/, '') } : {}),
+    ...serviceSettings(values),
     seed: values.SEED,
     crawl: {
       allowPrivate: values.ALLOW_PRIVATE_CRAWL,

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest'
+import { EnvError, parseEnv } from './env.js'
+
+describe('the registry environment', () => {
+  it('defaults to port 4100, the SQLite file under ./data, the demo world and https-only crawling', () => {
+    expect(parseEnv({})).toEqual({
+      port: 4100,
+      database: { kind: 'sqlite', path: './data/registry.sqlite' },
+      seed: true,
+      crawl: { allowPrivate: false, origins: {}, timeoutMs: 10_000, maxBytes: 1024 * 1024 },
+      feedRetentionDays: 90,
+      feedPruneIntervalSeconds: 3600,
+      memberTier: 'member',
+    })
+  })
+
+  it('reads PostgreSQL, crawl origins, the tier and the feed settings', () => {
+    const env = parseEnv({
+      PORT: '0',
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test',
+      PUBLIC_URL: 'https://registry.example/',
+      SEED: '0',
+      ALLOW_PRIVATE_CRAWL: 'yes',
+      CRAWL_ORIGINS: 'Pub.Example=http://127.0.0.1:8080, brand.example=https://mirror.example',
+      FEED_RETENTION_DAYS: '7',
+      FEED_PRUNE_INTERVAL_SECONDS: '0',
+      MEMBER_TIER: 'Explorer',
+    })
+    expect(env).toMatchObject({
+      port: 0,
+      database: { kind: 'postgres', schema: 'adwire_registry' },
+      publicUrl: 'https://registry.example',
+      seed: false,
+      crawl: {
+        allowPrivate: true,
+        origins: { 'pub.example': 'http://127.0.0.1:8080', 'brand.example': 'https://mirror.example' },
+      },
+      feedRetentionDays: 7,
+      feedPruneIntervalSeconds: 0,
+      memberTier: 'explorer',
+    })
+  })
+
+  it('names every bad variable', () => {
+    let error: unknown
+    try {
+      parseEnv({ CRAWL_ORIGINS: 'pub.example', MEMBER_TIER: 'gold', CRAWL_TIMEOUT_MS: '5', PORT: 'x' })
+    } catch (caught) {
+      error = caught
+    }
+    expect(error).toBeInstanceOf(EnvError)
+    for (const name of ['CRAWL_ORIGINS', 'MEMBER_TIER', 'CRAWL_TIMEOUT_MS', 'PORT']) {
+      expect((error as Error).message).toMatch(new RegExp(`^  ${name}: `, 'm'))
+    }
+  })
+})
