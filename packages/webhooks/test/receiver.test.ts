@@ -1,115 +1,44 @@
 import { readConformanceJson } from '@adwire/conformance'
+import { MemoryReplayStore } from '@adwire/http-signatures'
+import { describe, expect, it } from 'vitest'
+import { MemoryClaimStore, type Registration, type WebhookReceiverOptions } from '../src/index.js'
 import {
-  generateSigningKey,
-  MemoryReplayStore,
-  signHmacWebhook,
-  signWebhook,
-  type AdcpJwk,
-  type Jwks,
-} from '@adwire/http-signatures'
-import { beforeAll, describe, expect, it } from 'vitest'
-import {
-  createWebhookReceiver,
-  MemoryClaimStore,
-  MemoryConvergenceStore,
-  type ReceivedEvent,
-  type ReceiverLogEntry,
-  type Registration,
-  type WebhookReceiverOptions,
-} from '../src/index.js'
+  answer,
+  envelope,
+  HMAC_SECRET,
+  hmacSigned as hmacSignedTo,
+  NOW,
+  receiverWith,
+  sellerKey,
+  signed as signedBy,
+  URL_BASE,
+} from './support.js'
 
-const URL_BASE = 'https://buyer.example.com/webhooks'
-const NOW = 1_776_520_800
-const HMAC_SECRET = 'hmac-secret-for-tests-0123456789abcdef'
 const BEARER = 'bearer-token-for-tests-0123456789abcdef'
+const key = sellerKey()
 
-let privateJwk: AdcpJwk
-let jwks: Jwks
-
-beforeAll(async () => {
-  const key = await generateSigningKey({ alg: 'ed25519', kid: 'seller-key-1' })
-  privateJwk = key.privateJwk
-  jwks = key.jwks
-})
-
-const envelope = (overrides: Record<string, unknown> = {}) => ({
-  idempotency_key: `whk_${crypto.randomUUID()}`,
-  operation_id: 'op_1',
-  task_id: `task_${crypto.randomUUID()}`,
-  task_type: 'create_media_buy',
-  status: 'working',
-  timestamp: '2026-04-18T10:00:00Z',
-  result: { percentage: 10 },
-  ...overrides,
-})
-
+/** A receiver on memory stores with one registration per mode and shape, addressed by id. */
 function setup(overrides: Partial<WebhookReceiverOptions> = {}) {
-  const published: ReceivedEvent[] = []
-  const logs: ReceiverLogEntry[] = []
-  const registrations = new Map<string, Registration>([
-    [
-      'sig',
-      {
-        id: 'sig',
-        auth: { mode: 'rfc9421', keys: jwks },
-        sender: 'https://seller.example.com/mcp',
-        shape: 'mcp',
-      },
-    ],
-    ['hmac', { id: 'hmac', auth: { mode: 'hmac', secret: HMAC_SECRET }, shape: 'mcp' }],
-    ['bearer', { id: 'bearer', auth: { mode: 'bearer', token: BEARER }, shape: 'mcp' }],
-    [
-      'tok',
-      { id: 'tok', auth: { mode: 'rfc9421', keys: jwks }, shape: 'mcp', token: 'echo-token-0123456789' },
-    ],
-    ['a2a', { id: 'a2a', auth: { mode: 'rfc9421', keys: jwks }, shape: 'a2a' }],
-    ['plist', { id: 'plist', auth: { mode: 'rfc9421', keys: jwks }, shape: 'property-list' }],
-  ])
-  const options: WebhookReceiverOptions = {
-    registration: (request) => registrations.get(new URL(request.url).pathname.split('/').pop() ?? ''),
-    claims: new MemoryClaimStore(),
-    convergence: new MemoryConvergenceStore(),
-    replayStore: new MemoryReplayStore(),
-    publish: async (event) => void published.push(event),
-    now: () => NOW,
-    log: (entry) => void logs.push(entry),
-    ...overrides,
-  }
-  return { receiver: createWebhookReceiver(options), published, logs }
+  const { jwks } = key
+  const registrations: Registration[] = [
+    {
+      id: 'sig',
+      auth: { mode: 'rfc9421', keys: jwks },
+      sender: 'https://seller.example.com/mcp',
+      shape: 'mcp',
+    },
+    { id: 'hmac', auth: { mode: 'hmac', secret: HMAC_SECRET }, shape: 'mcp' },
+    { id: 'bearer', auth: { mode: 'bearer', token: BEARER }, shape: 'mcp' },
+    { id: 'tok', auth: { mode: 'rfc9421', keys: jwks }, shape: 'mcp', token: 'echo-token-0123456789' },
+    { id: 'a2a', auth: { mode: 'rfc9421', keys: jwks }, shape: 'a2a' },
+    { id: 'plist', auth: { mode: 'rfc9421', keys: jwks }, shape: 'property-list' },
+  ]
+  return receiverWith(registrations, overrides)
 }
 
 /** A delivery signed with RFC 9421 as a seller sends it: a fresh nonce on every call. */
-async function signed(
-  registration: string,
-  payload: unknown,
-  extra: Record<string, string> = {},
-): Promise<Request> {
-  const body = typeof payload === 'string' ? payload : JSON.stringify(payload)
-  const message = await signWebhook(
-    {
-      method: 'POST',
-      url: `${URL_BASE}/${registration}`,
-      headers: { 'content-type': 'application/json', ...extra },
-      body,
-    },
-    { key: privateJwk, now: NOW },
-  )
-  return new Request(message.url, {
-    method: 'POST',
-    headers: new Headers(message.headers as Record<string, string>),
-    body,
-  })
-}
-
-async function hmacSigned(payload: unknown): Promise<Request> {
-  const body = JSON.stringify(payload)
-  const headers = await signHmacWebhook(body, { secret: HMAC_SECRET, now: NOW })
-  return new Request(`${URL_BASE}/hmac`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body,
-  })
-}
+const signed = (registration: string, payload: unknown) => signedBy(key, registration, payload)
+const hmacSigned = (payload: unknown) => hmacSignedTo('hmac', payload)
 
 const bearer = (payload: unknown, token = BEARER) =>
   new Request(`${URL_BASE}/bearer`, {
@@ -117,13 +46,6 @@ const bearer = (payload: unknown, token = BEARER) =>
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
     body: typeof payload === 'string' ? payload : JSON.stringify(payload),
   })
-
-async function answer(response: Response) {
-  return {
-    status: response.status,
-    body: (await response.json()) as { status?: string; error?: { code: string } },
-  }
-}
 
 describe('receiver: the response table', () => {
   it('publishes a first delivery once and acknowledges it with 200', async () => {
