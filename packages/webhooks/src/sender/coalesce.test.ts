@@ -1,39 +1,11 @@
-import { generateSigningKey, type GeneratedSigningKey } from '@adwire/http-signatures'
-import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { MemoryOutboxStore } from '../memory-stores.js'
 import { createWebhookSender } from './sender.js'
-import { manualClock, startEndpoint, type TestEndpoint } from './test-support.js'
-import type { WebhookRegistration, WebhookSenderOptions } from './types.js'
+import { senderTestKit } from './test-support.js'
+import type { WebhookSenderOptions } from './types.js'
 
-let key: GeneratedSigningKey
-beforeAll(async () => {
-  key = await generateSigningKey({ alg: 'ed25519', kid: 'seller-coalesce-test' })
-})
-
-const endpoints: TestEndpoint[] = []
-afterEach(async () => {
-  await Promise.all(endpoints.splice(0).map((endpoint) => endpoint.close()))
-})
-
-async function setup(overrides: Partial<WebhookSenderOptions> = {}) {
-  const buyer = await startEndpoint()
-  endpoints.push(buyer)
-  const clock = manualClock()
-  const outbox = new MemoryOutboxStore()
-  const sender = createWebhookSender({
-    outbox,
-    key: key.privateJwk,
-    now: clock.now,
-    concurrency: 1,
-    ...overrides,
-  })
-  const registration = (path: string, operationId = 'op_buy'): WebhookRegistration => ({
-    channel: 'adcp',
-    config: { url: `${buyer.origin}/${path}`, operation_id: operationId },
-  })
-  const bodies = () => buyer.requests.map((request) => JSON.parse(request.text) as Record<string, unknown>)
-  return { buyer, clock, outbox, sender, registration, bodies }
-}
+const kit = senderTestKit('seller-coalesce-test')
+const setup = (overrides: Partial<WebhookSenderOptions> = {}) => kit.buyerSetup(overrides)
 
 const rejection = (promise: Promise<unknown>) =>
   promise.then(
@@ -93,7 +65,7 @@ describe('coalescence', () => {
   })
 
   it('refuses classes that break the AdCP limits without the receiver opt-in, and unknown classes', async () => {
-    const options = { outbox: new MemoryOutboxStore(), key: key.privateJwk }
+    const options = { outbox: new MemoryOutboxStore(), key: kit.key.privateJwk }
     expect(() =>
       createWebhookSender({
         ...options,

@@ -1,39 +1,9 @@
-import { generateSigningKey, type GeneratedSigningKey } from '@adwire/http-signatures'
-import { afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { MemoryOutboxStore } from '../memory-stores.js'
-import { createWebhookSender } from './sender.js'
-import { manualClock, startEndpoint, type TestEndpoint } from './test-support.js'
+import { describe, expect, it } from 'vitest'
+import { senderTestKit } from './test-support.js'
 import type { DeliveryReport, WebhookRegistration, WebhookSenderOptions } from './types.js'
 
-let key: GeneratedSigningKey
-beforeAll(async () => {
-  key = await generateSigningKey({ alg: 'ed25519', kid: 'seller-lifecycle-test' })
-})
-
-const endpoints: TestEndpoint[] = []
-afterEach(async () => {
-  await Promise.all(endpoints.splice(0).map((endpoint) => endpoint.close()))
-})
-
-async function setup(overrides: Partial<WebhookSenderOptions> = {}) {
-  const buyer = await startEndpoint()
-  endpoints.push(buyer)
-  const clock = manualClock()
-  const outbox = new MemoryOutboxStore()
-  const sender = createWebhookSender({
-    outbox,
-    key: key.privateJwk,
-    now: clock.now,
-    concurrency: 1,
-    ...overrides,
-  })
-  const registration = (path: string, operationId = 'op_buy'): WebhookRegistration => ({
-    channel: 'adcp',
-    config: { url: `${buyer.origin}/${path}`, operation_id: operationId },
-  })
-  const bodies = () => buyer.requests.map((request) => JSON.parse(request.text) as Record<string, unknown>)
-  return { buyer, clock, outbox, sender, registration, bodies }
-}
+const kit = senderTestKit('seller-lifecycle-test')
+const setup = (overrides: Partial<WebhookSenderOptions> = {}) => kit.buyerSetup(overrides)
 
 const rejection = (promise: Promise<unknown>) =>
   promise.then(
@@ -202,14 +172,13 @@ describe('media buy webhooks', () => {
   it('with 4 workers, the final report waits for an earlier impairment being retried; other buys do not', async () => {
     const { sender, clock } = await setup({ concurrency: 4, random: () => 0 })
     let failures = 1
-    const buyer = await startEndpoint({
+    const buyer = await kit.endpoint({
       fallback: (request, response) => {
         const fail = request.text.includes('"imp_cr_1"') && failures-- > 0
         response.writeHead(fail ? 503 : 200)
         response.end()
       },
     })
-    endpoints.push(buyer)
     const registration = (path: string): WebhookRegistration => ({
       channel: 'adcp',
       config: { url: `${buyer.origin}/${path}`, operation_id: `op_${path}` },

@@ -13,7 +13,7 @@ import {
 import { afterEach, beforeAll } from 'vitest'
 import { MemoryOutboxStore } from '../memory-stores.js'
 import { createWebhookSender } from './sender.js'
-import type { WebhookSenderOptions } from './types.js'
+import type { WebhookRegistration, WebhookSenderOptions } from './types.js'
 
 export interface ReceivedRequest {
   readonly method: string
@@ -153,6 +153,21 @@ export function senderTestKit(kid: string) {
         ...overrides,
       })
       return { clock, outbox, sender }
+    },
+    /**
+     * A buyer endpoint and a sender delivering one at a time, with `registration(path)` building an MCP
+     * registration to that endpoint and `bodies()` the JSON bodies it has received so far.
+     */
+    async buyerSetup(overrides: Partial<WebhookSenderOptions> = {}) {
+      const buyer = await this.endpoint()
+      const { clock, outbox, sender } = this.setup({ concurrency: 1, ...overrides })
+      const registration = (path: string, operationId = 'op_buy'): WebhookRegistration => ({
+        channel: 'adcp',
+        config: { url: `${buyer.origin}/${path}`, operation_id: operationId },
+      })
+      const bodies = () =>
+        buyer.requests.map((request) => JSON.parse(request.text) as Record<string, unknown>)
+      return { buyer, clock, outbox, sender, registration, bodies }
     },
     /** Verifies a received request as a buyer would; pass one replay store for every attempt of a test. */
     verify(request: ReceivedRequest, replayStore: MemoryReplayStore, now: number) {
