@@ -9,6 +9,7 @@ import { StoreError, guard, toStoreError } from './errors.js'
 import { migrate } from './migrations.js'
 import { SqliteOutboxStore } from './outbox-store.js'
 import { SqliteReplayStore } from './replay-store.js'
+import { enableWal } from './wal.js'
 
 /** How to open the file. */
 export interface SqliteStoreOptions {
@@ -90,7 +91,7 @@ export function openSqliteStores(options: SqliteStoreOptions): SqliteStores {
   }
   try {
     database.pragma(`busy_timeout = ${busyTimeoutMs}`)
-    const journal = database.pragma('journal_mode = WAL', { simple: true })
+    const journal = enableWal(database, { busyTimeoutMs })
     if (!memory && journal !== 'wal') {
       throw new StoreError(
         'store_unavailable',

@@ -5,6 +5,7 @@
  */
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { enableWal } from '@adwire/store-sqlite'
 import Database from 'better-sqlite3'
 import type { SqlDriver, SqlExecutor, SqlValue } from './driver.js'
 import { assertKnownVersion, MIGRATIONS, MIGRATIONS_TABLE } from './migrations.js'
@@ -19,11 +20,11 @@ import { assertKnownVersion, MIGRATIONS, MIGRATIONS_TABLE } from './migrations.j
  */
 export function openSqlite(path: string): { driver: SqlDriver; db: Database.Database } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const db = new Database(path)
+  const db = new Database(path, { timeout: 5000 })
   try {
-    db.pragma('journal_mode = WAL')
+    // Another process (the admin command) may hold a lock on a fresh file: wait it out like any lock.
+    enableWal(db, { busyTimeoutMs: 5000 })
     db.pragma('synchronous = FULL')
-    db.pragma('busy_timeout = 5000')
     migrateSqlite(db)
   } catch (error) {
     db.close()
