@@ -46,6 +46,21 @@ export {
   type BrandJsonResolverOptions,
 } from './keys/brand-json.js'
 export {
+  capabilitiesBootstrapResolver,
+  type CapabilitiesBootstrapDiscovery,
+  type CapabilitiesBootstrapResolver,
+  type CapabilitiesBootstrapResolverOptions,
+  type GetCapabilities,
+} from './keys/capabilities-bootstrap.js'
+export {
+  assertKeyOrigin,
+  declaredPosture,
+  readSigningPosture,
+  type ReadSigningPostureOptions,
+  type SigningPosture,
+  type SigningPurpose,
+} from './keys/capabilities-posture.js'
+export {
   assertBrandOrigin,
   registrableDomain,
   type BrandOriginBinding,

@@ -14,6 +14,7 @@ export interface BrandJsonResolverOptions {
   /**
    * The agent's `identity.brand_json_url` (bootstrap path). Its eTLD+1 must match the agent's or be bound by
    * `authorized_operators[]`. Default: `/.well-known/brand.json` at the origin of `agentUrl`.
+   * {@link capabilitiesBootstrapResolver} reads it from `get_adcp_capabilities` and sets it.
    */
   readonly brandJsonUrl?: string
   /** The fetch to use. Default: the SSRF-safe {@link createSafeFetch} with its defaults. */
@@ -67,7 +68,9 @@ const DEFINITIVE = new Set([
  * `agents[]` entry whose `url` byte-equals `agentUrl` (top-level `agents`, `house.agents` and
  * `brands[].agents` are all searched), then resolve keyids from its `jwks_uri` (default
  * `/.well-known/jwks.json` at the agent's origin) with {@link remoteJwksResolver}, reporting `agentUrl` as
- * the signer.
+ * the signer. Steps 1, 2 and 7 of the bootstrap (`get_adcp_capabilities`, `identity.brand_json_url`,
+ * `identity.key_origins`) are {@link capabilitiesBootstrapResolver}, which builds this resolver with the
+ * declared `brandJsonUrl`; use it when the agent's brand.json location is not known from the integration.
  *
  * Errors (request profile → webhook profile): `request_signature_brand_json_unreachable` /
  * `_malformed` → `key_source_unavailable`; `request_signature_agent_not_in_brand_json` /

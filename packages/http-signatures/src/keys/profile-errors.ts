@@ -4,11 +4,14 @@ import type { SignatureProfile } from '../types.js'
 /**
  * How a discovery failure reads on the webhook profile. Resolvers raise the request-profile code (the
  * transport taxonomy names every discovery failure); the webhook taxonomy has none of them, so:
- * - "the trust root says no" (agent not listed, listed twice, brand origin not bound) is
- *   `webhook_signature_key_unknown`: the keyid cannot be tied to one `agents[]` entry (security.mdx step 7);
- * - "the trust root could not be read" (unreachable, refused by the SSRF rules, malformed) is
- *   `key_source_unavailable`: not a wire code, because every `webhook_*` code is terminal for the sender while
- *   this is usually transient; a receiver answers 503 so the seller retries.
+ * - "the trust root says no" (agent not listed, listed twice, brand origin not bound; capabilities without a
+ *   `brand_json_url`; `identity.key_origins` not matching the `jwks_uri`, or missing while signing is
+ *   declared) is `webhook_signature_key_unknown`: the keyid cannot be tied to one `agents[]` entry
+ *   (security.mdx step 7);
+ * - "the trust root could not be read" (unreachable, refused by the SSRF rules, malformed; a failed
+ *   `get_adcp_capabilities` call) is `key_source_unavailable`: not a wire code, because every `webhook_*`
+ *   code is terminal for the sender while this is usually transient; a receiver answers 503 so the seller
+ *   retries.
  */
 const WEBHOOK_CODES: Partial<Record<SignatureErrorCode, SignatureErrorCode>> = {
   request_signature_key_unknown: 'webhook_signature_key_unknown',
@@ -16,6 +19,10 @@ const WEBHOOK_CODES: Partial<Record<SignatureErrorCode, SignatureErrorCode>> = {
   request_signature_agent_not_in_brand_json: 'webhook_signature_key_unknown',
   request_signature_brand_json_ambiguous: 'webhook_signature_key_unknown',
   request_signature_brand_origin_mismatch: 'webhook_signature_key_unknown',
+  request_signature_brand_json_url_missing: 'webhook_signature_key_unknown',
+  request_signature_key_origin_mismatch: 'webhook_signature_key_unknown',
+  request_signature_key_origin_missing: 'webhook_signature_key_unknown',
+  request_signature_capabilities_unreachable: 'key_source_unavailable',
   request_signature_brand_json_unreachable: 'key_source_unavailable',
   request_signature_brand_json_malformed: 'key_source_unavailable',
   request_signature_jwks_unavailable: 'key_source_unavailable',
