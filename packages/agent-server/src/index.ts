@@ -32,4 +32,5 @@ export {
   type OAuthRegistrationOptions,
 } from './oauth.js'
 export { ENVELOPE_FIELDS } from './validate.js'
+export { getAgentCapabilities, type AgentCapabilitiesOptions } from './capabilities-client.js'
 export type * from './types.js'
