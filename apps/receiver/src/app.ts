@@ -20,7 +20,11 @@ const RECORDED = new Set<ReceiverLogEntry['outcome']>(['rejected', 'conflict'])
  */
 export function createApp(deps: ReceiverDeps): Hono {
   const { db } = deps.storage
-  const registrations = registrationCache(db, deps.keyFetch)
+  const registrations = registrationCache(db, {
+    fetch: deps.keyFetch,
+    agentFetch: deps.agentFetch,
+    allowInsecure: deps.allowInsecureKeyUrls,
+  })
 
   async function publish(event: ReceivedEvent): Promise<void> {
     const recorded = await db.recordEvent({

@@ -182,6 +182,44 @@ describe('adwire receiver', () => {
     })
   })
 
+  it('registers --via-capabilities (with --agent-protocol), and refuses it where it does not apply', async () => {
+    const registered = await adwire(
+      'receiver',
+      'register',
+      ...connection(),
+      '--agent-url',
+      'https://ads.seller.example/a2a',
+      '--via-capabilities',
+      '--agent-protocol',
+      'a2a',
+    )
+    expect(registered.code, registered.stderr).toBe(0)
+    const [created] = lines(registered.stdout) as [{ id: string }]
+    const shown = await fetch(`${receiver.url}/api/registrations/${created.id}`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    })
+    expect(await shown.json()).toMatchObject({
+      agent_url: 'https://ads.seller.example/a2a',
+      key_discovery: 'capabilities',
+      agent_protocol: 'a2a',
+    })
+    for (const wrong of [
+      ['--jwks', jwksFile, '--via-capabilities'],
+      [
+        '--agent-url',
+        'https://a.example/mcp',
+        '--via-capabilities',
+        '--brand-json-url',
+        'https://a.example/b',
+      ],
+      ['--agent-url', 'https://a.example/mcp', '--agent-protocol', 'a2a'],
+      ['--agent-url', 'https://a.example/mcp', '--via-capabilities', '--agent-protocol', 'grpc'],
+    ]) {
+      const result = await adwire('receiver', 'register', ...connection(), ...wrong)
+      expect(result.code, wrong.join(' ')).toBe(2)
+    }
+  })
+
   it('reports what the receiver refused, with exit code 1, and usage mistakes with 2', async () => {
     const weak = await adwire(
       'receiver',

@@ -4,6 +4,7 @@
  */
 import type { SafeFetch } from '@adwire/http-signatures'
 import { createSafeFetch } from '@adwire/http-signatures/node'
+import { createAgentFetch } from './agent-fetch.js'
 import { resolveAdminToken, type AdminAuth, type ResolvedAdmin } from './admin.js'
 import { openStorage, type Storage } from './db/open.js'
 import type { ReceiverDatabase } from './db/types.js'
@@ -21,6 +22,8 @@ export interface ReceiverDeps {
   readonly hub: EventHub
   /** Fetches sellers' JWKS and brand.json (SSRF-safe). */
   readonly keyFetch: SafeFetch
+  /** Calls sellers' agents (`get_adcp_capabilities`), SSRF-safe. */
+  readonly agentFetch: typeof fetch
   /** Key URLs may be http and local (development). */
   readonly allowInsecureKeyUrls: boolean
   /** The public base URL (no trailing slash), when the receiver sits behind a proxy. */
@@ -39,6 +42,7 @@ export interface ReceiverDeps {
 /** Replacements for tests. */
 export interface DepsOverrides {
   readonly keyFetch?: SafeFetch
+  readonly agentFetch?: typeof fetch
   readonly log?: Log
   readonly now?: () => number
   readonly hubPollMs?: number
@@ -90,6 +94,7 @@ export async function openDeps(env: ReceiverEnv, overrides: DepsOverrides = {}):
       admin: admin.auth,
       hub,
       keyFetch,
+      agentFetch: overrides.agentFetch ?? createAgentFetch({ allowInsecure: env.allowInsecureKeyUrls }),
       allowInsecureKeyUrls: env.allowInsecureKeyUrls,
       deliveryLeaseSeconds: env.deliveryLeaseSeconds,
       ...(env.publicUrl ? { publicUrl: env.publicUrl } : {}),

@@ -61,6 +61,13 @@ const InputSchema = z.discriminatedUnion('auth', [
     jwks_uri: url.optional(),
     brand_json_url: url.optional(),
     agent_url: url.optional(),
+    /**
+     * How agent_url's keys are found: `brand_json` (default; the agent origin's brand.json, or brand_json_url)
+     * or `capabilities` (the agent's get_adcp_capabilities → identity.brand_json_url, with key_origins checked).
+     */
+    key_discovery: z.enum(['brand_json', 'capabilities']).optional(),
+    /** How the agent is called for its capabilities: `mcp` (default) or `a2a`. */
+    agent_protocol: z.enum(['mcp', 'a2a']).optional(),
     /** The publisher whose adagents.json pins the agent's keys (with agent_url only). */
     publisher_domain: z.string().trim().min(1).max(2048).optional(),
     /** The seller's key revocation list. */
@@ -143,6 +150,21 @@ export function parseRegistrationInput(
       auth = { mode: 'rfc9421', jwksUri: value.jwks_uri }
     } else if (!value.agent_url) {
       problems.push({ path: 'agent_url', message: 'brand_json_url needs the agent_url its agents[] lists' })
+    } else if (value.key_discovery === 'capabilities') {
+      problems.push(...urlProblems('agent_url', value.agent_url, options.allowInsecureKeyUrls))
+      if (value.brand_json_url) {
+        problems.push({
+          path: 'brand_json_url',
+          message:
+            "key_discovery capabilities reads brand_json_url from the agent's capabilities: do not give it",
+        })
+      }
+      auth = {
+        mode: 'rfc9421',
+        agentUrl: value.agent_url,
+        discovery: 'capabilities',
+        ...(value.agent_protocol ? { agentProtocol: value.agent_protocol } : {}),
+      }
     } else {
       problems.push(...urlProblems('agent_url', value.agent_url, options.allowInsecureKeyUrls))
       if (value.brand_json_url) {
@@ -154,6 +176,19 @@ export function parseRegistrationInput(
         ...(value.brand_json_url ? { brandJsonUrl: value.brand_json_url } : {}),
       }
     }
+  }
+  if (value.auth === 'rfc9421' && value.key_discovery !== undefined && !value.agent_url) {
+    problems.push({ path: 'key_discovery', message: 'key_discovery needs the agent_url whose keys it finds' })
+  }
+  if (
+    value.auth === 'rfc9421' &&
+    value.agent_protocol !== undefined &&
+    value.key_discovery !== 'capabilities'
+  ) {
+    problems.push({
+      path: 'agent_protocol',
+      message: 'agent_protocol goes with key_discovery "capabilities"',
+    })
   }
   const keyChecks: { publisherDomain?: string; revocationUrl?: string } = {}
   if (value.auth === 'rfc9421' && value.publisher_domain !== undefined) {

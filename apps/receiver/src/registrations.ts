@@ -4,9 +4,11 @@
  * remote JWKS or brand.json resolver keeps its own cache across deliveries); a miss reads the database, so a
  * registration created through another instance is found at once.
  */
+import { getAgentCapabilities } from '@adwire/agent-server'
 import {
   adagentsPinnedResolver,
   brandJsonResolver,
+  capabilitiesBootstrapResolver,
   jwksResolver,
   remoteJwksResolver,
   revocationList,
@@ -35,12 +37,22 @@ export interface RegistrationCache {
   get(id: string): Promise<Registration | undefined>
 }
 
+/** Where RFC 9421 registrations get their keys from. */
+export interface KeySources {
+  /** SSRF-safe GETs of JWKS, brand.json, adagents.json and revocation lists. */
+  readonly fetch: SafeFetch
+  /** SSRF-safe calls of sellers' agents (`get_adcp_capabilities`). */
+  readonly agentFetch: typeof fetch
+  /** Development only: an `http:` `identity.brand_json_url` is accepted. */
+  readonly allowInsecure: boolean
+}
+
 /**
  * @example
- * const registrations = registrationCache(db, createSafeFetch())
+ * const registrations = registrationCache(db, { fetch: createSafeFetch(), agentFetch, allowInsecure: false })
  * const receiver = createWebhookReceiver({ registration: (request) => registrations.get(idOf(request)), … })
  */
-export function registrationCache(db: ReceiverDatabase, fetch: SafeFetch): RegistrationCache {
+export function registrationCache(db: ReceiverDatabase, sources: KeySources): RegistrationCache {
   const cache = new Map<string, Registration>()
   return {
     async get(id) {
@@ -53,7 +65,7 @@ export function registrationCache(db: ReceiverDatabase, fetch: SafeFetch): Regis
       if (!REGISTRATION_ID.test(id)) return undefined
       const record = await db.getRegistration(id)
       if (!record) return undefined
-      const registration = toReceiverRegistration(record, fetch)
+      const registration = toReceiverRegistration(record, sources)
       cache.set(id, registration)
       if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!)
       return registration
@@ -62,7 +74,7 @@ export function registrationCache(db: ReceiverDatabase, fetch: SafeFetch): Regis
 }
 
 /** The core's view of a stored registration. */
-export function toReceiverRegistration(record: RegistrationRecord, fetch: SafeFetch): Registration {
+export function toReceiverRegistration(record: RegistrationRecord, sources: KeySources): Registration {
   const auth = record.auth
   const common = {
     id: record.id,
@@ -78,7 +90,7 @@ export function toReceiverRegistration(record: RegistrationRecord, fetch: SafeFe
     case 'bearer':
       return { ...common, auth: { mode: 'bearer', token: auth.token } }
     case 'rfc9421':
-      return { ...common, auth: { mode: 'rfc9421', keys: keysOf(record, fetch) } }
+      return { ...common, auth: { mode: 'rfc9421', keys: keysOf(record, sources) } }
   }
 }
 
@@ -87,13 +99,26 @@ export function toReceiverRegistration(record: RegistrationRecord, fetch: SafeFe
  * adagents.json pins when it names a publisher, and checked against the seller's revocation list when it
  * names one.
  */
-function keysOf(record: RegistrationRecord, fetch: SafeFetch): KeyResolver {
+function keysOf(record: RegistrationRecord, sources: KeySources): KeyResolver {
+  const { fetch } = sources
   const auth = record.auth
   let keys: KeyResolver
   if ('jwks' in auth) {
     keys = jwksResolver(auth.jwks as unknown as { keys: AdcpJwk[] })
   } else if ('jwksUri' in auth) {
     keys = remoteJwksResolver({ url: auth.jwksUri, fetch })
+  } else if ('discovery' in auth) {
+    // The canonical bootstrap: get_adcp_capabilities → identity.brand_json_url → brand.json → jwks_uri, with
+    // the identity.key_origins check for webhook signing.
+    const protocol = auth.agentProtocol ?? 'mcp'
+    keys = capabilitiesBootstrapResolver({
+      agentUrl: auth.agentUrl,
+      purpose: 'webhook_signing',
+      getCapabilities: (agentUrl, { signal }) =>
+        getAgentCapabilities(agentUrl, { protocol, signal, fetch: sources.agentFetch }),
+      fetch,
+      allowInsecure: sources.allowInsecure,
+    })
   } else if ('agentUrl' in auth) {
     // brand.json discovery names the signer (agents[].url): registrations of one agent share its keyspace
     // (unless a configured sender names another).
@@ -102,18 +127,18 @@ function keysOf(record: RegistrationRecord, fetch: SafeFetch): KeyResolver {
       ...(auth.brandJsonUrl ? { brandJsonUrl: auth.brandJsonUrl } : {}),
       fetch,
     })
-    if (record.publisherDomain) {
-      // Pins are authoritative: when the publisher pins keys for this agent only those verify; without pins
-      // for it, brand.json's keys do; an unreadable adagents.json fails closed (key_source_unavailable).
-      keys = adagentsPinnedResolver({
-        agentUrl: auth.agentUrl,
-        adagentsUrl: adagentsUrlOf(record.publisherDomain),
-        fallback: keys,
-        fetch,
-      })
-    }
   } else {
     throw new Error(`registration ${record.id} is not an RFC 9421 registration`)
+  }
+  if ('agentUrl' in auth && record.publisherDomain) {
+    // Pins are authoritative: when the publisher pins keys for this agent only those verify; without pins
+    // for it, the discovered keys do; an unreadable adagents.json fails closed (key_source_unavailable).
+    keys = adagentsPinnedResolver({
+      agentUrl: auth.agentUrl,
+      adagentsUrl: adagentsUrlOf(record.publisherDomain),
+      fallback: keys,
+      fetch,
+    })
   }
   return record.revocationUrl
     ? withRevocation(keys, revocationList({ url: record.revocationUrl, fetch }))
@@ -131,6 +156,9 @@ export function publicRegistration(record: RegistrationRecord, baseUrl: string) 
     ...('jwksUri' in auth ? { jwks_uri: auth.jwksUri } : {}),
     ...('agentUrl' in auth ? { agent_url: auth.agentUrl } : {}),
     ...('brandJsonUrl' in auth ? { brand_json_url: auth.brandJsonUrl } : {}),
+    ...('discovery' in auth
+      ? { key_discovery: auth.discovery, agent_protocol: auth.agentProtocol ?? 'mcp' }
+      : {}),
     ...(record.shape ? { shape: record.shape } : {}),
     ...(record.label ? { label: record.label } : {}),
     ...(record.sender ? { sender: record.sender } : {}),

@@ -11,6 +11,13 @@ export type AuthConfig =
   | { readonly mode: 'rfc9421'; readonly jwks: { readonly keys: readonly Record<string, unknown>[] } }
   | { readonly mode: 'rfc9421'; readonly jwksUri: string }
   | { readonly mode: 'rfc9421'; readonly agentUrl: string; readonly brandJsonUrl?: string }
+  /** Keys found from the agent's `get_adcp_capabilities` (`identity.brand_json_url`, `key_origins`). */
+  | {
+      readonly mode: 'rfc9421'
+      readonly agentUrl: string
+      readonly discovery: 'capabilities'
+      readonly agentProtocol?: 'mcp' | 'a2a'
+    }
   | { readonly mode: 'hmac'; readonly secret: string }
   | { readonly mode: 'bearer'; readonly token: string }
 

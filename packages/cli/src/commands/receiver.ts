@@ -16,6 +16,9 @@ Talks to a running adwire reference receiver (apps/receiver; \`pnpm start:receiv
         --jwks-uri URL                 RFC 9421 with keys fetched from the seller's jwks_uri
         --agent-url URL [--brand-json-url URL]
                                        RFC 9421 with keys found through the seller's brand.json
+        --agent-url URL --via-capabilities [--agent-protocol mcp|a2a]
+                                       RFC 9421 with keys found through the agent's get_adcp_capabilities
+                                       (identity.brand_json_url, then brand.json; key_origins checked)
         --hmac-secret-file FILE        legacy HMAC-SHA256 (deprecated) with this shared secret
         --bearer-token-file FILE       legacy Bearer (deprecated) with this token
       --shape mcp|a2a|property-list|collection-list   the body shape (default: detected per delivery)
@@ -104,6 +107,8 @@ async function register(argv: string[], io: Io): Promise<number> {
       label: { type: 'string' },
       'publisher-domain': { type: 'string' },
       'revocation-url': { type: 'string' },
+      'via-capabilities': { type: 'boolean' },
+      'agent-protocol': { type: 'string' },
     },
   })
   const server = target(values)
@@ -121,6 +126,20 @@ async function register(argv: string[], io: Io): Promise<number> {
   }
   if (values['brand-json-url'] && !values['agent-url']) {
     throw new UsageError('--brand-json-url needs --agent-url (the agents[].url the brand.json lists)')
+  }
+  if (values['via-capabilities'] && !values['agent-url']) {
+    throw new UsageError('--via-capabilities needs --agent-url (the agent whose capabilities name its keys)')
+  }
+  if (values['via-capabilities'] && values['brand-json-url']) {
+    throw new UsageError(
+      "--via-capabilities reads brand_json_url from the agent's capabilities: drop --brand-json-url",
+    )
+  }
+  if (values['agent-protocol'] !== undefined) {
+    if (!values['via-capabilities']) throw new UsageError('--agent-protocol goes with --via-capabilities')
+    if (!['mcp', 'a2a'].includes(values['agent-protocol'])) {
+      throw new UsageError('--agent-protocol must be mcp or a2a')
+    }
   }
   if (values['publisher-domain'] !== undefined && !values['agent-url']) {
     throw new UsageError('--publisher-domain needs --agent-url (the agent its adagents.json pins keys for)')
@@ -148,6 +167,8 @@ async function register(argv: string[], io: Io): Promise<number> {
       auth: 'rfc9421',
       agent_url: values['agent-url'],
       ...(values['brand-json-url'] ? { brand_json_url: values['brand-json-url'] } : {}),
+      ...(values['via-capabilities'] ? { key_discovery: 'capabilities' } : {}),
+      ...(values['agent-protocol'] ? { agent_protocol: values['agent-protocol'] } : {}),
     }
   } else if (values['hmac-secret-file']) {
     body = { auth: 'hmac', secret: await readText(values['hmac-secret-file'], 'secret file') }
