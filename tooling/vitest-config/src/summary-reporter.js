@@ -3,11 +3,15 @@ import './polyfills.js'
 
 /** @import { Reporter, TestModule } from 'vitest/node' */
 
-/** The first line of an error's message, for one-line failure lists. */
+/**
+ * The first line of an error's message, for one-line failure lists.
+ * @param {unknown} error
+ * @returns {string}
+ */
 function firstLine(error) {
   const message =
     error && typeof error === 'object' && 'message' in error ? String(error.message) : String(error)
-  return message.split('\n', 1)[0].slice(0, 300)
+  return (message.split('\n', 1)[0] ?? '').slice(0, 300)
 }
 
 /**
