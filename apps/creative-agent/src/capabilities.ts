@@ -61,7 +61,12 @@ export function capabilities(input: CapabilitiesInput): Record<string, unknown> 
       algorithms: [input.signingAlgorithm],
       legacy_hmac_fallback: true,
     },
-    identity: { brand_json_url: `${input.publicUrl}/.well-known/brand.json` },
+    identity: {
+      brand_json_url: `${input.publicUrl}/.well-known/brand.json`,
+      // The origin the webhook-signing JWKS is served from (brand.json's jwks_uri): verifiers that bootstrap
+      // from these capabilities check it against the jwks_uri they resolve (security.mdx step 7).
+      key_origins: { webhook_signing: new URL(input.publicUrl).origin },
+    },
     ext: {
       adwire: {
         version: input.version,

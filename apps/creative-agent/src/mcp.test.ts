@@ -512,7 +512,10 @@ describe('behind a proxy (PUBLIC_URL https)', () => {
         supported_protocols: ['creative'],
         adcp: { major_versions: [3], idempotency: { supported: true, replay_ttl_seconds: 86_400 } },
         webhook_signing: { supported: true, profile: 'adcp/webhook-signing/v1', algorithms: ['ed25519'] },
-        identity: { brand_json_url: 'https://creative.adwire.test/.well-known/brand.json' },
+        identity: {
+          brand_json_url: 'https://creative.adwire.test/.well-known/brand.json',
+          key_origins: { webhook_signing: 'https://creative.adwire.test' },
+        },
         context: { correlation_id: 'c' },
       })
       expect(caps.creative.supported_formats[0]).toMatchObject({

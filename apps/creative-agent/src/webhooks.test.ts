@@ -2,17 +2,21 @@
  * Async builds: build_creative with `ext.adwire.async` answers `submitted`, then pushes `working` and
  * `completed` (or `failed`) webhooks, signed RFC 9421 with the agent's key from the durable outbox, to a
  * receiver from @adwire/webhooks on a real HTTP server that finds the agent's key through its brand.json and
- * JWKS. Over MCP (push_notification_config, MCP-shape envelope) and A2A (taskPushNotificationConfig, the
+ * JWKS (or, from the MCP endpoint, through get_adcp_capabilities: brand_json_url and key_origins). Over MCP (push_notification_config, MCP-shape envelope) and A2A (taskPushNotificationConfig, the
  * earlier 3.x configuration.pushNotificationConfig, legacy HMAC authentication verified by an HMAC receiver,
  * and a push_notification_config inside the typed input, which gets the MCP-shape envelope).
  */
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { brandJsonResolver } from '@adwire/http-signatures'
+import {
+  brandJsonResolver,
+  capabilitiesBootstrapResolver,
+  type CapabilitiesBootstrapResolver,
+} from '@adwire/http-signatures'
 import { createSafeFetch } from '@adwire/http-signatures/node'
 import { openSqliteStores, type SqliteStores } from '@adwire/store-sqlite'
-import { ADCP_A2A_EXTENSION } from '@adwire/agent-server'
+import { ADCP_A2A_EXTENSION, getAgentCapabilities } from '@adwire/agent-server'
 import { createWebhookReceiver, type ReceivedEvent } from '@adwire/webhooks'
 import { serve } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -37,6 +41,7 @@ const HMAC_SECRET = 'buyer-hmac-secret-for-creative-tests-0123'
 
 let agent: RunningCreativeAgent
 let receiverStores: SqliteStores
+let bootstrapped: CapabilitiesBootstrapResolver
 let receiverServer: Server
 let hooks: string
 const events: ReceivedEvent[] = []
@@ -48,9 +53,16 @@ beforeAll(async () => {
   agent = await startTestAgent({}, { senderConcurrency: 1 })
   receiverStores = openSqliteStores({ path: join(tempDir(), 'receiver.sqlite') })
   // The buyer knows the agent by its URL and finds its key the AdCP way: brand.json, then the jwks_uri.
-  const keys = brandJsonResolver({
-    agentUrl: agent.publicUrl,
-    fetch: createSafeFetch({ allowHttp: true, allowLoopback: true }),
+  const keyFetch = createSafeFetch({ allowHttp: true, allowLoopback: true })
+  const keys = brandJsonResolver({ agentUrl: agent.publicUrl, fetch: keyFetch })
+  // Or the canonical bootstrap from the MCP endpoint: get_adcp_capabilities → identity.brand_json_url →
+  // brand.json → jwks_uri, checked against identity.key_origins.webhook_signing.
+  bootstrapped = capabilitiesBootstrapResolver({
+    agentUrl: `${agent.publicUrl}/mcp`,
+    purpose: 'webhook_signing',
+    getCapabilities: (agentUrl, { signal }) => getAgentCapabilities(agentUrl, { signal }),
+    fetch: keyFetch,
+    allowInsecure: true,
   })
   const receiver = createWebhookReceiver({
     registration: (request) => {
@@ -58,6 +70,8 @@ beforeAll(async () => {
       // A buyer that asked for legacy HMAC-SHA256 on its A2A registration accepts only that.
       if (path.endsWith('/a2a-hmac'))
         return { id: 'buyer-a2a-hmac', auth: { mode: 'hmac', secret: HMAC_SECRET }, shape: 'a2a' }
+      if (path.endsWith('/via-capabilities'))
+        return { id: 'buyer-capabilities', auth: { mode: 'rfc9421', keys: bootstrapped }, shape: 'mcp' }
       const shape = path.endsWith('/a2a') ? 'a2a' : 'mcp'
       return { id: `buyer-${shape}`, auth: { mode: 'rfc9421', keys }, shape }
     },
@@ -186,6 +200,30 @@ describe('async build over MCP', () => {
     expect(replay).toMatchObject({ status: 'submitted', task_id: answer.task_id, replayed: true })
     await new Promise((resolve) => setTimeout(resolve, 300))
     expect(ofTask(answer.task_id)).toHaveLength(delivered.length)
+  })
+
+  it('delivers webhooks a buyer verifies with keys found through get_adcp_capabilities', async () => {
+    const answer = (
+      await mcpCall(agent, BUYER_TOKEN, 'build_creative', {
+        idempotency_key: newKey(),
+        ...brief(agent),
+        ext: { adwire: { async: true } },
+        push_notification_config: { url: `${hooks}/via-capabilities`, operation_id: 'op-caps-1' },
+      })
+    ).structuredContent
+    expect(answer).toMatchObject({ status: 'submitted' })
+    await until(() => ofTask(answer.task_id).some((event) => event.status === 'completed'))
+    for (const event of ofTask(answer.task_id)) {
+      expect(event.registrationId).toBe('buyer-capabilities')
+      // The signer is the MCP endpoint's agents[] entry, reached through the capabilities' brand_json_url.
+      expect(event.sender).toBe(`rfc9421:${agent.publicUrl}/mcp`)
+    }
+    const discovery = await bootstrapped.discover()
+    expect(discovery).toMatchObject({
+      declaredBrandJsonUrl: `${agent.publicUrl}/.well-known/brand.json`,
+      jwksUri: `${agent.publicUrl}/.well-known/jwks.json`,
+      keyOrigin: new URL(agent.publicUrl).origin,
+    })
   })
 
   it('pushes failed with the AdCP error when the build fails after submitted', async () => {
