@@ -14,11 +14,12 @@ import {
 import { readA2APush } from './a2a-push.js'
 import { rawContext, type TaskCall, type TaskOutcome } from './core.js'
 import { AgentError, failedTaskBody } from './errors.js'
-import type { AnyTask } from './types.js'
+import type { AnyTask, VerifiedSigner } from './types.js'
 
 /** The AdCP A2A profile extension (a2a-profile-extension.mdx). */
 export const ADCP_A2A_EXTENSION = 'https://adcontextprotocol.org/extensions/adcp/v3'
 const AUTHORIZATION = 'adwire.authorization'
+const SIGNER = 'adwire.signer'
 /** The request's `params.configuration` as sent (before the SDK's parsing drops what it does not model). */
 const CONFIGURATION = 'adwire.configuration'
 
@@ -154,7 +155,7 @@ export function createA2AHandler(options: {
   tasks: readonly AnyTask[]
   call: (call: TaskCall) => Promise<TaskOutcome>
   a2a: A2AOptions
-}): (request: Request) => Promise<Response> {
+}): (request: Request, signer?: VerifiedSigner) => Promise<Response> {
   const byName = new Map(options.tasks.map((task) => [task.name, task]))
   const executor: AgentExecutor = {
     async execute(requestContext, eventBus) {
@@ -172,11 +173,13 @@ export function createA2AHandler(options: {
           requestContext.request.configuration?.taskPushNotificationConfig,
         )
         const authorization = requestContext.context.state.get(AUTHORIZATION) as string | null
+        const signer = requestContext.context.state.get(SIGNER) as VerifiedSigner | undefined
         outcome = await options.call({
           task,
           args: invocation.input,
           authorization,
           protocol: 'a2a',
+          ...(signer ? { signer } : {}),
           ...(a2aPush ? { a2aPush } : {}),
         })
       } catch (error) {
@@ -204,7 +207,7 @@ export function createA2AHandler(options: {
   )
   const current = new JsonRpcTransportHandler(handler)
   const legacy = new LegacyJsonRpcTransportHandler(handler)
-  return async (request) => {
+  return async (request, signer) => {
     const version = request.headers.get('a2a-version') ?? undefined
     const useLegacy = version === undefined || version === '0.3'
     const extensions = (
@@ -221,6 +224,7 @@ export function createA2AHandler(options: {
       state: new Map<string, unknown>([
         ['headers', Object.fromEntries(request.headers)],
         [AUTHORIZATION, request.headers.get('authorization')],
+        [SIGNER, signer],
       ]),
     })
     let body: unknown

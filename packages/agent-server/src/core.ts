@@ -6,7 +6,7 @@ import {
 import { authorize } from './auth.js'
 import { AgentError, toAgentError } from './errors.js'
 import { requestFingerprint, runIdempotent, type IdempotencyOptions } from './idempotency.js'
-import type { AnyTask, AsyncTaskResponse, Principal, TaskContext } from './types.js'
+import type { AnyTask, AsyncTaskResponse, Principal, TaskContext, VerifiedSigner } from './types.js'
 import { createUpdates, registrationFor } from './updates.js'
 import { parseArguments, parseOutput } from './validate.js'
 
@@ -19,6 +19,8 @@ export interface TaskCall {
   readonly protocol: 'mcp' | 'a2a'
   /** An A2A TaskPushNotificationConfig sent with the message, if any. */
   readonly a2aPush?: TaskPushNotificationConfigInput
+  /** The verified signer of the request, when it was signed. */
+  readonly signer?: VerifiedSigner
 }
 
 export type TaskOutcome =
@@ -91,6 +93,7 @@ export function createCore(options: CoreOptions): (call: TaskCall) => Promise<Ta
       const nowSeconds = options.now()
       const context: TaskContext = {
         principal,
+        ...(call.signer ? { verifiedSigner: call.signer } : {}),
         envelope,
         protocol: call.protocol,
         now: new Date(nowSeconds * 1000),

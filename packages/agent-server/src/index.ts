@@ -33,4 +33,5 @@ export {
 } from './oauth.js'
 export { ENVELOPE_FIELDS } from './validate.js'
 export { getAgentCapabilities, type AgentCapabilitiesOptions } from './capabilities-client.js'
+export { checkRequestSignature, type RequestSigningOptions, type SignatureCheck } from './request-signing.js'
 export type * from './types.js'

@@ -4,7 +4,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import { z } from 'zod'
 import { rawContext, type TaskCall, type TaskOutcome } from './core.js'
 import { AgentError, failedTaskBody } from './errors.js'
-import type { AnyTask } from './types.js'
+import type { AnyTask, VerifiedSigner } from './types.js'
 
 const ENVELOPE_PROPERTIES: Record<string, unknown> = {
   idempotency_key: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{16,255}$' },
@@ -66,14 +66,14 @@ export function createMcpHandler(options: {
   version: string
   tasks: readonly AnyTask[]
   call: (call: TaskCall) => Promise<TaskOutcome>
-}): (request: Request) => Promise<Response> {
+}): (request: Request, signer?: VerifiedSigner) => Promise<Response> {
   const byName = new Map(options.tasks.map((task) => [task.name, task]))
   const tools = options.tasks.map((task) => ({
     name: task.name,
     description: task.description,
     inputSchema: inputJsonSchema(task),
   }))
-  return async (request) => {
+  return async (request, signer) => {
     const authorization = request.headers.get('authorization')
     const server = new Server(
       { name: options.name, version: options.version },
@@ -83,7 +83,13 @@ export function createMcpHandler(options: {
     server.setRequestHandler(CallToolRequestSchema, async (message) => {
       const task = byName.get(message.params.name)
       const outcome: TaskOutcome = task
-        ? await options.call({ task, args: message.params.arguments ?? {}, authorization, protocol: 'mcp' })
+        ? await options.call({
+            task,
+            args: message.params.arguments ?? {},
+            authorization,
+            protocol: 'mcp',
+            ...(signer ? { signer } : {}),
+          })
         : {
             ok: false,
             error: new AgentError('INVALID_REQUEST', `unknown tool ${message.params.name}`, { status: 404 }),

@@ -6,7 +6,8 @@ import type { AgentError } from './errors.js'
 import { checkIdempotencyOptions, type IdempotencyOptions } from './idempotency.js'
 import { createMcpHandler } from './mcp.js'
 import { createOAuthRegistration, type OAuthRegistrationOptions } from './oauth.js'
-import type { AnyTask } from './types.js'
+import { checkRequestSignature, type RequestSigningOptions } from './request-signing.js'
+import type { AnyTask, VerifiedSigner } from './types.js'
 
 export interface AgentServerOptions {
   readonly tasks: readonly AnyTask[]
@@ -26,6 +27,13 @@ export interface AgentServerOptions {
   /** Reject a push_notification_config without operation_id (INVALID_REQUEST). Default true. */
   readonly requireOperationId?: boolean
   readonly a2a?: A2AOptions
+  /**
+   * Verify RFC 9421 request signatures on every call (the AdCP request profile): signed calls name their
+   * signer in `context.verifiedSigner`; bad signatures, and unsigned calls to `capability.required_for`
+   * operations without another accepted credential, are refused. Advertise the same `capability` as
+   * `request_signing` in get_adcp_capabilities.
+   */
+  readonly requestSigning?: RequestSigningOptions
   /** Serve `POST /oauth/register` (RFC 7591). */
   readonly oauth?: OAuthRegistrationOptions
   /** Unix seconds. Default the system clock. */
@@ -55,8 +63,9 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   }
   if (options.idempotency) checkIdempotencyOptions(options.idempotency)
   const now = options.now ?? (() => Date.now() / 1000)
+  const authenticate = createAuthenticator(options.auth, now)
   const call = createCore({
-    authenticate: createAuthenticator(options.auth, now),
+    authenticate,
     ...(options.idempotency ? { idempotency: options.idempotency } : {}),
     ...(options.sender ? { sender: options.sender } : {}),
     ...(options.onError ? { onError: options.onError } : {}),
@@ -77,16 +86,40 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   const register = options.oauth ? createOAuthRegistration(options.oauth, now) : undefined
   const base = new URL(options.url).pathname.replace(/\/$/, '')
   const cardBody = JSON.stringify(card)
+  const { requestSigning } = options
+  /** Whether the request's bearer credential authenticates (composition: it may stand in for a signature). */
+  const credentialHolds = async (request: Request) => {
+    try {
+      return (await authenticate(request.headers.get('authorization'))) !== undefined
+    } catch {
+      return false
+    }
+  }
+  /** Runs `handle` after the request-signature check, when one is configured. */
+  const signed = async (
+    request: Request,
+    handle: (request: Request, signer?: VerifiedSigner) => Promise<Response>,
+    transport: 'mcp' | 'a2a',
+  ): Promise<Response> => {
+    if (!requestSigning || request.method !== 'POST') return handle(request)
+    const check = await checkRequestSignature(request, requestSigning, {
+      hasOtherCredential: await credentialHolds(request),
+      now: now(),
+      transport,
+    })
+    if (!check.ok) return check.response
+    return handle(request, check.signer)
+  }
   return {
     async fetch(request) {
       const path = new URL(request.url).pathname
       const route = path.startsWith(base) ? path.slice(base.length) : undefined
       switch (route) {
         case '/mcp':
-          return mcp(request)
+          return signed(request, mcp, 'mcp')
         case '/a2a':
           return request.method === 'POST'
-            ? a2a(request)
+            ? signed(request, a2a, 'a2a')
             : new Response(null, { status: 405, headers: { allow: 'POST' } })
         case '/.well-known/agent-card.json':
         case '/.well-known/agent.json':

@@ -47,9 +47,20 @@ export interface TaskUpdates {
 }
 
 /** What a handler is given beside its input. */
+/** Who signed a request whose RFC 9421 signature verified (security.mdx: recorded after step 14). */
+export interface VerifiedSigner {
+  readonly keyid: string
+  /** The `agents[].url` whose keys verified the signature, when the key source names one (never a body field). */
+  readonly agent_url?: string
+  /** Unix seconds. */
+  readonly verified_at: number
+}
+
 export interface TaskContext {
   /** The authenticated caller; undefined on a public task called without credentials. */
   readonly principal: Principal | undefined
+  /** Set when the request carried a verified RFC 9421 signature (`createAgentServer({ requestSigning })`). */
+  readonly verifiedSigner?: VerifiedSigner
   readonly envelope: Envelope
   /** The transport the call arrived on. */
   readonly protocol: 'mcp' | 'a2a'
