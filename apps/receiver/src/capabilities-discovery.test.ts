@@ -6,7 +6,6 @@
 import type { AddressInfo } from 'node:net'
 import { createAgentServer, defineTask } from '@adwire/agent-server'
 import { generateSigningKey, type AdcpJwk, type Jwks } from '@adwire/http-signatures'
-import { createSafeFetch } from '@adwire/http-signatures/node'
 import { serve, type ServerType } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
@@ -64,10 +63,8 @@ beforeAll(async () => {
   const key = await generateSigningKey({ alg: 'ed25519', kid: 'seller-capabilities-key' })
   privateJwk = key.privateJwk
   jwks = key.jwks
-  receiver = await startTestReceiver(
-    { ALLOW_INSECURE_KEY_URLS: '1' },
-    { keyFetch: createSafeFetch({ allowHttp: true, allowLoopback: true }) },
-  )
+  // Development settings: the agent, brand.json and the JWKS are on 127.0.0.1 over http.
+  receiver = await startTestReceiver({ ALLOW_INSECURE_KEY_URLS: '1' })
   keyServer = await localServer((request, response) => {
     if (request.url === '/.well-known/jwks.json') return json(response, 200, jwks)
     if (request.url === '/.well-known/brand.json') {
