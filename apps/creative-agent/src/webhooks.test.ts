@@ -16,7 +16,7 @@ import {
 } from '@adwire/http-signatures'
 import { createSafeFetch } from '@adwire/http-signatures/node'
 import { openSqliteStores, type SqliteStores } from '@adwire/store-sqlite'
-import { ADCP_A2A_EXTENSION, getAgentCapabilities } from '@adwire/agent-server'
+import { a2aInvocation, a2aResponseData, getAgentCapabilities } from '@adwire/agent-server'
 import { createWebhookReceiver, type ReceivedEvent } from '@adwire/webhooks'
 import { serve } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -106,35 +106,13 @@ async function a2aRaw(
   input: Record<string, unknown>,
   configuration: Record<string, unknown>,
 ): Promise<Body> {
-  const invocation = { skill: 'build_creative', input }
-  const message =
-    version === '1.0'
-      ? { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ data: invocation }] }
-      : {
-          kind: 'message',
-          messageId: crypto.randomUUID(),
-          role: 'user',
-          parts: [{ kind: 'data', data: invocation }],
-        }
+  const { headers, body } = a2aInvocation({ skill: 'build_creative', input, version, configuration })
   const response = await fetch(`${agent.url}/a2a`, {
     method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      authorization: `Bearer ${BUYER_TOKEN}`,
-      'a2a-version': version,
-      'a2a-extensions': ADCP_A2A_EXTENSION,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: version === '1.0' ? 'SendMessage' : 'message/send',
-      params: { message, configuration },
-    }),
+    headers: { ...headers, authorization: `Bearer ${BUYER_TOKEN}` },
+    body: JSON.stringify(body),
   })
-  const body = (await response.json()) as Body
-  expect(body.error).toBeUndefined()
-  const task = version === '1.0' ? body.result.task : body.result
-  return task.artifacts[0].parts[0].data
+  return a2aResponseData(await response.json())
 }
 
 /** Waits for the working and completed pushes of `taskId` and returns them. */

@@ -29,6 +29,7 @@ import { serve, type ServerType } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { ADCP_A2A_EXTENSION } from './a2a.js'
+import { a2aInvocation, a2aResponseData } from './a2a-request.js'
 import { defineTask } from './define-task.js'
 import { BUYER_TOKEN, demoTasks, startAgent, tokens, type RunningAgent } from './test-support.js'
 
@@ -148,34 +149,13 @@ async function rpc(
   invocation: { skill: string; input: Record<string, unknown> },
   configuration: Record<string, unknown>,
 ): Promise<Record<string, any>> {
-  const message =
-    version === '1.0'
-      ? { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ data: invocation }] }
-      : {
-          kind: 'message',
-          messageId: crypto.randomUUID(),
-          role: 'user',
-          parts: [{ kind: 'data', data: invocation }],
-        }
+  const { headers, body } = a2aInvocation({ ...invocation, version, configuration })
   const response = await fetch(`${agent.origin}/a2a`, {
     method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      authorization: `Bearer ${BUYER_TOKEN}`,
-      'a2a-version': version,
-      'a2a-extensions': ADCP_A2A_EXTENSION,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: version === '1.0' ? 'SendMessage' : 'message/send',
-      params: { message, configuration },
-    }),
+    headers: { ...headers, authorization: `Bearer ${BUYER_TOKEN}` },
+    body: JSON.stringify(body),
   })
-  const body = (await response.json()) as { result?: Record<string, any>; error?: unknown }
-  expect(body.error).toBeUndefined()
-  const task = version === '1.0' ? body.result!.task : body.result!
-  return task.artifacts[0].parts[0].data as Record<string, any>
+  return a2aResponseData(await response.json())
 }
 
 describe('A2A push registrations', () => {

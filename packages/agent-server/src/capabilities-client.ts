@@ -6,7 +6,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { ADCP_A2A_EXTENSION } from './a2a.js'
+import { a2aInvocation, a2aResponseData } from './a2a-request.js'
 import { AgentError } from './errors.js'
 
 /** Options of {@link getAgentCapabilities}. */
@@ -90,40 +90,14 @@ async function viaMcp(agentUrl: string, options: AgentCapabilitiesOptions): Prom
 
 async function viaA2a(agentUrl: string, options: AgentCapabilitiesOptions): Promise<unknown> {
   const fetchImpl = options.fetch ?? fetch
+  const { headers, body } = a2aInvocation({ skill: 'get_adcp_capabilities', input: {} })
   const response = await fetchImpl(agentUrl, {
     method: 'POST',
     redirect: 'error',
     ...(options.signal ? { signal: options.signal } : {}),
-    headers: {
-      ...options.headers,
-      'content-type': 'application/json',
-      accept: 'application/json',
-      'a2a-version': '1.0',
-      'a2a-extensions': ADCP_A2A_EXTENSION,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'SendMessage',
-      params: {
-        message: {
-          messageId: crypto.randomUUID(),
-          role: 'ROLE_USER',
-          parts: [{ data: { skill: 'get_adcp_capabilities', input: {} } }],
-        },
-      },
-    }),
+    headers: { ...options.headers, ...headers },
+    body: JSON.stringify(body),
   })
   if (!response.ok) throw new Error(`HTTP ${response.status}`)
-  const body = (await response.json()) as unknown
-  if (!isRecord(body)) throw new Error('the answer is not a JSON-RPC response')
-  if (isRecord(body.error))
-    throw new Error(`JSON-RPC error ${String(body.error.code)}: ${String(body.error.message)}`)
-  const task = isRecord(body.result) && isRecord(body.result.task) ? body.result.task : undefined
-  const artifacts = task && Array.isArray(task.artifacts) ? (task.artifacts as unknown[]) : []
-  for (const artifact of artifacts) {
-    const parts = isRecord(artifact) && Array.isArray(artifact.parts) ? (artifact.parts as unknown[]) : []
-    for (const part of parts) if (isRecord(part) && isRecord(part.data)) return part.data
-  }
-  throw new Error('the A2A task carries no data part')
+  return a2aResponseData(await response.json())
 }

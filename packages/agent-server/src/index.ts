@@ -23,6 +23,7 @@ export {
   type IdempotencyOptions,
 } from './idempotency.js'
 export { ADCP_A2A_EXTENSION, type A2AOptions } from './a2a.js'
+export { a2aInvocation, a2aResponseData, type A2AInvocationOptions } from './a2a-request.js'
 export {
   ADCP_SCOPES,
   MemoryOAuthClientStore,

@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { ADCP_A2A_EXTENSION } from './a2a.js'
+import { a2aInvocation } from './a2a-request.js'
 import { defineTask } from './define-task.js'
 import { startAgent, tokens, BUYER_TOKEN, type RunningAgent } from './test-support.js'
 
@@ -91,25 +91,18 @@ async function mcpCall(name: string, fetchImpl: typeof fetch = fetch, token?: st
 
 /** One raw A2A SendMessage (1.0) for `skill`, signed with `key` when given. */
 async function a2aCall(origin: string, skill: string, key?: GeneratedSigningKey) {
-  const body = JSON.stringify({
-    jsonrpc: '2.0',
-    id: 7,
-    method: 'SendMessage',
-    params: {
-      message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ data: { skill, input: {} } }] },
-    },
-  })
-  const headers = {
-    'content-type': 'application/json',
-    'a2a-version': '1.0',
-    'a2a-extensions': ADCP_A2A_EXTENSION,
-  }
+  const invocation = a2aInvocation({ skill, input: {}, id: 7 })
+  const body = JSON.stringify(invocation.body)
   const url = `${origin}/a2a`
-  const signed = key
-    ? (await signRequest({ method: 'POST', url, headers, body }, { key: key.privateJwk, profile: '3.1' }))
-        .headers
-    : headers
-  const response = await fetch(url, { method: 'POST', headers: signed, body })
+  const headers = key
+    ? (
+        await signRequest(
+          { method: 'POST', url, headers: invocation.headers, body },
+          { key: key.privateJwk, profile: '3.1' },
+        )
+      ).headers
+    : invocation.headers
+  const response = await fetch(url, { method: 'POST', headers, body })
   return {
     status: response.status,
     headers: response.headers,
