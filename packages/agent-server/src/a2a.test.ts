@@ -84,7 +84,7 @@ describe('A2A', () => {
         'build_creative',
       ])
       expect(card.capabilities.extensions).toEqual([
-        { uri: ADCP_A2A_EXTENSION, description: '', required: false },
+        { uri: ADCP_A2A_EXTENSION, description: 'AdCP structured task invocation profile', required: false },
       ])
       expect(card.supportedInterfaces[0]).toMatchObject({
         url: `${agent.origin}/a2a`,
@@ -101,6 +101,7 @@ describe('A2A', () => {
     ])
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
     expect(artifactData(task)).toEqual({
+      adcp_version: '3.1',
       adcp: { major_versions: [3] },
       supported_protocols: ['creative'],
       context: { correlation_id: 'a2a-1' },
@@ -122,35 +123,13 @@ describe('A2A', () => {
 
   const failures: [string, string | undefined, Part[], Record<string, unknown>][] = [
     [
-      'no credentials',
-      undefined,
-      [
-        data({
-          skill: 'build_creative',
-          input: { idempotency_key: `key_${crypto.randomUUID()}`, target_format_id: format },
-        }),
-      ],
-      { code: 'AUTH_REQUIRED' },
-    ],
-    [
-      'a missing permission',
-      READER_TOKEN,
-      [
-        data({
-          skill: 'build_creative',
-          input: { idempotency_key: `key_${crypto.randomUUID()}`, target_format_id: format },
-        }),
-      ],
-      { code: 'INSUFFICIENT_PERMISSIONS' },
-    ],
-    [
       'a bare-string format_id',
       undefined,
       [data({ skill: 'list_creative_formats', input: { format_ids: ['display_300x250'] } })],
       { code: 'INVALID_FORMAT_ID', field: 'format_ids[0]' },
     ],
     [
-      '`parameters` instead of `input`',
+      '`parameters` instead of `input` on the activated 1.0 profile',
       undefined,
       [data({ skill: 'get_adcp_capabilities', parameters: {} })],
       { code: 'INVALID_REQUEST', field: 'parameters' },
@@ -184,8 +163,8 @@ describe('A2A', () => {
     },
   )
 
-  it('accepts `parameters` when configured to', async () => {
-    const legacy = await startAgent({ a2a: { acceptParameters: true } })
+  it('accepts `parameters` off the activated profile (a 0.3 request), by default', async () => {
+    const legacy = await startAgent({})
     try {
       const response = await fetch(`${legacy.origin}/a2a`, {
         method: 'POST',
@@ -209,6 +188,7 @@ describe('A2A', () => {
       }
       expect(body.result.status.state).toBe('completed')
       expect(body.result.artifacts[0]!.parts[0]!.data).toEqual({
+        adcp_version: '3.1',
         adcp: { major_versions: [3] },
         supported_protocols: ['creative'],
       })

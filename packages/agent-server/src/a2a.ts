@@ -22,15 +22,19 @@ const AUTHORIZATION = 'adwire.authorization'
 const SIGNER = 'adwire.signer'
 /** The request's `params.configuration` as sent (before the SDK's parsing drops what it does not model). */
 const CONFIGURATION = 'adwire.configuration'
+/** Whether the request is on the AdCP 3.1 activated profile (A2A 1.0 with the AdCP extension activated). */
+const PROFILE = 'adwire.profile'
 
 export interface A2AOptions {
   /** Reject requests that do not activate the AdCP extension (`A2A-Extensions` header). Default false. */
   readonly requireExtension?: boolean
   /**
-   * Accept `{skill, parameters}` as an alias of `{skill, input}`. The 3.1.19 A2A profile says it is NOT an
-   * alias and must be rejected (INVALID_REQUEST), which is the default.
+   * `{skill, parameters}`, the field name earlier clients still send: `'outside-profile'` (the default)
+   * accepts it unless the request is on the AdCP 3.1 activated profile (`A2A-Version: 1.0` with the AdCP
+   * extension activated), where the profile says `parameters` is not an alias and the call answers
+   * INVALID_REQUEST; `true` accepts it always, `false` never. `input` wins when both are present.
    */
-  readonly acceptParameters?: boolean
+  readonly acceptParameters?: boolean | 'outside-profile'
 }
 
 const dataPart = (value: unknown): Part => ({
@@ -41,7 +45,10 @@ const dataPart = (value: unknown): Part => ({
 })
 
 /** Reads the one `{skill, input}` DataPart of an invocation (text parts are display-only and ignored). */
-function readInvocation(parts: readonly Part[], options: A2AOptions): { skill: string; input: unknown } {
+function readInvocation(
+  parts: readonly Part[],
+  acceptParameters: boolean,
+): { skill: string; input: unknown } {
   const data = parts.filter((part) => part.content?.$case === 'data')
   if (data.length !== 1)
     throw new AgentError('INVALID_REQUEST', 'an AdCP invocation carries exactly one {skill, input} DataPart')
@@ -49,71 +56,24 @@ function readInvocation(parts: readonly Part[], options: A2AOptions): { skill: s
   if (typeof value !== 'object' || value === null || typeof value.skill !== 'string')
     throw new AgentError('INVALID_REQUEST', 'the DataPart must be {skill, input}', { field: 'skill' })
   if (value.input === undefined && value.parameters !== undefined) {
-    if (!options.acceptParameters)
+    if (!acceptParameters)
       throw new AgentError(
         'INVALID_REQUEST',
-        '`parameters` is not an alias of `input`: send {skill, input}',
-        {
-          field: 'parameters',
-        },
+        '`parameters` is not an alias of `input` on the activated AdCP profile: send {skill, input}',
+        { field: 'parameters' },
       )
     return { skill: value.skill, input: value.parameters }
   }
   return { skill: value.skill, input: value.input ?? {} }
 }
 
-/** Builds the A2A Agent Card (A2A 1.0, with a 0.3 interface for older clients); skills are the tasks. */
-export function buildAgentCard(options: {
-  name: string
-  description: string
-  version: string
-  url: string
-  tasks: readonly AnyTask[]
-  pushNotifications: boolean
-  requireExtension: boolean
-}): AgentCard {
-  const endpoint = `${options.url.replace(/\/$/, '')}/a2a`
-  return {
-    name: options.name,
-    description: options.description,
-    version: options.version,
-    supportedInterfaces: ['1.0', '0.3'].map((protocolVersion) => ({
-      url: endpoint,
-      protocolBinding: 'JSONRPC',
-      tenant: '',
-      protocolVersion,
-    })),
-    provider: undefined,
-    capabilities: {
-      streaming: false,
-      pushNotifications: options.pushNotifications,
-      extensions: [
-        { uri: ADCP_A2A_EXTENSION, description: '', required: options.requireExtension, params: undefined },
-      ],
-    },
-    securitySchemes: {},
-    securityRequirements: [],
-    defaultInputModes: ['application/json'],
-    defaultOutputModes: ['application/json'],
-    skills: options.tasks.map((task) => ({
-      id: task.name,
-      name: task.name,
-      description: task.description,
-      tags: [
-        'adcp',
-        task.access === 'public' ? 'public' : `${task.access.resource}:${task.access.permission}`,
-      ],
-      examples: [],
-      inputModes: ['application/json'],
-      outputModes: ['application/json'],
-      securityRequirements: [],
-    })),
-    signatures: [],
-  }
-}
-
 function finalTask(taskId: string, contextId: string, outcome: TaskOutcome): Task {
-  const data = outcome.ok ? outcome.response : failedTaskBody(outcome.error, outcome.context)
+  const data = outcome.ok
+    ? outcome.response
+    : {
+        ...failedTaskBody(outcome.error, outcome.context),
+        ...(outcome.adcpVersion ? { adcp_version: outcome.adcpVersion } : {}),
+      }
   const part = dataPart(data)
   return {
     id: taskId,
@@ -163,7 +123,12 @@ export function createA2AHandler(options: {
       let outcome: TaskOutcome
       let input: unknown
       try {
-        const invocation = readInvocation(requestContext.userMessage.parts, options.a2a)
+        const onProfile = requestContext.context.state.get(PROFILE) === true
+        const accept = options.a2a.acceptParameters ?? 'outside-profile'
+        const invocation = readInvocation(
+          requestContext.userMessage.parts,
+          accept === 'outside-profile' ? !onProfile : accept,
+        )
         input = invocation.input
         const task = byName.get(invocation.skill)
         if (!task)
@@ -238,6 +203,7 @@ export function createA2AHandler(options: {
       context.state.set(CONFIGURATION, (params as { configuration?: unknown }).configuration)
     const headers = new Headers({ 'content-type': 'application/json' })
     const activated = extensions.includes(ADCP_A2A_EXTENSION)
+    context.state.set(PROFILE, activated && !useLegacy)
     if (activated) {
       context.addActivatedExtension(ADCP_A2A_EXTENSION)
       headers.set(useLegacy ? 'X-A2A-Extensions' : 'A2A-Extensions', ADCP_A2A_EXTENSION)

@@ -1,6 +1,9 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- loose JSON access in assertions */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { MemoryClaimStore } from '@adwire/webhooks'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -61,6 +64,11 @@ async function build(token: string): Promise<Record<string, any>> {
       },
     })
     return result.structuredContent as Record<string, any>
+  } catch (error) {
+    // Refused at the HTTP layer (401 / 403): the JSON-RPC error body carries the AdCP error.
+    if (!(error instanceof StreamableHTTPError)) throw error
+    const body = JSON.parse(error.message.slice(error.message.indexOf('{'))) as any
+    return { http_status: error.code, adcp_error: body.error.data.adcp_error }
   } finally {
     await client.close()
   }
@@ -83,9 +91,9 @@ describe('bearer auth', () => {
   })
 
   it('answers INSUFFICIENT_PERMISSIONS for a valid JWT without the scope', async () => {
-    expect((await build(await jwt({ scope: 'adcp:creatives:read adcp:products' }))).adcp_error.code).toBe(
-      'INSUFFICIENT_PERMISSIONS',
-    )
+    const refused = await build(await jwt({ scope: 'adcp:creatives:read adcp:products' }))
+    expect(refused.http_status).toBe(403)
+    expect(refused.adcp_error.code).toBe('INSUFFICIENT_PERMISSIONS')
   })
 
   it.each([
@@ -99,9 +107,9 @@ describe('bearer auth', () => {
     ['without aud', { aud: null }],
     ['issued in the future (beyond the 30 s tolerance)', { iat: NOW + 120 }],
   ])('answers AUTH_INVALID for a JWT %s', async (_name, options) => {
-    expect((await build(await jwt({ scope: 'adcp:creatives' }, options))).adcp_error.code).toBe(
-      'AUTH_INVALID',
-    )
+    const refused = await build(await jwt({ scope: 'adcp:creatives' }, options))
+    expect(refused.http_status).toBe(401)
+    expect(refused.adcp_error.code).toBe('AUTH_INVALID')
   })
 
   it.each<[string, Record<string, unknown>]>([

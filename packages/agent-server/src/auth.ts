@@ -26,6 +26,11 @@ export interface JwtAuthOptions {
 export interface AuthOptions {
   readonly tokens?: TokenLookup
   readonly jwt?: JwtAuthOptions
+  /**
+   * The RFC 9728 protected-resource metadata URL, when the agent (or its gateway) serves one: sent as
+   * `resource_metadata` in the `WWW-Authenticate` challenge of a 401.
+   */
+  readonly resourceMetadataUrl?: string
 }
 
 const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex')
@@ -126,8 +131,7 @@ export function createAuthenticator(
 /** Checks a task's access rule against the caller. */
 export function authorize(access: Access, principal: Principal | undefined, task: string): void {
   if (access === 'public') return
-  if (!principal)
-    throw new AgentError('AUTH_REQUIRED', `${task} requires credentials (Authorization: Bearer)`)
+  if (!principal) throw new AgentError('AUTH_MISSING', `${task} requires credentials (Authorization: Bearer)`)
   const granted = principal.permissions[access.resource] ?? []
   if (!granted.includes(access.permission))
     throw new AgentError(

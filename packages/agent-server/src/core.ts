@@ -29,6 +29,8 @@ export type TaskOutcome =
       readonly ok: false
       readonly error: AgentError
       readonly context: Readonly<Record<string, unknown>> | undefined
+      /** The AdCP release served, echoed as `adcp_version` in the failed-task body. */
+      readonly adcpVersion?: string
     }
 
 export interface CoreOptions {
@@ -38,6 +40,8 @@ export interface CoreOptions {
   readonly requireOperationId: boolean
   readonly now: () => number
   readonly onError?: (error: AgentError, task: string) => void
+  /** The AdCP release served, echoed as `adcp_version` on every response (version-envelope). */
+  readonly adcpVersion?: string
 }
 
 function isAsync(value: unknown): value is AsyncTaskResponse {
@@ -77,7 +81,14 @@ export function createCore(options: CoreOptions): (call: TaskCall) => Promise<Ta
   return async (call) => {
     const { task } = call
     try {
-      const principal = await options.authenticate(call.authorization)
+      let principal: Principal | undefined
+      try {
+        principal = await options.authenticate(call.authorization)
+      } catch (error) {
+        // A public task serves anyone: a present but unknown or expired token does not break it.
+        if (task.access !== 'public') throw error
+        principal = undefined
+      }
       authorize(task.access, principal, task.name)
       const { envelope, input } = parseArguments(task, call.args)
       if (
@@ -144,6 +155,7 @@ export function createCore(options: CoreOptions): (call: TaskCall) => Promise<Ta
         response = await execute()
       }
       const echoed = {
+        ...(options.adcpVersion ? { adcp_version: options.adcpVersion } : {}),
         ...response,
         ...(envelope.context ? { context: envelope.context } : {}),
         ...(replayed ? { replayed: true } : {}),
@@ -152,7 +164,12 @@ export function createCore(options: CoreOptions): (call: TaskCall) => Promise<Ta
     } catch (thrown) {
       const error = toAgentError(thrown)
       options.onError?.(error, task.name)
-      return { ok: false, error, context: rawContext(call.args) }
+      return {
+        ok: false,
+        error,
+        context: rawContext(call.args),
+        ...(options.adcpVersion ? { adcpVersion: options.adcpVersion } : {}),
+      }
     }
   }
 }

@@ -7,6 +7,7 @@ const brand = Symbol.for('@adwire/agent-server/AgentError')
 export type AgentErrorCode =
   | 'INVALID_REQUEST'
   | 'INVALID_FORMAT_ID'
+  | 'AUTH_MISSING'
   | 'AUTH_REQUIRED'
   | 'AUTH_INVALID'
   | 'INSUFFICIENT_PERMISSIONS'
@@ -37,6 +38,7 @@ export interface AdcpErrorObject {
 const defaults: Record<string, { status: number; recovery: Recovery }> = {
   INVALID_REQUEST: { status: 400, recovery: 'correctable' },
   INVALID_FORMAT_ID: { status: 400, recovery: 'correctable' },
+  AUTH_MISSING: { status: 401, recovery: 'correctable' },
   AUTH_REQUIRED: { status: 401, recovery: 'correctable' },
   AUTH_INVALID: { status: 401, recovery: 'terminal' },
   INSUFFICIENT_PERMISSIONS: { status: 403, recovery: 'correctable' },

@@ -1,36 +1,10 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
-import { z } from 'zod'
 import { rawContext, type TaskCall, type TaskOutcome } from './core.js'
 import { AgentError, failedTaskBody } from './errors.js'
+import { toolAnnotations, toolInputSchema, toolOutputSchema } from './tool-schemas.js'
 import type { AnyTask, VerifiedSigner } from './types.js'
-
-const ENVELOPE_PROPERTIES: Record<string, unknown> = {
-  idempotency_key: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{16,255}$' },
-  context: { type: 'object', description: 'Echoed unchanged in the response and in webhooks' },
-  context_id: { type: 'string' },
-  push_notification_config: {
-    type: 'object',
-    description: 'Where status changes of an async task are pushed',
-  },
-  governance_context: {},
-}
-
-/** The tool's input JSON Schema: the task input plus the envelope fields every task accepts. */
-function inputJsonSchema(task: AnyTask): Record<string, unknown> {
-  let schema: Record<string, unknown>
-  try {
-    schema = z.toJSONSchema(task.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>
-  } catch {
-    schema = { type: 'object' }
-  }
-  delete schema.$schema
-  const properties = { ...ENVELOPE_PROPERTIES, ...((schema.properties as Record<string, unknown>) ?? {}) }
-  const required = new Set((schema.required as string[] | undefined) ?? [])
-  if (task.idempotent) required.add('idempotency_key')
-  return { ...schema, type: 'object', properties, ...(required.size ? { required: [...required] } : {}) }
-}
 
 /**
  * Renders an outcome as an MCP tool result (AdCP mcp-guide: structuredContent and JSON text). A failure is
@@ -46,7 +20,10 @@ export function toolResult(outcome: TaskOutcome): {
       content: [{ type: 'text', text: JSON.stringify(outcome.response) }],
       structuredContent: outcome.response,
     }
-  const body: Record<string, unknown> = { ...failedTaskBody(outcome.error, outcome.context) }
+  const body: Record<string, unknown> = {
+    ...failedTaskBody(outcome.error, outcome.context),
+    ...(outcome.adcpVersion ? { adcp_version: outcome.adcpVersion } : {}),
+  }
   return {
     isError: true,
     content: [
@@ -71,7 +48,9 @@ export function createMcpHandler(options: {
   const tools = options.tasks.map((task) => ({
     name: task.name,
     description: task.description,
-    inputSchema: inputJsonSchema(task),
+    inputSchema: toolInputSchema(task),
+    outputSchema: toolOutputSchema(task),
+    annotations: toolAnnotations(task),
   }))
   return async (request, signer) => {
     const authorization = request.headers.get('authorization')

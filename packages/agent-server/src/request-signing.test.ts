@@ -115,7 +115,7 @@ describe('request signing', () => {
     const signed = await mcpCall('whoami', signingFetch(buyer))
     expect(signed.structuredContent).toMatchObject({ signer: { keyid: 'buyer-request-key' } })
     expect((signed.structuredContent as any).signer.verified_at).toEqual(expect.any(Number))
-    expect((await mcpCall('whoami')).structuredContent).toEqual({ signer: null })
+    expect((await mcpCall('whoami')).structuredContent).toEqual({ adcp_version: '3.1', signer: null })
   })
 
   it('names the signer of a signed A2A call', async () => {
@@ -137,7 +137,10 @@ describe('request signing', () => {
     })
     await expect(mcpCall('sign_me')).rejects.toThrow(/request_signature_required/)
     // Composition: a valid bearer credential stands in for the signature.
-    expect((await mcpCall('sign_me', fetch, BUYER_TOKEN)).structuredContent).toEqual({ signer: null })
+    expect((await mcpCall('sign_me', fetch, BUYER_TOKEN)).structuredContent).toEqual({
+      adcp_version: '3.1',
+      signer: null,
+    })
     await expect(mcpCall('sign_me', fetch, 'not-a-valid-token-0123456789')).rejects.toThrow(
       /request_signature_required/,
     )

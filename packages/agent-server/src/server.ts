@@ -1,9 +1,11 @@
 import type { WebhookSender } from '@adwire/webhooks'
-import { buildAgentCard, createA2AHandler, type A2AOptions } from './a2a.js'
+import { createA2AHandler, type A2AOptions } from './a2a.js'
+import { agentCardJson, agentCardModel, type AgentCardOptions } from './a2a-card.js'
 import { createAuthenticator, type AuthOptions } from './auth.js'
 import { createCore } from './core.js'
 import type { AgentError } from './errors.js'
 import { checkIdempotencyOptions, type IdempotencyOptions } from './idempotency.js'
+import { createHttpAuthGate } from './http-auth.js'
 import { createMcpHandler } from './mcp.js'
 import { createOAuthRegistration, type OAuthRegistrationOptions } from './oauth.js'
 import { checkRequestSignature, type RequestSigningOptions } from './request-signing.js'
@@ -40,6 +42,11 @@ export interface AgentServerOptions {
   readonly now?: () => number
   /** Called for every failed call (for logs and metrics). */
   readonly onError?: (error: AgentError, task: string) => void
+  /**
+   * The AdCP release the agent serves, echoed as `adcp_version` on every response (the 3.1 version envelope).
+   * Default `'3.1'`; `false` sends none.
+   */
+  readonly adcpVersion?: string | false
 }
 
 export interface AgentServer {
@@ -71,8 +78,9 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     ...(options.onError ? { onError: options.onError } : {}),
     requireOperationId: options.requireOperationId ?? true,
     now,
+    ...(options.adcpVersion === false ? {} : { adcpVersion: options.adcpVersion ?? '3.1' }),
   })
-  const card = buildAgentCard({
+  const cardOptions: AgentCardOptions = {
     name: options.name,
     description: options.description ?? options.name,
     version: options.version,
@@ -80,12 +88,20 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     tasks: options.tasks,
     pushNotifications: options.sender !== undefined,
     requireExtension: options.a2a?.requireExtension ?? false,
+    bearer: options.auth?.tokens !== undefined || options.auth?.jwt !== undefined,
+  }
+  const card = agentCardModel(cardOptions)
+  const gate = createHttpAuthGate({
+    tasks: options.tasks,
+    authenticate,
+    url: options.url,
+    ...(options.auth?.resourceMetadataUrl ? { resourceMetadataUrl: options.auth.resourceMetadataUrl } : {}),
   })
   const mcp = createMcpHandler({ name: options.name, version: options.version, tasks: options.tasks, call })
   const a2a = createA2AHandler({ card, tasks: options.tasks, call, a2a: options.a2a ?? {} })
   const register = options.oauth ? createOAuthRegistration(options.oauth, now) : undefined
   const base = new URL(options.url).pathname.replace(/\/$/, '')
-  const cardBody = JSON.stringify(card)
+  const cardBody = JSON.stringify(agentCardJson(cardOptions))
   const { requestSigning } = options
   /** Whether the request's bearer credential authenticates (composition: it may stand in for a signature). */
   const credentialHolds = async (request: Request) => {
@@ -101,15 +117,25 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     handle: (request: Request, signer?: VerifiedSigner) => Promise<Response>,
     transport: 'mcp' | 'a2a',
   ): Promise<Response> => {
-    if (!requestSigning || request.method !== 'POST') return handle(request)
-    const check = await checkRequestSignature(request, requestSigning, {
-      hasOtherCredential: await credentialHolds(request),
-      now: now(),
-      transport,
-    })
-    if (!check.ok) return check.response
-    return handle(request, check.signer)
+    let signer: VerifiedSigner | undefined
+    if (requestSigning && request.method === 'POST') {
+      const check = await checkRequestSignature(request, requestSigning, {
+        hasOtherCredential: await credentialHolds(request),
+        now: now(),
+        transport,
+      })
+      if (!check.ok) return check.response
+      signer = check.signer
+    }
+    // Credentials are checked at the HTTP layer, before any task code runs (401 / 403).
+    const refused = await gate(request, transport)
+    if (refused) return refused
+    return signer ? handle(request, signer) : handle(request)
   }
+  const serveCard = () =>
+    new Response(cardBody, {
+      headers: { 'content-type': 'application/json', 'cache-control': 'public, max-age=300' },
+    })
   return {
     async fetch(request) {
       const path = new URL(request.url).pathname
@@ -121,11 +147,12 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
           return request.method === 'POST'
             ? signed(request, a2a, 'a2a')
             : new Response(null, { status: 405, headers: { allow: 'POST' } })
+        // The card at the root, and next to the A2A endpoint for clients given the `/a2a` URL.
         case '/.well-known/agent-card.json':
         case '/.well-known/agent.json':
-          return new Response(cardBody, {
-            headers: { 'content-type': 'application/json', 'cache-control': 'public, max-age=300' },
-          })
+        case '/a2a/.well-known/agent-card.json':
+        case '/a2a/.well-known/agent.json':
+          return serveCard()
         case '/oauth/register':
           if (register) return register(request)
       }

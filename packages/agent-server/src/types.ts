@@ -93,10 +93,32 @@ export interface TaskDefinitionInput<I extends z.ZodType, O extends z.ZodType> {
    * `create_media_buy` → `media-buy`, ...), else none.
    */
   readonly protocol?: AdcpProtocol
+  /**
+   * The request shape advertised as the MCP tool's `inputSchema`. Default: the official 3.1.19 request schema
+   * of an AdCP task name from `@adwire/schemas` (`build_creative` → `BuildCreativeRequestSchema`), else `input`.
+   * Validation always uses `input`.
+   */
+  readonly requestSchema?: z.ZodType
+  /**
+   * The response shape advertised as the MCP tool's `outputSchema` (beside the failed-task body). Default: the
+   * official response schema of an AdCP task name, else `output`.
+   */
+  readonly responseSchema?: z.ZodType
+  /** MCP tool annotations; default from `access` and `idempotent` (see README). */
+  readonly annotations?: ToolAnnotations
   handler(
     input: z.output<I>,
     context: TaskContext,
   ): Promise<z.input<O> | AsyncTaskResponse> | z.input<O> | AsyncTaskResponse
+}
+
+/** MCP tool annotations (hints to clients; MCP 2025-06-18). */
+export interface ToolAnnotations {
+  readonly title?: string
+  readonly readOnlyHint?: boolean
+  readonly destructiveHint?: boolean
+  readonly idempotentHint?: boolean
+  readonly openWorldHint?: boolean
 }
 
 /** A declared task (see {@link defineTask}). */
