@@ -4,7 +4,7 @@
  * access. Every AdCP response is checked against the official 3.1.19 schemas.
  */
 import { TaskState } from '@a2a-js/sdk'
-import { ADCP_A2A_EXTENSION } from '@adwire/agent-server'
+import { ADCP_A2A_EXTENSION, a2aInvocation } from '@adwire/agent-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningCreativeAgent } from './service.js'
 import {
@@ -103,10 +103,25 @@ describe('A2A', () => {
       ...brief(agent),
       context: { correlation_id: 'a2a-err' },
     })
-    expect(failure(await a2aSend(agent, undefined, 'build_creative', args())).code).toBe('AUTH_REQUIRED')
-    expect(failure(await a2aSend(agent, READER_TOKEN, 'build_creative', args())).code).toBe(
-      'INSUFFICIENT_PERMISSIONS',
-    )
+    for (const [token, status] of [
+      [undefined, 401],
+      [READER_TOKEN, 403],
+    ] as const) {
+      const { headers, body } = a2aInvocation({ skill: 'build_creative', input: args() })
+      const response = await fetch(`${agent.url}/a2a`, {
+        method: 'POST',
+        headers: { ...headers, ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(body),
+      })
+      expect(response.status).toBe(status)
+      expect(response.headers.get('www-authenticate')).toBe(
+        status === 401 ? `Bearer realm="${agent.publicUrl}/a2a"` : null,
+      )
+      const answer = (await response.json()) as Body
+      expect(answer.error.data.adcp_error.code).toBe(
+        status === 401 ? 'AUTH_MISSING' : 'INSUFFICIENT_PERMISSIONS',
+      )
+    }
     const bare = await a2aSend(agent, BUYER_TOKEN, 'build_creative', {
       ...args(),
       target_format_id: 'display_300x250_image',
