@@ -10,7 +10,14 @@ import { parseAudioName, renderWav } from './creative/audio.js'
 import type { CreativeAgentDeps } from './deps.js'
 import type { PreviewLookup } from './previews.js'
 
-const AGENT_ROUTES = ['/mcp', '/a2a', '/.well-known/agent-card.json', '/.well-known/agent.json'] as const
+const AGENT_ROUTES = [
+  '/mcp',
+  '/a2a',
+  '/.well-known/agent-card.json',
+  '/.well-known/agent.json',
+  '/a2a/.well-known/agent-card.json',
+  '/a2a/.well-known/agent.json',
+] as const
 
 /**
  * Preview pages hold buyer-supplied markup: served in a CSP sandbox (an opaque origin, no scripts), so nothing
@@ -70,7 +77,7 @@ function asPublic(request: Request, publicUrl: string): Request {
 export function createApp(deps: CreativeAgentDeps): Hono {
   const app = new Hono()
   const brand = JSON.stringify(brandJson(deps.publicUrl, new Date().toISOString()))
-  const jwks = JSON.stringify(deps.key.jwks)
+  const jwks = JSON.stringify(deps.keys.jwks)
 
   app.use('*', async (c, next) => {
     await next()

@@ -4,6 +4,7 @@
  * RFC 9421 webhook signing, the brand.json that publishes the signing key, and the canonical build capabilities
  * (`creative.supported_formats`) that build_creative targets by capability_id.
  */
+import { identityCapabilities } from '@adwire/agent-server'
 import type { SupportedFormatEntry } from './creative/canonical.js'
 
 /** The AdCP task names this agent serves, in the order they are listed. */
@@ -32,6 +33,13 @@ export interface CapabilitiesInput {
  * capabilities({ publicUrl: 'https://creative.example', signingAlgorithm: 'ed25519', replayTtlSeconds: 86_400, inFlightMaxSeconds: 300, version: '0.0.0' })
  */
 export function capabilities(input: CapabilitiesInput): Record<string, unknown> {
+  // The origin each purpose's JWKS is served from (brand.json's jwks_uri): verifiers that bootstrap from these
+  // capabilities check it against the jwks_uri they resolve (security.mdx step 7).
+  const identity = identityCapabilities({
+    brandJsonUrl: `${input.publicUrl}/.well-known/brand.json`,
+    jwksUrl: `${input.publicUrl}/.well-known/jwks.json`,
+    purposes: ['webhook-signing', 'request-signing'],
+  })
   return {
     adcp: {
       major_versions: [3],
@@ -61,12 +69,9 @@ export function capabilities(input: CapabilitiesInput): Record<string, unknown> 
       algorithms: [input.signingAlgorithm],
       legacy_hmac_fallback: true,
     },
-    identity: {
-      brand_json_url: `${input.publicUrl}/.well-known/brand.json`,
-      // The origin the webhook-signing JWKS is served from (brand.json's jwks_uri): verifiers that bootstrap
-      // from these capabilities check it against the jwks_uri they resolve (security.mdx step 7).
-      key_origins: { webhook_signing: new URL(input.publicUrl).origin },
-    },
+    // Valid only with an https brand.json (its schema pattern, and key_origins needs brand_json_url): a
+    // plain-http development agent omits the block rather than send an invalid value.
+    ...(identity ? { identity } : {}),
     ext: {
       adwire: {
         version: input.version,

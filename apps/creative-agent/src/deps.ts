@@ -10,7 +10,7 @@ import { standardCatalog, type FormatCatalog } from './creative/catalog.js'
 import { supportedFormats } from './creative/canonical.js'
 import type { CreativeAgentRef } from './creative/context.js'
 import type { CreativeAgentEnv } from './env.js'
-import { resolveSigningKey, type SigningKey } from './keys.js'
+import { resolveSigningKeys, type SigningKeys } from './keys.js'
 import { createServicePreviewStore, type ServicePreviewStore } from './previews.js'
 import { openStorage, type Storage } from './storage.js'
 import { creativeTasks, type Log } from './tasks.js'
@@ -29,7 +29,8 @@ export interface CreativeAgentDeps {
   /** The public base URL, no trailing slash. */
   readonly publicUrl: string
   readonly storage: Storage
-  readonly key: SigningKey
+  /** The webhook-signing and request-signing keys, and the JWKS publishing both. */
+  readonly keys: SigningKeys
   readonly tokens: ResolvedTokens
   readonly previews: ServicePreviewStore
   readonly sender: WebhookSender
@@ -79,7 +80,8 @@ export async function openDeps(
   const log = overrides.log ?? (() => {})
   const storage = await openStorage(env.database)
   try {
-    const key = await resolveSigningKey(storage, env.signingKey)
+    const keys = await resolveSigningKeys(storage, env.signingKey, env.requestSigningKey)
+    const key = keys.webhook
     const tokens = await resolveTokens(storage, env.tokens)
     const sender = createWebhookSender({
       outbox: storage.outbox,
@@ -155,7 +157,7 @@ export async function openDeps(
     sender.start()
     let closing: Promise<void> | undefined
     return {
-      deps: { publicUrl, storage, key, tokens, previews, sender, agent, log, clock },
+      deps: { publicUrl, storage, keys, tokens, previews, sender, agent, log, clock },
       close() {
         closing ??= (async () => {
           await Promise.allSettled([...inFlight])

@@ -33,6 +33,11 @@ export interface CreativeAgentEnv extends ServiceSettings {
   readonly tokens: readonly TokenGrant[]
   /** The webhook-signing private JWK from SIGNING_KEY_JWK; unset: generated once and kept in the database. */
   readonly signingKey?: Record<string, unknown>
+  /**
+   * The request-signing private JWK from REQUEST_SIGNING_KEY_JWK (a key separate from the webhook key, with its
+   * own kid); unset: generated once and kept in the database.
+   */
+  readonly requestSigningKey?: Record<string, unknown>
   /** Development only: webhook URLs may be plain http and reach loopback or private addresses. */
   readonly allowInsecureWebhookUrls: boolean
   /** How long build_creative responses are replayed by idempotency_key, seconds (3600 to 604800). */
@@ -109,10 +114,9 @@ function parseCreativeAgents(value: string | undefined, ctx: z.RefinementCtx) {
   return agents
 }
 
-const EnvSchema = z.object({
-  ...serviceFields({ name: 'creative-agent', port: 4200 }),
-  TOKENS: z.string().optional().transform(parseTokens),
-  SIGNING_KEY_JWK: optionalText.transform((value, ctx) => {
+/** A private JWK (JSON with "kid" and "d") in a variable named `name`. */
+function privateJwk(name: string) {
+  return optionalText.transform((value, ctx) => {
     if (value === undefined) return undefined
     try {
       const jwk = JSON.parse(value) as unknown
@@ -125,10 +129,17 @@ const EnvSchema = z.object({
     }
     ctx.addIssue({
       code: 'custom',
-      message: 'SIGNING_KEY_JWK must be a private JWK (JSON with "kid" and "d"), Ed25519 or P-256',
+      message: `${name} must be a private JWK (JSON with "kid" and "d"), Ed25519 or P-256`,
     })
     return z.NEVER
-  }),
+  })
+}
+
+const EnvSchema = z.object({
+  ...serviceFields({ name: 'creative-agent', port: 4200 }),
+  TOKENS: z.string().optional().transform(parseTokens),
+  SIGNING_KEY_JWK: privateJwk('SIGNING_KEY_JWK'),
+  REQUEST_SIGNING_KEY_JWK: privateJwk('REQUEST_SIGNING_KEY_JWK'),
   ALLOW_INSECURE_WEBHOOK_URLS: flag(),
   CREATIVE_AGENTS: z.string().optional().transform(parseCreativeAgents),
   IDEMPOTENCY_TTL_SECONDS: intIn('IDEMPOTENCY_TTL_SECONDS', 3600, 604_800, 86_400),
@@ -150,6 +161,7 @@ export function parseEnv(
     ...serviceSettings(values),
     tokens: values.TOKENS,
     ...(values.SIGNING_KEY_JWK ? { signingKey: values.SIGNING_KEY_JWK } : {}),
+    ...(values.REQUEST_SIGNING_KEY_JWK ? { requestSigningKey: values.REQUEST_SIGNING_KEY_JWK } : {}),
     allowInsecureWebhookUrls: values.ALLOW_INSECURE_WEBHOOK_URLS,
     idempotencyTtlSeconds: values.IDEMPOTENCY_TTL_SECONDS,
     creativeAgents: values.CREATIVE_AGENTS,

@@ -477,9 +477,12 @@ describe('service endpoints', () => {
   it('answers /health, the JWKS and brand.json naming the agent and its JWKS', async () => {
     expect(await (await fetch(`${agent.url}/health`)).json()).toEqual({ status: 'ok', database: 'sqlite' })
     const jwks = (await (await fetch(`${agent.url}/.well-known/jwks.json`)).json()) as Body
-    expect(jwks.keys).toHaveLength(1)
-    expect(jwks.keys[0]).toMatchObject({ use: 'sig', key_ops: ['verify'], adcp_use: 'request-signing' })
-    expect(jwks.keys[0]).not.toHaveProperty('d')
+    // One key per purpose: webhooks and requests sign with different keys (different kids).
+    expect(jwks.keys).toHaveLength(2)
+    expect(jwks.keys[0]).toMatchObject({ use: 'sig', key_ops: ['verify'], adcp_use: 'webhook-signing' })
+    expect(jwks.keys[1]).toMatchObject({ use: 'sig', key_ops: ['verify'], adcp_use: 'request-signing' })
+    expect(jwks.keys[0].kid).not.toBe(jwks.keys[1].kid)
+    for (const key of jwks.keys) expect(key).not.toHaveProperty('d')
     const brand = (await (await fetch(`${agent.url}/.well-known/brand.json`)).json()) as Body
     expect(brand.agents[0]).toMatchObject({
       type: 'creative',
@@ -537,7 +540,10 @@ describe('behind a proxy (PUBLIC_URL https)', () => {
         webhook_signing: { supported: true, profile: 'adcp/webhook-signing/v1', algorithms: ['ed25519'] },
         identity: {
           brand_json_url: 'https://creative.adwire.test/.well-known/brand.json',
-          key_origins: { webhook_signing: 'https://creative.adwire.test' },
+          key_origins: {
+            webhook_signing: 'https://creative.adwire.test',
+            request_signing: 'https://creative.adwire.test',
+          },
         },
         context: { correlation_id: 'c' },
       })

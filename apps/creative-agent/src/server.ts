@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const agent = await startCreativeAgent(env, {
     log: (entry) => process.stdout.write(`${JSON.stringify({ at: new Date().toISOString(), ...entry })}\n`),
   })
-  const { tokens, key } = agent.runtime.deps
+  const { tokens, keys } = agent.runtime.deps
   const where =
     env.database.kind === 'sqlite'
       ? `SQLite ${env.database.path}`
@@ -23,7 +23,7 @@ async function main(): Promise<void> {
     `creative-agent: MCP ${agent.publicUrl}/mcp · A2A ${agent.publicUrl}/a2a · previews ${agent.publicUrl}/previews/{id}`,
   )
   print(
-    `creative-agent: webhook signing key ${key.publicJwk.kid} (${key.source}) at ${agent.publicUrl}/.well-known/jwks.json`,
+    `creative-agent: webhook-signing key ${keys.webhook.publicJwk.kid} (${keys.webhook.source}), request-signing key ${keys.request.publicJwk.kid} (${keys.request.source}) at ${agent.publicUrl}/.well-known/jwks.json`,
   )
   if (tokens.generated) {
     print(

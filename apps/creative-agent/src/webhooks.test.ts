@@ -10,9 +10,11 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import {
+  SignatureError,
   brandJsonResolver,
   capabilitiesBootstrapResolver,
   type CapabilitiesBootstrapResolver,
+  type KeyResolver,
 } from '@adwire/http-signatures'
 import { createSafeFetch } from '@adwire/http-signatures/node'
 import { openSqliteStores, type SqliteStores } from '@adwire/store-sqlite'
@@ -41,7 +43,8 @@ const HMAC_SECRET = 'buyer-hmac-secret-for-creative-tests-0123'
 
 let agent: RunningCreativeAgent
 let receiverStores: SqliteStores
-let bootstrapped: CapabilitiesBootstrapResolver
+/** The capabilities bootstrap of the https deployment (set by its test). */
+let bootstrapped: CapabilitiesBootstrapResolver | undefined
 let receiverServer: Server
 let hooks: string
 const events: ReceivedEvent[] = []
@@ -55,23 +58,30 @@ beforeAll(async () => {
   // The buyer knows the agent by its URL and finds its key the AdCP way: brand.json, then the jwks_uri.
   const keyFetch = createSafeFetch({ allowHttp: true, allowLoopback: true })
   const keys = brandJsonResolver({ agentUrl: agent.publicUrl, fetch: keyFetch })
-  // Or the canonical bootstrap from the MCP endpoint: get_adcp_capabilities → identity.brand_json_url →
-  // brand.json → jwks_uri, checked against identity.key_origins.webhook_signing.
-  bootstrapped = capabilitiesBootstrapResolver({
-    agentUrl: `${agent.publicUrl}/mcp`,
-    purpose: 'webhook_signing',
-    getCapabilities: (agentUrl, { signal }) => getAgentCapabilities(agentUrl, { signal }),
-    fetch: keyFetch,
-    allowInsecure: true,
-  })
+  // A verifier written to the 3.0 rules (a test-only copy of the rule): a webhook signature must come from a
+  // key whose JWK says `adcp_use: "webhook-signing"`; a request-signing key is refused.
+  const keys30: KeyResolver = {
+    async resolve(keyid, context) {
+      const found = await keys.resolve(keyid, context)
+      if (found && found.jwk.adcp_use !== 'webhook-signing')
+        throw new SignatureError(
+          'webhook_signature_key_purpose_invalid',
+          `3.0 rule: adcp_use ${String(found.jwk.adcp_use)} may not sign webhooks`,
+          8,
+        )
+      return found
+    },
+  }
   const receiver = createWebhookReceiver({
     registration: (request) => {
       const path = new URL(request.url).pathname
       // A buyer that asked for legacy HMAC-SHA256 on its A2A registration accepts only that.
       if (path.endsWith('/a2a-hmac'))
         return { id: 'buyer-a2a-hmac', auth: { mode: 'hmac', secret: HMAC_SECRET }, shape: 'a2a' }
+      if (path.endsWith('/v30'))
+        return { id: 'buyer-v30', auth: { mode: 'rfc9421', keys: keys30 }, shape: 'mcp' }
       if (path.endsWith('/via-capabilities'))
-        return { id: 'buyer-capabilities', auth: { mode: 'rfc9421', keys: bootstrapped }, shape: 'mcp' }
+        return { id: 'buyer-capabilities', auth: { mode: 'rfc9421', keys: bootstrapped! }, shape: 'mcp' }
       const shape = path.endsWith('/a2a') ? 'a2a' : 'mcp'
       return { id: `buyer-${shape}`, auth: { mode: 'rfc9421', keys }, shape }
     },
@@ -180,28 +190,65 @@ describe('async build over MCP', () => {
     expect(ofTask(answer.task_id)).toHaveLength(delivered.length)
   })
 
-  it('delivers webhooks a buyer verifies with keys found through get_adcp_capabilities', async () => {
+  it('signs webhooks with the webhook-signing key, which a verifier enforcing the 3.0 key-purpose rule accepts', async () => {
+    const jwks = (await (await fetch(`${agent.url}/.well-known/jwks.json`)).json()) as Body
+    expect(jwks.keys.map((key: Body) => key.adcp_use).sort()).toEqual(['request-signing', 'webhook-signing'])
+    expect(new Set(jwks.keys.map((key: Body) => key.kid)).size).toBe(2)
     const answer = (
       await mcpCall(agent, BUYER_TOKEN, 'build_creative', {
         idempotency_key: newKey(),
         ...brief(agent),
         ext: { adwire: { async: true } },
-        push_notification_config: { url: `${hooks}/via-capabilities`, operation_id: 'op-caps-1' },
+        push_notification_config: { url: `${hooks}/v30`, operation_id: 'op-v30-1' },
       })
     ).structuredContent
     expect(answer).toMatchObject({ status: 'submitted' })
     await until(() => ofTask(answer.task_id).some((event) => event.status === 'completed'))
-    for (const event of ofTask(answer.task_id)) {
-      expect(event.registrationId).toBe('buyer-capabilities')
-      // The signer is the MCP endpoint's agents[] entry, reached through the capabilities' brand_json_url.
-      expect(event.sender).toBe(`rfc9421:${agent.publicUrl}/mcp`)
+    expect(ofTask(answer.task_id).every((event) => event.registrationId === 'buyer-v30')).toBe(true)
+    expect(ofTask(answer.task_id).at(-1)).toMatchObject({ status: 'completed', terminal: true })
+  })
+
+  it('delivers webhooks a buyer verifies with keys found through get_adcp_capabilities (an https deployment)', async () => {
+    // get_adcp_capabilities names identity.brand_json_url only on https; the buyer reaches this deployment's
+    // public https URL through a fetch routed to the local listener.
+    const PUBLIC = 'https://creative.adwire.test'
+    const deployed = await startTestAgent({ PUBLIC_URL: PUBLIC }, { senderConcurrency: 1 })
+    try {
+      const keyFetch = createSafeFetch({ allowHttp: true, allowLoopback: true })
+      const routed: typeof fetch = (input, init) => {
+        const url = input instanceof Request ? input.url : String(input)
+        return keyFetch(url.replace(PUBLIC, deployed.url), init)
+      }
+      bootstrapped = capabilitiesBootstrapResolver({
+        agentUrl: `${PUBLIC}/mcp`,
+        purpose: 'webhook_signing',
+        getCapabilities: (agentUrl, { signal }) => getAgentCapabilities(agentUrl, { signal, fetch: routed }),
+        fetch: routed,
+      })
+      const answer = (
+        await mcpCall(deployed, BUYER_TOKEN, 'build_creative', {
+          idempotency_key: newKey(),
+          ...brief(deployed),
+          ext: { adwire: { async: true } },
+          push_notification_config: { url: `${hooks}/via-capabilities`, operation_id: 'op-caps-1' },
+        })
+      ).structuredContent
+      expect(answer).toMatchObject({ status: 'submitted' })
+      await until(() => ofTask(answer.task_id).some((event) => event.status === 'completed'))
+      for (const event of ofTask(answer.task_id)) {
+        expect(event.registrationId).toBe('buyer-capabilities')
+        // The signer is the MCP endpoint's agents[] entry, reached through the capabilities' brand_json_url.
+        expect(event.sender).toBe(`rfc9421:${PUBLIC}/mcp`)
+      }
+      const discovery = await bootstrapped.discover()
+      expect(discovery).toMatchObject({
+        declaredBrandJsonUrl: `${PUBLIC}/.well-known/brand.json`,
+        jwksUri: `${PUBLIC}/.well-known/jwks.json`,
+        keyOrigin: PUBLIC,
+      })
+    } finally {
+      await deployed.close()
     }
-    const discovery = await bootstrapped.discover()
-    expect(discovery).toMatchObject({
-      declaredBrandJsonUrl: `${agent.publicUrl}/.well-known/brand.json`,
-      jwksUri: `${agent.publicUrl}/.well-known/jwks.json`,
-      keyOrigin: new URL(agent.publicUrl).origin,
-    })
   })
 
   it('pushes failed with the AdCP error when the build fails after submitted', async () => {

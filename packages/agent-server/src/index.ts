@@ -35,4 +35,14 @@ export {
 export { ENVELOPE_FIELDS } from './validate.js'
 export { getAgentCapabilities, type AgentCapabilitiesOptions } from './capabilities-client.js'
 export { checkRequestSignature, type RequestSigningOptions, type SignatureCheck } from './request-signing.js'
+export {
+  identityCapabilities,
+  publishedJwk,
+  signerJwk,
+  signingJwks,
+  type Jwk,
+  type KeyPurpose,
+} from './signing-keys.js'
+export { createHttpAuthGate, type HttpAuthGateOptions } from './http-auth.js'
+export { toolAnnotations, toolInputSchema, toolOutputSchema } from './tool-schemas.js'
 export type * from './types.js'

@@ -55,10 +55,26 @@ const pascal = (name: string) =>
     .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
     .join('')
 
+/**
+ * `protocol/get-adcp-capabilities-request.json` (3.1.19), which `@adwire/schemas` does not generate: the
+ * version envelope, `protocols`, `context` and `ext`, open to other members.
+ */
+const GetAdcpCapabilitiesRequest = z.looseObject({
+  adcp_version: z.string().optional(),
+  adcp_major_version: z.number().int().optional(),
+  protocols: z
+    .array(z.enum(['media_buy', 'signals', 'governance', 'sponsored_intelligence', 'creative']))
+    .min(1)
+    .optional(),
+  context: z.looseObject({}).optional(),
+  ext: z.looseObject({}).optional(),
+})
+
 /** The official zod schema `@adwire/schemas` exports for a task's request or response, if any. */
 export function officialSchema(task: string, kind: 'Request' | 'Response'): z.ZodType | undefined {
   const found = (schemas as Record<string, unknown>)[`${pascal(task)}${kind}Schema`]
-  return found instanceof z.ZodType ? found : undefined
+  if (found instanceof z.ZodType) return found
+  return task === 'get_adcp_capabilities' && kind === 'Request' ? GetAdcpCapabilitiesRequest : undefined
 }
 
 /** zod → JSON Schema (draft-07, what MCP clients' Ajv reads), or undefined when zod cannot convert it. */

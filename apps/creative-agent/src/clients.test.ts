@@ -1,0 +1,257 @@
+/**
+ * The creative agent through the official clients, as a buyer-agent developer meets it: the MCP SDK `Client`
+ * (which validates `structuredContent` against each tool's `outputSchema`) and the A2A SDK client in 1.0 and
+ * 0.3 mode, both given the `/a2a` endpoint URL. Tool input schemas are the full official request schemas: every
+ * request example of the vendored storyboards that the official schema accepts, the tool's `inputSchema`
+ * accepts too.
+ */
+import { readFileSync } from 'node:fs'
+import { Role, TaskState, type Part, type Task } from '@a2a-js/sdk'
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  ServiceParameters,
+  withA2AExtensions,
+  type Client as A2AClient,
+} from '@a2a-js/sdk/client'
+import { parseLegacyAgentCard } from '@a2a-js/sdk/compat/v0_3/client'
+import { ADCP_A2A_EXTENSION } from '@adwire/agent-server'
+import { conformancePath, listConformanceFiles } from '@adwire/conformance'
+import { Ajv } from 'ajv'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parse as parseYaml } from 'yaml'
+import type { RunningCreativeAgent } from './service.js'
+import {
+  BUYER_TOKEN,
+  brief,
+  expectOfficial,
+  fid,
+  mcpClient,
+  newKey,
+  startTestAgent,
+  type Body,
+} from './test-support.js'
+import { officialErrors } from './testing/official.js'
+
+let agent: RunningCreativeAgent
+let tools: Body[]
+
+beforeAll(async () => {
+  agent = await startTestAgent()
+  const client = await mcpClient(agent)
+  tools = (await client.listTools()).tools
+  await client.close()
+})
+afterAll(() => agent.close())
+
+const tool = (name: string) => tools.find((entry) => entry.name === name)
+
+/** The official request schema file of each task. */
+const REQUEST_SCHEMAS: Record<string, string> = {
+  get_adcp_capabilities: 'protocol/get-adcp-capabilities-request.json',
+  list_creative_formats: 'creative/list-creative-formats-request.json',
+  build_creative: 'media-buy/build-creative-request.json',
+  preview_creative: 'creative/preview-creative-request.json',
+}
+
+/** `$generate:uuid_v4#…` placeholders as a storyboard runner fills them (fresh UUIDs). */
+function generated(value: unknown): Body {
+  if (typeof value === 'string' && value.startsWith('$generate:uuid')) return crypto.randomUUID()
+  if (Array.isArray(value)) return value.map(generated)
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, generated(child)]))
+  return value
+}
+
+/** Every storyboard step's `sample_request` for the creative agent's tasks. */
+function storyboardRequests(): { source: string; task: string; value: Body }[] {
+  const out: { source: string; task: string; value: Body }[] = []
+  const visit = (node: unknown, file: string, path: string) => {
+    if (Array.isArray(node)) node.forEach((item, index) => visit(item, file, `${path}[${index}]`))
+    else if (typeof node === 'object' && node !== null) {
+      const step = node as Body
+      if (typeof step.task === 'string' && step.task in REQUEST_SCHEMAS && step.sample_request !== undefined)
+        out.push({ source: `${file} ${path}`, task: step.task, value: generated(step.sample_request) })
+      for (const [key, child] of Object.entries(step)) visit(child, file, `${path}.${key}`)
+    }
+  }
+  for (const file of listConformanceFiles('compliance/3.1.19', (name) => name.endsWith('.yaml')))
+    visit(parseYaml(readFileSync(conformancePath('compliance/3.1.19', file), 'utf8')), file, '')
+  return out
+}
+
+describe('MCP tools carry the whole spec', () => {
+  it.each([
+    [
+      'build_creative',
+      ['account', 'creative_id', 'quality', 'item_limit', 'macro_values', 'concept_id', 'brand'],
+    ],
+    ['preview_creative', ['creative_id', 'variant_id', 'quality', 'item_limit', 'request_type', 'requests']],
+    ['list_creative_formats', ['account', 'input_format_ids', 'include_pricing', 'pagination', 'wcag_level']],
+    ['get_adcp_capabilities', ['protocols', 'context']],
+  ])('%s declares the official request fields', (name, fields) => {
+    const schema = tool(name)!.inputSchema
+    expect(schema.type).toBe('object')
+    for (const field of fields) expect(schema.properties, field).toHaveProperty(field)
+    expect(schema.properties).toHaveProperty('adcp_version')
+  })
+
+  it('annotates the tools truthfully', () => {
+    for (const name of ['get_adcp_capabilities', 'list_creative_formats', 'preview_creative'])
+      expect(tool(name)!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false })
+    expect(tool('build_creative')!.annotations).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+    })
+  })
+
+  it('answers every tool with structured content valid against its outputSchema and the official response schema', async () => {
+    const client = await mcpClient(agent, BUYER_TOKEN) // the SDK client checks outputSchema on each call
+    try {
+      const call = async (name: string, args: Body) =>
+        (await client.callTool({ name, arguments: args })).structuredContent as Body
+      const caps = await call('get_adcp_capabilities', { protocols: ['creative'], adcp_version: '3.1' })
+      expectOfficial('protocol/get-adcp-capabilities-response.json', caps)
+      // Plain-http development default: no identity block (its brand_json_url must be https).
+      expect(caps).not.toHaveProperty('identity')
+      expect(caps.adcp_version).toBe('3.1')
+      const listed = await call('list_creative_formats', { pagination: { max_results: 3 } })
+      expectOfficial('creative/list-creative-formats-response.json', listed)
+      const built = await call('build_creative', { idempotency_key: newKey(), ...brief(agent) })
+      expectOfficial('media-buy/build-creative-response.json', built)
+      const previewed = await call('preview_creative', {
+        request_type: 'single',
+        creative_manifest: built.creative_manifest,
+      })
+      expectOfficial('creative/preview-creative-response.json', previewed)
+      const refused = await client.callTool({
+        name: 'build_creative',
+        arguments: { idempotency_key: newKey(), target_format_id: fid(agent, 'display_1x1_nothing') },
+      })
+      expect(refused.isError).toBe(true)
+      expectOfficial('media-buy/build-creative-response.json', refused.structuredContent)
+    } finally {
+      await client.close()
+    }
+  })
+})
+
+const dataPart = (value: unknown): Part => ({
+  content: { $case: 'data', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'application/json',
+})
+
+async function send(client: A2AClient, value: Body): Promise<Task> {
+  const result = await client.sendMessage(
+    {
+      tenant: '',
+      message: {
+        messageId: crypto.randomUUID(),
+        contextId: '',
+        taskId: '',
+        role: Role.ROLE_USER,
+        parts: [dataPart(value)],
+        metadata: undefined,
+        extensions: [],
+        referenceTaskIds: [],
+      },
+      configuration: undefined,
+      metadata: undefined,
+    },
+    { serviceParameters: ServiceParameters.create(withA2AExtensions(ADCP_A2A_EXTENSION)) },
+  )
+  expect('status' in result).toBe(true)
+  return result as Task
+}
+
+const artifactData = (task: Task): Body => task.artifacts[0]?.parts[0]?.content?.value
+
+describe('A2A clients given the /a2a URL', () => {
+  it('finds the card next to the endpoint, and a 1.0 client uses it', async () => {
+    for (const base of [`${agent.url}/a2a`, `${agent.url}/a2a/`]) {
+      const factory = new ClientFactory(
+        ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+          transports: [new JsonRpcTransportFactory()],
+        }),
+      )
+      const client = await factory.createFromUrl(base)
+      expect(client.protocolVersion).toBe('1.0')
+      const task = await send(client, { skill: 'get_adcp_capabilities', input: {} })
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+      expectOfficial('protocol/get-adcp-capabilities-response.json', artifactData(task))
+    }
+    const card = (await (await fetch(`${agent.url}/a2a/.well-known/agent-card.json`)).json()) as Body
+    expect(card).toMatchObject({
+      url: `${agent.publicUrl}/a2a`,
+      preferredTransport: 'JSONRPC',
+      protocolVersion: '0.3.0',
+      additionalInterfaces: [{ url: `${agent.publicUrl}/a2a`, transport: 'JSONRPC' }],
+      supportedInterfaces: [
+        { url: `${agent.publicUrl}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+        { url: `${agent.publicUrl}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+      ],
+    })
+  })
+
+  it('serves a 0.3 client that reads only the 0.3 fields, with input in `parameters`', async () => {
+    const card = (await (await fetch(`${agent.url}/a2a/.well-known/agent-card.json`)).json()) as Body
+    // What a 0.3 client knows of the card: no supportedInterfaces, no securityRequirements.
+    const { supportedInterfaces: _interfaces, securityRequirements: _requirements, ...legacyView } = card
+    expect(parseLegacyAgentCard(legacyView).supportedInterfaces[0]).toMatchObject({
+      url: `${agent.publicUrl}/a2a`,
+      protocolBinding: 'JSONRPC',
+    })
+    const factory = new ClientFactory(
+      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+        transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true } })],
+        cardResolver: new DefaultAgentCardResolver({ legacyCompat: { enabled: true } }),
+      }),
+    )
+    const client = await factory.createFromAgentCard(legacyView as never)
+    expect(client.protocolVersion).toMatch(/^0\.3/)
+    const listed = await send(client, {
+      skill: 'list_creative_formats',
+      parameters: { format_ids: [fid(agent, 'audio_30s')], context: { correlation_id: 'v03' } },
+    })
+    expect(listed.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    expect(artifactData(listed).formats.map((format: Body) => format.format_id.id)).toEqual(['audio_30s'])
+    expect(artifactData(listed).context).toEqual({ correlation_id: 'v03' })
+    // `input` wins when both are present.
+    const both = await send(client, {
+      skill: 'list_creative_formats',
+      input: { format_ids: [fid(agent, 'display_300x250_image')] },
+      parameters: { format_ids: [fid(agent, 'audio_30s')] },
+    })
+    expect(artifactData(both).formats.map((format: Body) => format.format_id.id)).toEqual([
+      'display_300x250_image',
+    ])
+  })
+})
+
+// Last: compiling and checking every example holds the event loop for seconds (the agent's too), after which
+// pooled keep-alive sockets of the clients above may be closed under them.
+describe('tool input schemas and the storyboards', () => {
+  it('accepts every storyboard request example the official schema accepts (and rejects what it must)', () => {
+    const ajv = new Ajv({ strict: false, allErrors: true })
+    const validators = new Map(tools.map((entry) => [entry.name, ajv.compile(entry.inputSchema)]))
+    const counted: Record<string, number> = {}
+    for (const { source, task, value } of storyboardRequests()) {
+      // Samples with values from earlier steps ($context.…) that the official schema refuses are not examples.
+      if (officialErrors(REQUEST_SCHEMAS[task]!, value).length > 0) continue
+      const validate = validators.get(task)!
+      expect(validate(value), `${source}: ${ajv.errorsText(validate.errors)}`).toBe(true)
+      counted[task] = (counted[task] ?? 0) + 1
+    }
+    for (const task of Object.keys(REQUEST_SCHEMAS)) expect(counted[task], task).toBeGreaterThan(0)
+    // What the spec refuses, the declared schema refuses too: a bare-string format_id, an unknown enum value.
+    expect(validators.get('build_creative')!({ idempotency_key: newKey(), target_format_id: 'x' })).toBe(
+      false,
+    )
+    expect(validators.get('preview_creative')!({ request_type: 'sometimes' })).toBe(false)
+  })
+})
