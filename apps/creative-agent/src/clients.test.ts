@@ -139,6 +139,43 @@ describe('MCP tools carry the whole spec', () => {
   })
 })
 
+describe('format_id.agent_url', () => {
+  it('accepts the agent URL, its /mcp and /a2a endpoint URLs; FORMAT_NOT_SUPPORTED names the one expected', async () => {
+    const client = await mcpClient(agent, BUYER_TOKEN)
+    try {
+      for (const suffix of ['', '/', '/mcp', '/a2a']) {
+        const result = await client.callTool({
+          name: 'build_creative',
+          arguments: {
+            idempotency_key: newKey(),
+            ...brief({ publicUrl: `${agent.publicUrl}${suffix}` }, 'display_300x250_image'),
+          },
+        })
+        expect(result.isError, suffix).toBeFalsy()
+        expect((result.structuredContent as Body).creative_manifest.format_id).toEqual(
+          fid(agent, 'display_300x250_image'),
+        )
+      }
+      const foreign = await client.callTool({
+        name: 'build_creative',
+        arguments: {
+          idempotency_key: newKey(),
+          target_format_id: { agent_url: 'https://creative.elsewhere.example', id: 'display_300x250_image' },
+        },
+      })
+      const error = (foreign.structuredContent as Body).adcp_error
+      expect(error).toMatchObject({
+        code: 'FORMAT_NOT_SUPPORTED',
+        field: 'target_format_id',
+        details: { expected_agent_url: agent.publicUrl },
+      })
+      expect(error.message).toContain(`agent_url ${agent.publicUrl}`)
+    } finally {
+      await client.close()
+    }
+  })
+})
+
 const dataPart = (value: unknown): Part => ({
   content: { $case: 'data', value },
   metadata: undefined,

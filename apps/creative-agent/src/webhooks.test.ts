@@ -17,6 +17,7 @@ import {
   type KeyResolver,
 } from '@adwire/http-signatures'
 import { createSafeFetch } from '@adwire/http-signatures/node'
+import type { SafeFetch } from '@adwire/http-signatures'
 import { openSqliteStores, type SqliteStores } from '@adwire/store-sqlite'
 import { a2aInvocation, a2aResponseData, getAgentCapabilities } from '@adwire/agent-server'
 import { createWebhookReceiver, type ReceivedEvent } from '@adwire/webhooks'
@@ -45,6 +46,8 @@ let agent: RunningCreativeAgent
 let receiverStores: SqliteStores
 /** The capabilities bootstrap of the https deployment (set by its test). */
 let bootstrapped: CapabilitiesBootstrapResolver | undefined
+/** The agent's keys as a verifier enforcing the 3.0 key-purpose rule sees them. */
+let keys30: KeyResolver
 let receiverServer: Server
 let hooks: string
 const events: ReceivedEvent[] = []
@@ -60,7 +63,7 @@ beforeAll(async () => {
   const keys = brandJsonResolver({ agentUrl: agent.publicUrl, fetch: keyFetch })
   // A verifier written to the 3.0 rules (a test-only copy of the rule): a webhook signature must come from a
   // key whose JWK says `adcp_use: "webhook-signing"`; a request-signing key is refused.
-  const keys30: KeyResolver = {
+  keys30 = {
     async resolve(keyid, context) {
       const found = await keys.resolve(keyid, context)
       if (found && found.jwk.adcp_use !== 'webhook-signing')
@@ -194,6 +197,11 @@ describe('async build over MCP', () => {
     const jwks = (await (await fetch(`${agent.url}/.well-known/jwks.json`)).json()) as Body
     expect(jwks.keys.map((key: Body) => key.adcp_use).sort()).toEqual(['request-signing', 'webhook-signing'])
     expect(new Set(jwks.keys.map((key: Body) => key.kid)).size).toBe(2)
+    // The rule bites: the request-signing key would be refused on a webhook.
+    const requestKey = jwks.keys.find((key: Body) => key.adcp_use === 'request-signing')
+    await expect(
+      keys30.resolve(requestKey.kid, { profile: 'webhook', now: Date.now() / 1000 }),
+    ).rejects.toThrow(/3\.0 rule/)
     const answer = (
       await mcpCall(agent, BUYER_TOKEN, 'build_creative', {
         idempotency_key: newKey(),
@@ -215,15 +223,15 @@ describe('async build over MCP', () => {
     const deployed = await startTestAgent({ PUBLIC_URL: PUBLIC }, { senderConcurrency: 1 })
     try {
       const keyFetch = createSafeFetch({ allowHttp: true, allowLoopback: true })
-      const routed: typeof fetch = (input, init) => {
-        const url = input instanceof Request ? input.url : String(input)
-        return keyFetch(url.replace(PUBLIC, deployed.url), init)
-      }
+      const toLocal = (url: string) => url.replace(PUBLIC, deployed.url)
+      const routedKeys: SafeFetch = (url, init) => keyFetch(toLocal(url), init)
+      const routed: typeof fetch = (input, init) =>
+        fetch(toLocal(input instanceof Request ? input.url : String(input)), init)
       bootstrapped = capabilitiesBootstrapResolver({
         agentUrl: `${PUBLIC}/mcp`,
         purpose: 'webhook_signing',
         getCapabilities: (agentUrl, { signal }) => getAgentCapabilities(agentUrl, { signal, fetch: routed }),
-        fetch: routed,
+        fetch: routedKeys,
       })
       const answer = (
         await mcpCall(deployed, BUYER_TOKEN, 'build_creative', {

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { BuildCreativeRequest } from '@adwire/schemas'
-import { standardCatalog, type CatalogFormat, type FormatCatalog } from './catalog.js'
+import { normalizeAgentUrl, standardCatalog, type CatalogFormat, type FormatCatalog } from './catalog.js'
 import { findCapability, type CanonicalKind } from './canonical.js'
 import type { CreativeContext } from './context.js'
 import { CreativeError, echoContext } from './errors.js'
@@ -92,10 +92,17 @@ function targetFormats(request: BuildCreativeRequest, catalog: FormatCatalog): T
     if (format) return { format }
     const capability = findCapability(catalog, target)
     if (capability) return { format: capability.working, kind: capability.format_kind }
+    const field = targetField(multi ? index : undefined)
+    const ours = normalizeAgentUrl(target.agent_url) === normalizeAgentUrl(catalog.agentUrl)
     throw new CreativeError(
       'FORMAT_NOT_SUPPORTED',
-      `format ${target.id} of ${target.agent_url} is not supported by this agent; list_creative_formats shows its formats and get_adcp_capabilities its creative.supported_formats capability_ids`,
-      { field: targetField(multi ? index : undefined) },
+      ours
+        ? `format ${target.id} is not supported by this agent; list_creative_formats shows its formats and get_adcp_capabilities its creative.supported_formats capability_ids`
+        : `format ${target.id} of ${target.agent_url} is not this agent's: its formats have agent_url ${catalog.agentUrl} (send {"agent_url": "${catalog.agentUrl}", "id": "${target.id}"}); list_creative_formats shows them`,
+      {
+        field,
+        details: { expected_agent_url: catalog.agentUrl, received_agent_url: target.agent_url },
+      },
     )
   })
 }

@@ -393,9 +393,10 @@ function specs(): Spec[] {
   return out
 }
 
-/** Trailing slashes do not distinguish agent URLs. */
+/** Trailing slashes, and the `/mcp` or `/a2a` endpoint suffix, do not distinguish agent URLs. */
 export function normalizeAgentUrl(url: string): string {
-  return url.replace(/\/+$/, '')
+  // The agent's own MCP and A2A endpoint URLs name it too (what a buyer was given is often one of them).
+  return url.replace(/\/+$/, '').replace(/\/(?:mcp|a2a)$/, '')
 }
 
 function build(agentUrl: string, spec: Spec): CatalogFormat {
