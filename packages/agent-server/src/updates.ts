@@ -27,6 +27,27 @@ export function registrationFor(
 }
 
 /** The pushes of one task: its last status, and the pushes in call order. */
+/**
+ * A failed (or rejected) task's result as the official extraction rules read it
+ * (`webhook-payload-extraction.json`, `a2a-response-extraction.json`): the AdCP error as `adcp_error` beside
+ * the payload `errors[]`, the request's `context` echoed.
+ */
+function withAdcpError(
+  result: Readonly<Record<string, unknown>> | undefined,
+  envelope: Envelope,
+): Readonly<Record<string, unknown>> | undefined {
+  if (!result) return result
+  const errors = Array.isArray(result.errors) ? (result.errors as unknown[]) : []
+  const first = errors[0]
+  return {
+    ...result,
+    ...(result.adcp_error === undefined && typeof first === 'object' && first !== null
+      ? { adcp_error: first }
+      : {}),
+    ...(envelope.context && result.context === undefined ? { context: envelope.context } : {}),
+  }
+}
+
 interface TaskStream {
   status: string
   tail: Promise<unknown>
@@ -58,6 +79,7 @@ export function createUpdates(options: {
         body = parseOutput(options.task, result)
         if (options.envelope.context) body = { ...body, context: options.envelope.context }
       }
+      if (status === 'failed' || status === 'rejected') body = withAdcpError(body, options.envelope)
       const { sender, registration } = options
       if (!sender || !registration) return
       let stream = streams.get(taskId)
