@@ -14,7 +14,6 @@ import { CreativeError } from './creative/errors.js'
 import { listCreativeFormats } from './creative/list-creative-formats.js'
 import { previewCreative } from './creative/preview-creative.js'
 import type { PreviewSource, TaskPreviews } from './previews.js'
-import { BUILD_CREATIVE_HINT, LIST_CREATIVE_FORMATS_HINT, PREVIEW_CREATIVE_HINT } from './tool-schemas.js'
 import { assertWebhookUrl } from './webhook-urls.js'
 
 /** A structured log line. */
@@ -125,7 +124,7 @@ export function creativeTasks(deps: TaskDeps): AnyTask[] {
     name: 'list_creative_formats',
     description:
       'Lists the standard creative formats this agent builds and previews (display, video, audio, DOOH), with every 3.1 filter and cursor pagination.',
-    input: z.looseObject({}).meta(LIST_CREATIVE_FORMATS_HINT),
+    input: z.looseObject({}),
     output: Response,
     access: 'public',
     handler: (input, context) => domain(() => listCreativeFormats(input, contextAt(context.now))),
@@ -148,12 +147,11 @@ export function creativeTasks(deps: TaskDeps): AnyTask[] {
       if (isObject(push) && typeof push.url === 'string')
         assertWebhookUrl(push.url, deps.allowInsecureWebhookUrls)
     })
-    .meta(BUILD_CREATIVE_HINT)
 
   const build = defineTask({
     name: 'build_creative',
     description:
-      'Builds a complete creative manifest for a target format: generated from a brief (promoted_offerings with brand colours and offerings) or transformed from a manifest in another format. Needs creatives:write; idempotent.',
+      'Builds a complete creative manifest for a target format: generated from a brief (creative_manifest.assets.promoted_offerings = {brand_manifest: {name, url, colors}, inline_offerings: [{name, description}]}) or transformed from a complete manifest in another format. Needs creatives:write; idempotent. Set ext.adwire.async = true to run it as an async task (submitted, then webhooks to push_notification_config).',
     input: buildInput,
     output: Response,
     access: { resource: 'creatives', permission: 'write' },
@@ -204,7 +202,7 @@ export function creativeTasks(deps: TaskDeps): AnyTask[] {
     name: 'preview_creative',
     description:
       'Renders previews of complete manifests, single or batch (up to 50), one per inputs variant with macros substituted, as URLs served at /previews/{id} until expires_at, or inline HTML.',
-    input: z.looseObject({}).meta(PREVIEW_CREATIVE_HINT),
+    input: z.looseObject({}),
     output: Response,
     access: 'public',
     handler: (input, context) =>

@@ -80,7 +80,12 @@ export function officialSchema(task: string, kind: 'Request' | 'Response'): z.Zo
 /** zod → JSON Schema (draft-07, what MCP clients' Ajv reads), or undefined when zod cannot convert it. */
 function toJson(schema: z.ZodType, io: 'input' | 'output'): Json | undefined {
   try {
-    const json = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-07' }) as Json
+    const json = z.toJSONSchema(schema, {
+      io,
+      unrepresentable: 'any',
+      target: 'draft-07',
+      reused: 'ref',
+    }) as Json
     delete json.$schema
     return json
   } catch {
@@ -100,18 +105,26 @@ export function hoistObject(json: Json): Json {
   const properties: Json = { ...(isObject(json.properties) ? json.properties : {}) }
   const required = new Set<string>(Array.isArray(json.required) ? (json.required as string[]) : [])
   const rest: unknown[] = []
-  for (const member of Array.isArray(json.allOf) ? json.allOf : []) {
+  const definitions = isObject(json.definitions) ? json.definitions : {}
+  for (const listed of Array.isArray(json.allOf) ? json.allOf : []) {
+    // A member shared with other schemas is a `#/definitions/…` reference: hoisted from its definition.
+    const ref = isObject(listed) && typeof listed.$ref === 'string' ? listed.$ref : undefined
+    const target = ref?.startsWith('#/definitions/')
+      ? definitions[ref.slice('#/definitions/'.length)]
+      : undefined
+    const member = isObject(target) && Object.keys(listed as Json).length === 1 ? target : listed
     const plain =
       isObject(member) &&
       isObject(member.properties) &&
       !['if', 'then', 'else', 'not', 'anyOf', 'oneOf', 'allOf', '$ref'].some((key) => key in member)
     if (!plain) {
-      rest.push(member)
+      // `{}` (a constraint zod checks in code, e.g. a `not`) says nothing to a client.
+      if (!isObject(listed) || Object.keys(listed).length > 0) rest.push(listed)
       continue
     }
     Object.assign(properties, member.properties)
     for (const name of Array.isArray(member.required) ? (member.required as string[]) : []) required.add(name)
-    if (member.additionalProperties === false) rest.push(member)
+    if (member.additionalProperties === false) rest.push(listed)
   }
   const { allOf: _allOf, ...root } = json
   return {
@@ -139,8 +152,13 @@ export function toolInputSchema(task: AnyTask): Json {
  */
 export function toolOutputSchema(task: AnyTask): Json {
   const source = task.responseSchema ?? officialSchema(task.name, 'Response') ?? task.output
-  const json = toJson(source, 'output') ?? { type: 'object' }
-  return { type: 'object', anyOf: [json, FAILED_BODY_JSON] }
+  // Shared subschemas stay at the root, where their `#/definitions/…` references point.
+  const { definitions, ...json } = toJson(source, 'output') ?? { type: 'object' }
+  return {
+    type: 'object',
+    ...(definitions ? { definitions } : {}),
+    anyOf: [json, FAILED_BODY_JSON],
+  }
 }
 
 /**
