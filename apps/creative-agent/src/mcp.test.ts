@@ -37,6 +37,13 @@ async function ok(token: string | undefined, tool: string, args: Body, schema: s
   return result.structuredContent
 }
 
+describe('the listening socket', () => {
+  it('binds 127.0.0.1 when HOST is unset', () => {
+    expect(agent.listener.address).toBe('127.0.0.1')
+    expect(agent.listener.boundUrl).toBe(agent.url)
+  })
+})
+
 describe('MCP tools', () => {
   it('lists the four tasks with input schemas that require idempotency_key where needed', async () => {
     const client = await mcpClient(agent)

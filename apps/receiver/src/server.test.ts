@@ -38,12 +38,12 @@ describe('server.ts', () => {
   it('prints the generated admin token, serves, and shuts down gracefully on SIGTERM', async () => {
     const child = startProcess({
       PORT: '0',
-      HOST: '127.0.0.1',
       DATABASE_URL: `sqlite:${join(tempDir(), 'r.sqlite')}`,
     })
     const exited = exitCode(child)
     try {
-      const [, url] = await waitFor(child, /listening on (http:\/\/\S+)/)
+      // HOST unset: loopback only, and the log names it.
+      const [, url] = await waitFor(child, /listening on (http:\/\/127\.0\.0\.1:\d+) \(SQLite /)
       const [, token] = await waitFor(child, /ADMIN_TOKEN=(\S+)/)
       const health = await fetch(`${url}/health`)
       expect(await health.json()).toEqual({ status: 'ok', database: 'sqlite' })
@@ -57,6 +57,27 @@ describe('server.ts', () => {
       const stopped = waitFor(child, /receiver: stopped/)
       child.kill('SIGTERM')
       await stopped
+      expect(await exited).toBe(0)
+    } finally {
+      child.kill('SIGKILL')
+    }
+  }, 30_000)
+
+  it('with HOST=0.0.0.0 binds every interface and logs that address, not loopback', async () => {
+    const child = startProcess({
+      PORT: '0',
+      HOST: '0.0.0.0',
+      DATABASE_URL: `sqlite:${join(tempDir(), 'r.sqlite')}`,
+    })
+    const exited = exitCode(child)
+    try {
+      const [, port, local] = await waitFor(
+        child,
+        /listening on http:\/\/0\.0\.0\.0:(\d+) \(every interface; this machine: (http:\/\/127\.0\.0\.1:\d+)\)/,
+      )
+      expect(local).toBe(`http://127.0.0.1:${port}`)
+      expect((await fetch(`${local}/health`)).status).toBe(200)
+      child.kill('SIGTERM')
       expect(await exited).toBe(0)
     } finally {
       child.kill('SIGKILL')

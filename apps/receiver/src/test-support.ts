@@ -37,7 +37,6 @@ export async function startTestReceiver(
   return startReceiver(
     parseEnv({
       PORT: '0',
-      HOST: '127.0.0.1',
       DATABASE_URL: `sqlite:${join(tempDir(), 'receiver.sqlite')}`,
       ADMIN_TOKEN,
       ...env,

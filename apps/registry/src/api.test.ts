@@ -155,6 +155,11 @@ describe.each(backends)('registry API on %s', (name, backend) => {
     await Promise.all([publisher, publisherTwo, huge, broken, brand].map((site) => site?.close()))
   })
 
+  it.skipIf(!backend)(`listens on 127.0.0.1 when HOST is unset (${name})`, () => {
+    expect(registry().listener.address).toBe('127.0.0.1')
+    expect(registry().listener.boundUrl).toBe(registry().url)
+  })
+
   it.skipIf(!backend)(`resolves seeded and crawled brands, single and bulk (${name})`, async () => {
     const seeded = await api(registry(), 'resolveBrand', '/api/brands/resolve?domain=acme-outdoor.example')
     expect(seeded).toMatchObject({ status: 200, body: { brand_name: 'Acme Outdoor', source: 'hosted' } })

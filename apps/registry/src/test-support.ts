@@ -72,7 +72,6 @@ export async function startTestRegistry(
     .join(',')
   const common = {
     PORT: '0',
-    HOST: '127.0.0.1',
     SEED: options.seed === false ? '0' : '1',
     ALLOW_PRIVATE_CRAWL: '1',
     CRAWL_ORIGINS: origins,
