@@ -449,7 +449,7 @@ describe('preview pages', () => {
       clock = new Date(previewed.expires_at).getTime() / 1000 + 1
       const gone = await fetch(url)
       expect(gone.status).toBe(410)
-      expect(await gone.json()).toMatchObject({ error: 'gone' })
+      expect(await gone.json()).toMatchObject({ adcp_error: { code: 'REFERENCE_NOT_FOUND' } })
       expect((await fetch(`${timed.url}/previews/pv_${'0'.repeat(32)}`)).status).toBe(404)
     } finally {
       await timed.close()

@@ -6,6 +6,7 @@
  */
 import { listen, type Listener } from '@adwire/service-kit'
 import { createApp } from './app.js'
+import { adcpErrorResponse } from './http-errors.js'
 import { openDeps, type DepsOverrides, type Runtime } from './deps.js'
 import type { CreativeAgentEnv } from './env.js'
 
@@ -42,7 +43,7 @@ export async function startCreativeAgent(
   const listener = await listen({
     port: env.port,
     host: env.host,
-    starting: () => Response.json({ error: 'starting', message: 'the agent is starting' }, { status: 503 }),
+    starting: () => adcpErrorResponse('SERVICE_UNAVAILABLE', 'the agent is starting', { retryAfter: 1 }),
   })
   const url = listener.url
   const publicUrl = env.publicUrl ?? url
