@@ -17,6 +17,7 @@ import type { Authenticator, RegistryDeps } from './deps.js'
 import type { RegistryEnv } from './env.js'
 import { createFeedHub } from './feed/hub.js'
 import { CLAIM_TTL_DAYS } from './routes/hosted.js'
+import { errorBody } from './routes/http.js'
 import { seedDemoWorld } from './seed.js'
 
 export { parseEnv } from './env.js'
@@ -94,8 +95,7 @@ export async function startRegistry(
     listener = await listen({
       port: env.port,
       host: env.host,
-      starting: () =>
-        new Response('{"error":{"code":"starting","message":"the registry is starting"}}', { status: 503 }),
+      starting: () => Response.json(errorBody('starting', 'the registry is starting'), { status: 503 }),
     })
     const url = listener.url
     const auth = createAuth(

@@ -27,9 +27,7 @@ export async function startAuthServer(store: AuthStore): Promise<AuthServer> {
   app.route('/', auth.routes)
   app.get('/api/whoami', async (c) => {
     const principal = await auth.authenticate(c.req.raw)
-    return principal
-      ? c.json(principal)
-      : c.json({ error: { code: 'unauthorized', message: 'sign in' } }, 401)
+    return principal ? c.json(principal) : c.json({ error: 'sign in', code: 'unauthorized' }, 401)
   })
   server.on('request', getRequestListener(app.fetch))
   return {
