@@ -9,25 +9,38 @@ import { tempDir } from './test-support.js'
 
 const entry = fileURLToPath(new URL('./server.ts', import.meta.url))
 
+/** Everything a child printed so far (stdout and stderr), recorded from its start. */
+const outputs = new WeakMap<ChildProcessWithoutNullStreams, { text: string }>()
+
 function startProcess(env: Record<string, string>): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['--import', 'tsx', entry], {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: fileURLToPath(new URL('..', import.meta.url)),
     env: { PATH: process.env.PATH ?? '', ...env },
   })
+  const output = { text: '' }
+  outputs.set(child, output)
+  const record = (chunk: Buffer) => void (output.text += chunk.toString())
+  child.stdout.on('data', record)
+  child.stderr.on('data', record)
+  return child
 }
 
-/** Collects output until `pattern` matches (or the process exits). */
+/** Resolves when the output so far matches `pattern` (lines printed before the call count too). */
 function waitFor(child: ChildProcessWithoutNullStreams, pattern: RegExp): Promise<RegExpMatchArray> {
+  const output = outputs.get(child)!
   return new Promise((resolve, reject) => {
-    let output = ''
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString()
-      const match = pattern.exec(output)
-      if (match) resolve(match)
+    const check = () => {
+      const match = pattern.exec(output.text)
+      if (!match) return false
+      child.stdout.off('data', check)
+      child.stderr.off('data', check)
+      resolve(match)
+      return true
     }
-    child.stdout.on('data', onData)
-    child.stderr.on('data', onData)
-    child.once('exit', (code) => reject(new Error(`exited with ${code} before ${pattern}:\n${output}`)))
+    if (check()) return
+    child.stdout.on('data', check)
+    child.stderr.on('data', check)
+    child.once('exit', (code) => reject(new Error(`exited with ${code} before ${pattern}:\n${output.text}`)))
   })
 }
 
