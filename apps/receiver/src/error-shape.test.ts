@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApp } from './app.js'
 import type { RunningReceiver } from './service.js'
-import { ADMIN_TOKEN, startTestReceiver } from './test-support.js'
+import { ADMIN_TOKEN, startTestReceiver } from './testing/receiver.js'
 
 let receiver: RunningReceiver
 beforeAll(async () => {

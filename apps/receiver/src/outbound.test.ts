@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { outboundFetches } from './outbound.js'
-import { json, localServer, type LocalServer } from './test-support.js'
+import { json, localServer, type LocalServer } from './testing/receiver.js'
 
 let server: LocalServer
 beforeAll(async () => {

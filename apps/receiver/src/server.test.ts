@@ -5,7 +5,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { tempDir } from './test-support.js'
+import { tempDir } from './testing/receiver.js'
 
 const entry = fileURLToPath(new URL('./server.ts', import.meta.url))
 

@@ -1,10 +1,10 @@
 /**
  * The registry end to end, on SQLite and on PostgreSQL: real publisher and brand sites on 127.0.0.1, the
- * service on port 0, every response checked against the OpenAPI document (see `api` in test-support).
+ * service on port 0, every response checked against the OpenAPI document (see `api` in testing/registry.ts).
  */
 import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { authorize, REDIRECT_URI, token, type AuthServer } from './auth/test-support.js'
+import { authorize, REDIRECT_URI, token, type AuthServer } from './testing/auth-server.js'
 import {
   api,
   readSse,
@@ -13,7 +13,7 @@ import {
   type Backend,
   type Site,
   type TestRegistry,
-} from './test-support.js'
+} from './testing/registry.js'
 
 const postgresUrl = await resolveTestPostgresUrl()
 const backends: Array<[string, Backend | undefined]> = [

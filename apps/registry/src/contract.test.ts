@@ -13,7 +13,14 @@ import { createCrawlQueue } from './crawl/queue.js'
 import { conformanceDir } from './spec/locate.js'
 import { DEMO_AGENTS } from './seed.js'
 import { operations } from './spec/openapi.js'
-import { api, readSse, startSite, startTestRegistry, type Site, type TestRegistry } from './test-support.js'
+import {
+  api,
+  readSse,
+  startSite,
+  startTestRegistry,
+  type Site,
+  type TestRegistry,
+} from './testing/registry.js'
 
 let test: TestRegistry
 let site: Site

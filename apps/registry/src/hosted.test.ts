@@ -13,7 +13,7 @@ import {
   type Backend,
   type Site,
   type TestRegistry,
-} from './test-support.js'
+} from './testing/registry.js'
 
 const postgresUrl = await resolveTestPostgresUrl()
 const backends: Array<[string, Backend | undefined]> = [

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SignatureError } from '../errors.js'
 import { createPinnedFetch } from './pinned-fetch.js'
 import type { LookupAddress } from './pinned-target.js'
-import { failure, json, startServer, type TestServer } from './test-server.js'
+import { failure, json, startServer, type TestServer } from '../testing/test-server.js'
 
 let server: TestServer
 beforeAll(async () => {

@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { readSse as readSseStream } from '@adwire/registry-client'
-import { parseEnv } from './env.js'
-import { startRegistry, type RunningRegistry } from './service.js'
-import { checkResponse } from './spec/validators.js'
+import { parseEnv } from '../env.js'
+import { startRegistry, type RunningRegistry } from '../service.js'
+import { checkResponse } from '../spec/validators.js'
 
 export interface Site {
   readonly origin: string

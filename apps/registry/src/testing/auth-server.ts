@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { getRequestListener } from '@hono/node-server'
 import { Hono } from 'hono'
-import { createAuth, type Auth, type AuthStore } from './index.js'
+import { createAuth, type Auth, type AuthStore } from '../auth/index.js'
 
 export interface AuthServer {
   url: string
