@@ -8,6 +8,7 @@
 import { Hono } from 'hono'
 import { parseAudioName, renderWav } from './creative/audio.js'
 import type { CreativeAgentDeps } from './deps.js'
+import { adcpErrorResponse } from './http-errors.js'
 import type { PreviewLookup } from './previews.js'
 
 const AGENT_ROUTES = [
@@ -102,18 +103,17 @@ export function createApp(deps: CreativeAgentDeps): Hono {
       found = await deps.previews.lookup(c.req.param('id'), deps.clock())
     } catch (error) {
       deps.log({ preview: 'lookup failed', error: String(error) })
-      return c.json(
-        { error: 'unavailable', message: 'the preview store is unavailable; retry shortly' },
-        503,
-        { 'retry-after': '5' },
-      )
+      return adcpErrorResponse('SERVICE_UNAVAILABLE', 'the preview store is unavailable; retry shortly', {
+        retryAfter: 5,
+      })
     }
     if (found.state === 'unknown')
-      return c.json({ error: 'not_found', message: 'no preview with this id' }, 404)
+      return adcpErrorResponse('REFERENCE_NOT_FOUND', 'no preview with this id', { status: 404 })
     if (found.state === 'expired')
-      return c.json(
-        { error: 'gone', message: `this preview expired at ${found.expiredAt.toISOString()}` },
-        410,
+      return adcpErrorResponse(
+        'REFERENCE_NOT_FOUND',
+        `this preview expired at ${found.expiredAt.toISOString()}`,
+        { status: 410, details: { expired_at: found.expiredAt.toISOString() } },
       )
     const { preview } = found
     return c.html(preview.html, 200, {
@@ -126,7 +126,8 @@ export function createApp(deps: CreativeAgentDeps): Hono {
   // Audio rendered by build_creative, addressed by content (seed and duration): rendered again on each request.
   app.get('/generated/audio/:name', (c) => {
     const named = parseAudioName(c.req.param('name'))
-    if (!named) return c.json({ error: 'not_found', message: 'no generated audio with this name' }, 404)
+    if (!named)
+      return adcpErrorResponse('REFERENCE_NOT_FOUND', 'no generated audio with this name', { status: 404 })
     return c.body(new Uint8Array(renderWav(named.seed, named.durationMs)), 200, {
       'content-type': 'audio/wav',
       'cache-control': 'public, max-age=31536000, immutable',
@@ -141,11 +142,11 @@ export function createApp(deps: CreativeAgentDeps): Hono {
   )
 
   app.notFound((c) =>
-    c.json({ error: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` }, 404),
+    adcpErrorResponse('REFERENCE_NOT_FOUND', `no route for ${c.req.method} ${c.req.path}`, { status: 404 }),
   )
   app.onError((error, c) => {
     deps.log({ error: 'unhandled', path: c.req.path, message: error.message })
-    return c.json({ error: 'internal_error', message: 'the agent failed to answer; see its log' }, 500)
+    return adcpErrorResponse('INTERNAL_ERROR', 'the agent failed to answer; see its log')
   })
   return app
 }

@@ -15,7 +15,8 @@ import { createServicePreviewStore, type ServicePreviewStore } from './previews.
 import { openStorage, type Storage } from './storage.js'
 import { creativeTasks, type Log } from './tasks.js'
 import { resolveTokens, type ResolvedTokens } from './tokens.js'
-import { guardedWebhookFetch } from './webhook-urls.js'
+import type { TargetPolicy } from '@adwire/http-signatures/node'
+import { webhookFetch } from './webhook-urls.js'
 
 export type { Log } from './tasks.js'
 
@@ -56,8 +57,10 @@ export interface DepsOverrides {
    * in order.
    */
   readonly senderConcurrency?: number
-  /** The fetch webhooks are delivered with. Default: the SSRF-guarded global fetch. */
+  /** The fetch webhooks are delivered with. Default: {@link webhookFetch}, pinned to checked addresses. */
   readonly webhookFetch?: typeof fetch
+  /** Resolves host names for the default webhook fetch (default `node:dns`). */
+  readonly lookup?: TargetPolicy['lookup']
 }
 
 /** The dependencies plus what the service runs beside the app. */
@@ -86,7 +89,12 @@ export async function openDeps(
     const sender = createWebhookSender({
       outbox: storage.outbox,
       key: key.privateJwk,
-      fetch: overrides.webhookFetch ?? guardedWebhookFetch(env.allowInsecureWebhookUrls),
+      fetch:
+        overrides.webhookFetch ??
+        webhookFetch({
+          allowInsecure: env.allowInsecureWebhookUrls,
+          ...(overrides.lookup ? { lookup: overrides.lookup } : {}),
+        }),
       pollIntervalMs: overrides.senderPollMs ?? 500,
       ...(overrides.senderConcurrency ? { concurrency: overrides.senderConcurrency } : {}),
       ...(overrides.now ? { now: overrides.now } : {}),

@@ -37,6 +37,13 @@ async function ok(token: string | undefined, tool: string, args: Body, schema: s
   return result.structuredContent
 }
 
+describe('the listening socket', () => {
+  it('binds 127.0.0.1 when HOST is unset', () => {
+    expect(agent.listener.address).toBe('127.0.0.1')
+    expect(agent.listener.boundUrl).toBe(agent.url)
+  })
+})
+
 describe('MCP tools', () => {
   it('lists the four tasks with input schemas that require idempotency_key where needed', async () => {
     const client = await mcpClient(agent)
@@ -465,7 +472,7 @@ describe('preview pages', () => {
       clock = new Date(previewed.expires_at).getTime() / 1000 + 1
       const gone = await fetch(url)
       expect(gone.status).toBe(410)
-      expect(await gone.json()).toMatchObject({ error: 'gone' })
+      expect(await gone.json()).toMatchObject({ adcp_error: { code: 'REFERENCE_NOT_FOUND' } })
       expect((await fetch(`${timed.url}/previews/pv_${'0'.repeat(32)}`)).status).toBe(404)
     } finally {
       await timed.close()

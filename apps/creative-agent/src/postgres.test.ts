@@ -100,7 +100,7 @@ describe.skipIf(!url)('two creative agents on one PostgreSQL schema', () => {
       for (const agent of [first, second]) {
         const gone = await fetch(`${agent.url}${paths[0]}`)
         expect(gone.status).toBe(410)
-        expect(await gone.json()).toMatchObject({ error: 'gone' })
+        expect(await gone.json()).toMatchObject({ adcp_error: { code: 'REFERENCE_NOT_FOUND' } })
       }
       await first.runtime.deps.storage.sweep(now())
       expect((await fetch(`${second.url}${paths[1]}`)).status).toBe(410)

@@ -124,7 +124,9 @@ describe('a database failure during preview_creative', () => {
 
       const page = await fetch(`${agent.url}/previews/pv_${'0'.repeat(32)}`)
       expect(page.status).toBe(503)
-      expect(await page.json()).toMatchObject({ error: 'unavailable' })
+      expect(await page.json()).toMatchObject({
+        adcp_error: { code: 'SERVICE_UNAVAILABLE', recovery: 'transient' },
+      })
     } finally {
       await agent.close()
     }

@@ -3,7 +3,8 @@
  * outbox), a small settings table (the generated signing key and token hash) and the preview pages served at
  * /previews/{id}, on one SQLite file or one PostgreSQL schema.
  */
-import { openPostgresStores, type PostgresStores } from '@adwire/store-postgres'
+import { migratePostgres, migrateSqlite } from '@adwire/service-kit'
+import { openPostgresStores } from '@adwire/store-postgres'
 import { openSqliteStores } from '@adwire/store-sqlite'
 import type { ClaimStore, OutboxStore } from '@adwire/webhooks'
 import type { DatabaseConfig } from './env.js'
@@ -82,9 +83,11 @@ export async function openStorage(config: DatabaseConfig): Promise<Storage> {
     const stores = openSqliteStores({ path: config.path })
     const db = stores.database
     try {
-      db.exec(`CREATE TABLE IF NOT EXISTS ${TABLE} (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE IF NOT EXISTS ${PREVIEWS} (id TEXT PRIMARY KEY, html TEXT NOT NULL, expires_at INTEGER NOT NULL);
-        CREATE INDEX IF NOT EXISTS ${PREVIEWS}_expires_at ON ${PREVIEWS} (expires_at)`)
+      migrateSqlite(db, () =>
+        db.exec(`CREATE TABLE IF NOT EXISTS ${TABLE} (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+          CREATE TABLE IF NOT EXISTS ${PREVIEWS} (id TEXT PRIMARY KEY, html TEXT NOT NULL, expires_at INTEGER NOT NULL);
+          CREATE INDEX IF NOT EXISTS ${PREVIEWS}_expires_at ON ${PREVIEWS} (expires_at)`),
+      )
     } catch (error) {
       stores.close()
       throw error
@@ -144,11 +147,15 @@ export async function openStorage(config: DatabaseConfig): Promise<Storage> {
   const table = `"${config.schema}".${TABLE}`
   const previews = `"${config.schema}".${PREVIEWS}`
   try {
-    await createTables(stores.pool, config.schema, [
-      `CREATE TABLE IF NOT EXISTS ${table} (name TEXT PRIMARY KEY, value TEXT NOT NULL)`,
-      `CREATE TABLE IF NOT EXISTS ${previews} (id TEXT PRIMARY KEY, html TEXT NOT NULL, expires_at BIGINT NOT NULL)`,
-      `CREATE INDEX IF NOT EXISTS ${PREVIEWS}_expires_at ON ${previews} (expires_at)`,
-    ])
+    // One transaction under an advisory lock on the schema: instances starting together on one schema do not
+    // race on the catalog (CREATE … IF NOT EXISTS is not safe against concurrent creators).
+    await migratePostgres(stores.pool, `adwire_creative_agent:${config.schema}`, async (client) => {
+      await client.query(`CREATE TABLE IF NOT EXISTS ${table} (name TEXT PRIMARY KEY, value TEXT NOT NULL)`)
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${previews} (id TEXT PRIMARY KEY, html TEXT NOT NULL, expires_at BIGINT NOT NULL)`,
+      )
+      await client.query(`CREATE INDEX IF NOT EXISTS ${PREVIEWS}_expires_at ON ${previews} (expires_at)`)
+    })
   } catch (error) {
     await stores.close()
     throw error
@@ -201,28 +208,5 @@ export async function openStorage(config: DatabaseConfig): Promise<Storage> {
       ])
     },
     close: () => stores.close(),
-  }
-}
-
-/**
- * Runs the DDL in one transaction under an advisory lock on the schema, so instances starting together on one
- * schema do not race on the catalog (CREATE … IF NOT EXISTS is not safe against concurrent creators).
- */
-async function createTables(
-  pool: PostgresStores['pool'],
-  schema: string,
-  statements: readonly string[],
-): Promise<void> {
-  const client = await pool.connect()
-  try {
-    await client.query('BEGIN')
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`adwire_creative_agent:${schema}`])
-    for (const statement of statements) await client.query(statement)
-    await client.query('COMMIT')
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {})
-    throw error
-  } finally {
-    client.release()
   }
 }

@@ -39,7 +39,6 @@ export async function startTestAgent(
   return startCreativeAgent(
     parseEnv({
       PORT: '0',
-      HOST: '127.0.0.1',
       DATABASE_URL: `sqlite:${join(tempDir(), 'creative-agent.sqlite')}`,
       TOKENS,
       ALLOW_INSECURE_WEBHOOK_URLS: '1',

@@ -1,13 +1,13 @@
 /**
  * Where the agent may push webhooks: https URLs on public addresses, checked when the buyer registers (a clear
- * INVALID_REQUEST) and again before every delivery (the host's DNS answers, so a name that points inside the
- * network is refused too). ALLOW_INSECURE_WEBHOOK_URLS relaxes both to http and loopback/private addresses for
+ * INVALID_REQUEST) and again at every delivery by the pinned fetch (the host's DNS answers, so a name that points
+ * inside the network is refused too, and the connection goes to the address that was checked). ALLOW_INSECURE_WEBHOOK_URLS relaxes both to http and loopback/private addresses for
  * local development; cloud metadata addresses stay refused.
  */
-import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import { AgentError } from '@adwire/agent-server'
 import { checkAddress } from '@adwire/http-signatures'
+import { createPinnedFetch, type TargetPolicy } from '@adwire/http-signatures/node'
 
 const policy = (allowInsecure: boolean) => ({ allowLoopback: allowInsecure, allowPrivate: allowInsecure })
 const bareHost = (hostname: string) => hostname.replace(/^\[|\]$/g, '')
@@ -41,22 +41,26 @@ export function assertWebhookUrl(url: string, allowInsecure: boolean): void {
 }
 
 /**
- * The fetch the webhook sender delivers with: the URL is checked again and every address the host resolves to
- * must pass the address policy, else the attempt fails (and is retried, then given up, by the sender).
+ * The fetch the webhook sender delivers with: the pinned fetch of `@adwire/http-signatures/node`. The host is
+ * resolved once, every answer must pass the address policy, and the socket connects to the checked address, so
+ * a name that answers a public address to the check and 127.0.0.1 afterwards (DNS rebinding) cannot reach this
+ * host. A refused or failed attempt is retried, then given up, by the sender.
  *
  * @example
- * createWebhookSender({ outbox, key, fetch: guardedWebhookFetch(false) })
+ * createWebhookSender({ outbox, key, fetch: webhookFetch({ allowInsecure: false }) })
  */
-export function guardedWebhookFetch(allowInsecure: boolean): typeof fetch {
-  return async (input, init) => {
-    const url = input instanceof Request ? input.url : String(input)
-    const problem = webhookUrlProblem(url, allowInsecure)
-    if (problem) throw new TypeError(`webhook URL refused: it ${problem}`)
-    const host = bareHost(new URL(url).hostname)
-    if (!isIP(host)) {
-      const addresses = await lookup(host, { all: true })
-      for (const { address } of addresses) checkAddress(address, policy(allowInsecure))
-    }
-    return fetch(input, init)
-  }
+export function webhookFetch(options: {
+  readonly allowInsecure: boolean
+  /** Resolves host names (default `node:dns`); the tests inject a rebinding resolver. */
+  readonly lookup?: TargetPolicy['lookup']
+}): typeof fetch {
+  return createPinnedFetch({
+    allowHttp: options.allowInsecure,
+    ...policy(options.allowInsecure),
+    // The sender bounds each attempt with its own signal; this cap only backs it up.
+    timeoutMs: 60_000,
+    maxBytes: 65_536,
+    userAgent: 'adwire-creative-agent',
+    ...(options.lookup ? { lookup: options.lookup } : {}),
+  })
 }

@@ -16,7 +16,7 @@ import {
   sendSigned,
   startTestReceiver,
   type LocalServer,
-} from './test-support.js'
+} from './testing/receiver.js'
 
 let receiver: RunningReceiver
 let keyServer: LocalServer

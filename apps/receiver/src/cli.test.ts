@@ -16,7 +16,7 @@ import {
   sendSigned,
   startTestReceiver,
   tempDir,
-} from './test-support.js'
+} from './testing/receiver.js'
 
 const folder = tempDir('adwire-receiver-cli-')
 const write = (name: string, content: string) => {

@@ -3,14 +3,14 @@
  * admin token, the SSRF-safe fetch for sellers' keys, the live event hub and the downstream forwarder.
  */
 import type { SafeFetch } from '@adwire/http-signatures'
-import { createSafeFetch } from '@adwire/http-signatures/node'
-import { createAgentFetch } from './agent-fetch.js'
+import type { TargetPolicy } from '@adwire/http-signatures/node'
 import { resolveAdminToken, type AdminAuth, type ResolvedAdmin } from './admin.js'
 import { openStorage, type Storage } from './db/open.js'
 import type { ReceiverDatabase } from './db/types.js'
 import type { ReceiverEnv } from './env.js'
 import { createForwarder, type Forwarder, type ForwarderOptions } from './forwarder.js'
 import { createEventHub, type EventHub } from './hub.js'
+import { outboundFetches } from './outbound.js'
 
 /** A structured log line (printed as JSON by the server; collected or dropped by tests). */
 export type Log = (entry: Record<string, unknown>) => void
@@ -43,6 +43,8 @@ export interface ReceiverDeps {
 export interface DepsOverrides {
   readonly keyFetch?: SafeFetch
   readonly agentFetch?: typeof fetch
+  /** Resolves host names for every outbound fetch (default `node:dns`). */
+  readonly lookup?: TargetPolicy['lookup']
   readonly log?: Log
   readonly now?: () => number
   readonly hubPollMs?: number
@@ -75,26 +77,26 @@ export async function openDeps(env: ReceiverEnv, overrides: DepsOverrides = {}):
       ...(overrides.hubPollMs ? { pollMs: overrides.hubPollMs } : {}),
       log: (error) => log({ hub: 'poll_failed', error: (error as Error).message }),
     })
+    const outbound = outboundFetches({
+      allowInsecure: env.allowInsecureKeyUrls,
+      ...(overrides.lookup ? { lookup: overrides.lookup } : {}),
+    })
     const forwarder = env.downstreamUrl
       ? createForwarder({
           db: storage.db,
           url: env.downstreamUrl,
+          fetch: outbound.forwardFetch,
           log,
           ...(overrides.now ? { now: overrides.now } : {}),
           ...overrides.forwarder,
         })
       : undefined
-    const keyFetch =
-      overrides.keyFetch ??
-      (env.allowInsecureKeyUrls
-        ? createSafeFetch({ allowHttp: true, allowLoopback: true, allowPrivate: true })
-        : createSafeFetch())
     const deps: ReceiverDeps = {
       storage,
       admin: admin.auth,
       hub,
-      keyFetch,
-      agentFetch: overrides.agentFetch ?? createAgentFetch({ allowInsecure: env.allowInsecureKeyUrls }),
+      keyFetch: overrides.keyFetch ?? outbound.keyFetch,
+      agentFetch: overrides.agentFetch ?? outbound.agentFetch,
       allowInsecureKeyUrls: env.allowInsecureKeyUrls,
       deliveryLeaseSeconds: env.deliveryLeaseSeconds,
       ...(env.publicUrl ? { publicUrl: env.publicUrl } : {}),

@@ -25,7 +25,7 @@ import {
   startTestReceiver,
   type Answer,
   type LocalServer,
-} from './test-support.js'
+} from './testing/receiver.js'
 
 const url = await resolveTestPostgresUrl()
 let receiver: RunningReceiver

@@ -12,7 +12,7 @@ import {
   startTestReceiver,
   tempDir,
   type LocalServer,
-} from './test-support.js'
+} from './testing/receiver.js'
 
 let privateJwk: AdcpJwk
 let jwks: Jwks

@@ -8,7 +8,7 @@ import { generateSigningKey, type AdcpJwk, type Jwks } from '@adwire/http-signat
 import { chromium, type Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningReceiver } from './service.js'
-import { ADMIN_TOKEN, api, envelope, sendSigned, startTestReceiver, tempDir } from './test-support.js'
+import { ADMIN_TOKEN, api, envelope, sendSigned, startTestReceiver, tempDir } from './testing/receiver.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 const available = existsSync(CHROMIUM)

@@ -3,7 +3,7 @@ import { resolveTestPostgresUrl } from '@adwire/vitest-config'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningReceiver } from './service.js'
-import { api, envelope, readSse, ADMIN_TOKEN, sendSigned, startTestReceiver } from './test-support.js'
+import { api, envelope, readSse, ADMIN_TOKEN, sendSigned, startTestReceiver } from './testing/receiver.js'
 
 const url = await resolveTestPostgresUrl()
 const schema = `receiver_test_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`

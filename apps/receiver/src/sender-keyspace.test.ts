@@ -11,7 +11,7 @@ import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openStorage } from './db/open.js'
 import type { RunningReceiver } from './service.js'
-import { api, envelope, HMAC_SECRET, sendHmac, sendSigned, startTestReceiver } from './test-support.js'
+import { api, envelope, HMAC_SECRET, sendHmac, sendSigned, startTestReceiver } from './testing/receiver.js'
 
 const SELLER = 'https://seller.example.com/mcp'
 let receiver: RunningReceiver

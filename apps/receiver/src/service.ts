@@ -3,9 +3,7 @@
  * periodic sweep of expired dedup records; `close()` shuts it all down in order. server.ts calls it with
  * process.env; the tests call it with their own env on port 0.
  */
-import type { AddressInfo } from 'node:net'
-import type { Server } from 'node:http'
-import { serve } from '@hono/node-server'
+import { listen, type Listener } from '@adwire/service-kit'
 import { createSweeper } from '@adwire/webhooks'
 import { createApp } from './app.js'
 import { openDeps, type DepsOverrides, type Runtime } from './deps.js'
@@ -13,8 +11,10 @@ import type { ReceiverEnv } from './env.js'
 
 export interface RunningReceiver {
   readonly port: number
-  /** `http://127.0.0.1:{port}` (or the listening host). */
+  /** A URL this machine reaches it at (the loopback URL when it listens on every interface). */
   readonly url: string
+  /** The socket: the address actually bound (`listener.boundUrl`) and the drain. */
+  readonly listener: Listener
   readonly runtime: Runtime
   /** Stops accepting, ends streams, lets in-flight requests finish (up to `graceMs`), closes the database. */
   close(graceMs?: number): Promise<void>
@@ -34,22 +34,13 @@ export interface StartOptions extends DepsOverrides {
 export async function startReceiver(env: ReceiverEnv, options: StartOptions = {}): Promise<RunningReceiver> {
   const runtime = await openDeps(env, options)
   const { deps } = runtime
-  let server: Server
+  let listener: Listener
   try {
-    const app = createApp(deps)
-    server = await new Promise<Server>((resolve, reject) => {
-      const created = serve(
-        { fetch: app.fetch, port: env.port, ...(env.host ? { hostname: env.host } : {}) },
-        () => resolve(created as Server),
-      ) as Server
-      created.once('error', reject)
-    })
+    listener = await listen({ fetch: createApp(deps).fetch, port: env.port, host: env.host })
   } catch (error) {
     await runtime.close()
     throw error
   }
-  const address = server.address() as AddressInfo
-  const host = !env.host || env.host === '0.0.0.0' || env.host === '::' ? '127.0.0.1' : env.host
   runtime.forwarder?.start()
 
   const sweeper = createSweeper([deps.storage], {
@@ -61,22 +52,17 @@ export async function startReceiver(env: ReceiverEnv, options: StartOptions = {}
 
   let closing: Promise<void> | undefined
   return {
-    port: address.port,
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`,
+    port: listener.port,
+    url: listener.url,
+    listener,
     runtime,
     close(graceMs = 10_000) {
       closing ??= (async () => {
         sweeper.stop()
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-        // Streams end first (they would hold the server open); keep-alive sockets go as soon as they are
-        // idle (a socket whose response just ended would otherwise wait for the keep-alive timeout).
+        const drained = listener.close(graceMs)
+        // Streams end right away: they would hold the drain open.
         deps.hub.close()
-        server.closeIdleConnections()
-        const idle = setInterval(() => server.closeIdleConnections(), 50)
-        const timer = setTimeout(() => server.closeAllConnections(), graceMs)
-        await closed
-        clearInterval(idle)
-        clearTimeout(timer)
+        await drained
         await runtime.close()
       })()
       return closing

@@ -9,7 +9,7 @@ import {
   sendSigned,
   startTestReceiver,
   type SseMessage,
-} from './test-support.js'
+} from './testing/receiver.js'
 
 let receiver: RunningReceiver
 let privateJwk: AdcpJwk

@@ -1,10 +1,10 @@
 /**
  * The registry end to end, on SQLite and on PostgreSQL: real publisher and brand sites on 127.0.0.1, the
- * service on port 0, every response checked against the OpenAPI document (see `api` in test-support).
+ * service on port 0, every response checked against the OpenAPI document (see `api` in testing/registry.ts).
  */
 import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { authorize, REDIRECT_URI, token, type AuthServer } from './auth/test-support.js'
+import { authorize, REDIRECT_URI, token, type AuthServer } from './testing/auth-server.js'
 import {
   api,
   readSse,
@@ -13,7 +13,7 @@ import {
   type Backend,
   type Site,
   type TestRegistry,
-} from './test-support.js'
+} from './testing/registry.js'
 
 const postgresUrl = await resolveTestPostgresUrl()
 const backends: Array<[string, Backend | undefined]> = [
@@ -155,6 +155,11 @@ describe.each(backends)('registry API on %s', (name, backend) => {
     await Promise.all([publisher, publisherTwo, huge, broken, brand].map((site) => site?.close()))
   })
 
+  it.skipIf(!backend)(`listens on 127.0.0.1 when HOST is unset (${name})`, () => {
+    expect(registry().listener.address).toBe('127.0.0.1')
+    expect(registry().listener.boundUrl).toBe(registry().url)
+  })
+
   it.skipIf(!backend)(`resolves seeded and crawled brands, single and bulk (${name})`, async () => {
     const seeded = await api(registry(), 'resolveBrand', '/api/brands/resolve?domain=acme-outdoor.example')
     expect(seeded).toMatchObject({ status: 200, body: { brand_name: 'Acme Outdoor', source: 'hosted' } })
@@ -166,7 +171,7 @@ describe.each(backends)('registry API on %s', (name, backend) => {
     const missing = await api(registry(), 'resolveBrand', '/api/brands/resolve?domain=nothing.test')
     expect(missing).toMatchObject({
       status: 404,
-      body: { error: { code: 'brand_not_found' }, domain: 'nothing.test', file_status: 404 },
+      body: { code: 'brand_not_found', domain: 'nothing.test', file_status: 404 },
     })
     expect((await api(registry(), 'resolveBrand', '/api/brands/resolve?domain=not_a_domain')).status).toBe(
       400,
@@ -333,7 +338,7 @@ describe.each(backends)('registry API on %s', (name, backend) => {
     ]) {
       expect(await expand([bad])).toMatchObject({
         status: 400,
-        body: { error: { code: 'invalid_selector' } },
+        body: { code: 'invalid_selector' },
       })
     }
     const productEverywhere = (agent: string, selector: object) =>
@@ -360,7 +365,7 @@ describe.each(backends)('registry API on %s', (name, backend) => {
       '/api/registry/expand/product-identifiers',
       { body: { publisher_properties: [] } },
     )
-    expect(missing).toMatchObject({ status: 400, body: { error: { code: 'invalid_request' } } })
+    expect(missing).toMatchObject({ status: 400, body: { code: 'invalid_request' } })
     const product = await api(
       registry(),
       'validateProductAuthorization',
@@ -818,7 +823,7 @@ describe.each(backends)('registry API on %s', (name, backend) => {
         '/api/registry/feed?cursor=01890000-0000-7000-8000-000000000000',
         { token: apiKey },
       )
-      expect(unknown).toMatchObject({ status: 410, body: { error: { code: 'cursor_expired' } } })
+      expect(unknown).toMatchObject({ status: 410, body: { code: 'cursor_expired' } })
       expect(
         (await api(registry(), 'getRegistryFeed', '/api/registry/feed?cursor=abc', { token: apiKey })).status,
       ).toBe(400)

@@ -3,11 +3,24 @@
  * against the demo world and its response is checked against the served OpenAPI document (the `api` helper
  * throws on any mismatch, including an undeclared status). `/openapi.json` and `/docs` are served.
  */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Ajv } from 'ajv'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { IMPLEMENTED_OPERATIONS } from './app.js'
+import { parse } from 'yaml'
+import { createApp, IMPLEMENTED_OPERATIONS } from './app.js'
+import { createCrawlQueue } from './crawl/queue.js'
+import { conformanceDir } from './spec/locate.js'
 import { DEMO_AGENTS } from './seed.js'
 import { operations } from './spec/openapi.js'
-import { api, readSse, startSite, startTestRegistry, type Site, type TestRegistry } from './test-support.js'
+import {
+  api,
+  readSse,
+  startSite,
+  startTestRegistry,
+  type Site,
+  type TestRegistry,
+} from './testing/registry.js'
 
 let test: TestRegistry
 let site: Site
@@ -333,15 +346,18 @@ describe('contract sweep over the demo world', () => {
   })
 
   it('serves the document and a browsable reference', async () => {
-    const document = (await (await fetch(`${test.registry.url}/openapi.json`)).json()) as {
+    // No socket needed: the app answers in process.
+    const app = createApp(test.registry.deps, { queue: createCrawlQueue(test.registry.deps) })
+    const document = (await (await app.request('/openapi.json')).json()) as {
       openapi: string
       components: {
-        schemas: { Error: { properties: { error: { properties: { code: { type: string } } } } } }
+        schemas: { Error: { properties: { error: { type: string }; code: { type: string } } } }
       }
     }
     expect(document.openapi).toBe('3.1.0')
-    expect(document.components.schemas.Error.properties.error.properties.code.type).toBe('string')
-    const page = await (await fetch(`${test.registry.url}/docs`)).text()
+    expect(document.components.schemas.Error.properties.error.type).toBe('string')
+    expect(document.components.schemas.Error.properties.code.type).toBe('string')
+    const page = await (await app.request('/docs')).text()
     expect(page).toContain('expandProductIdentifiers')
     for (const id of [
       'setupMyBrand',
@@ -355,5 +371,47 @@ describe('contract sweep over the demo world', () => {
       expect(row?.[1], id).toBe('yes')
     }
     expect(page).not.toMatch(/<script|https:\/\/cdn/)
+  })
+})
+
+describe("one error body: the official document's Error", () => {
+  const official = (
+    parse(readFileSync(join(conformanceDir(), 'openapi', 'registry.yaml'), 'utf8')) as {
+      components: { schemas: { Error: object } }
+    }
+  ).components.schemas.Error
+  const validate = new Ajv({ strict: false }).compile(official)
+  const errorOf = async (response: Response, status: number) => {
+    expect(response.status).toBe(status)
+    const body = (await response.json()) as { error: unknown; code: unknown }
+    expect(validate(body), JSON.stringify(validate.errors)).toBe(true)
+    expect(typeof body.error).toBe('string')
+    return body
+  }
+
+  it('answers refusals, unknown routes and unexpected failures as { error: message, code }', async () => {
+    const { deps } = test.registry
+    const app = createApp(deps, { queue: createCrawlQueue(deps) })
+    expect(await errorOf(await app.request('/api/brands/registry?source=nope'), 400)).toMatchObject({
+      code: 'invalid_parameter',
+    })
+    expect(await errorOf(await app.request('/nope'), 404)).toMatchObject({ code: 'not_found' })
+    const failing = createApp(
+      {
+        ...deps,
+        log: () => {},
+        repository: {
+          ...deps.repository,
+          brands: {
+            ...deps.repository.brands,
+            listBrands: () => Promise.reject(new Error('secret detail')),
+          },
+        },
+      },
+      { queue: createCrawlQueue(deps) },
+    )
+    const failed = await errorOf(await failing.request('/api/brands/registry'), 500)
+    expect(failed).toMatchObject({ code: 'internal_error' })
+    expect(JSON.stringify(failed)).not.toContain('secret')
   })
 })

@@ -15,7 +15,7 @@ import type { DatabaseConfig } from './env.js'
 import type { FeedEvent, PublisherSnapshot } from './domain/types.js'
 import type { SqlDriver } from './db/driver.js'
 import { createRepository, openRepository, type RegistryRepository } from './db/repository.js'
-import { dropSchema } from './test-support.js'
+import { dropSchema } from './testing/registry.js'
 
 const postgresUrl = await resolveTestPostgresUrl()
 const folder = mkdtempSync(join(tmpdir(), 'adwire-registry-feed-order-'))

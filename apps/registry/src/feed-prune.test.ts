@@ -11,7 +11,7 @@ import {
   type Backend,
   type Site,
   type TestRegistry,
-} from './test-support.js'
+} from './testing/registry.js'
 
 const postgresUrl = await resolveTestPostgresUrl()
 const backends: Array<[string, Backend | undefined]> = [
@@ -95,7 +95,7 @@ describe.each(backends)('feed pruning on %s', (name, backend) => {
       clock += 2 * DAY
       expect(await feed(`?cursor=${oldCursor}`)).toMatchObject({
         status: 410,
-        body: { error: { code: 'cursor_expired' } },
+        body: { code: 'cursor_expired' },
       })
       await eventually(async () => (await stored()) === 0)
       expect((await feed(`?cursor=${oldCursor}`)).status).toBe(410)

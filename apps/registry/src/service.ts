@@ -4,11 +4,9 @@
  * @hono/node-server; `close()`
  * shuts it all down in order. server.ts calls it with process.env; the tests with their own env on port 0.
  */
-import type { AddressInfo } from 'node:net'
-import type { Server } from 'node:http'
-import { serve } from '@hono/node-server'
 import type { SafeFetch } from '@adwire/http-signatures'
 import { createSafeFetch } from '@adwire/http-signatures/node'
+import { listen, type Listener } from '@adwire/service-kit'
 import type { Context } from 'hono'
 import { createApp } from './app.js'
 import { createAuth, migrateAuthPostgres, migrateAuthSqlite } from './auth/index.js'
@@ -19,6 +17,7 @@ import type { Authenticator, RegistryDeps } from './deps.js'
 import type { RegistryEnv } from './env.js'
 import { createFeedHub } from './feed/hub.js'
 import { CLAIM_TTL_DAYS } from './routes/hosted.js'
+import { errorBody } from './routes/http.js'
 import { seedDemoWorld } from './seed.js'
 
 export { parseEnv } from './env.js'
@@ -36,8 +35,10 @@ export interface StartOverrides {
 
 export interface RunningRegistry {
   readonly port: number
-  /** `http://127.0.0.1:{port}` (or the listening host). */
+  /** A URL this machine reaches it at (the loopback URL when it listens on every interface). */
   readonly url: string
+  /** The socket: the address actually bound (`listener.boundUrl`) and the drain. */
+  readonly listener: Listener
   readonly repository: RegistryRepository
   readonly deps: RegistryDeps
   /** Creates an organization and its first API key (what `adwire registry admin create-org` does). */
@@ -66,7 +67,7 @@ export async function startRegistry(
   overrides: StartOverrides = {},
 ): Promise<RunningRegistry> {
   const { repository, connection } = await openRepository(env.database)
-  let server: Server | undefined
+  let listener: Listener | undefined
   try {
     if (connection.kind === 'sqlite') migrateAuthSqlite(connection.db)
     else await migrateAuthPostgres(connection.pool, connection.schema)
@@ -91,18 +92,12 @@ export async function startRegistry(
       now,
       allowHttp: env.crawl.allowPrivate,
     })
-    let handler: (request: Request) => Response | Promise<Response> = () =>
-      new Response('{"error":{"code":"starting","message":"the registry is starting"}}', { status: 503 })
-    server = await new Promise<Server>((resolve, reject) => {
-      const created = serve(
-        { fetch: (request) => handler(request), port: env.port, ...(env.host ? { hostname: env.host } : {}) },
-        () => resolve(created as Server),
-      ) as Server
-      created.once('error', reject)
+    listener = await listen({
+      port: env.port,
+      host: env.host,
+      starting: () => Response.json(errorBody('starting', 'the registry is starting'), { status: 503 }),
     })
-    const address = server.address() as AddressInfo
-    const host = !env.host || env.host === '0.0.0.0' || env.host === '::' ? '127.0.0.1' : env.host
-    const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`
+    const url = listener.url
     const auth = createAuth(
       connection.kind === 'sqlite'
         ? { kind: 'sqlite', db: connection.db }
@@ -125,9 +120,9 @@ export async function startRegistry(
     }
     const queue = createCrawlQueue(deps)
     const app = createApp(deps, { queue, authRoutes: auth.routes })
-    handler = app.fetch
+    listener.handle(app.fetch)
     queue.kick()
-    const listening = server
+    const listening = listener
     let closing: Promise<void> | undefined
     const pruneFeed = () => pruneExpired(deps)
     let pruning: Promise<unknown> = Promise.resolve()
@@ -141,8 +136,9 @@ export async function startRegistry(
       env.feedPruneIntervalSeconds > 0 ? setInterval(prune, env.feedPruneIntervalSeconds * 1000) : undefined
     pruneTimer?.unref()
     return {
-      port: address.port,
+      port: listening.port,
       url,
+      listener: listening,
       repository,
       deps,
       seeded,
@@ -151,16 +147,12 @@ export async function startRegistry(
       pruneFeed,
       close(graceMs = 10_000) {
         closing ??= (async () => {
-          const closed = new Promise<void>((resolve) => listening.close(() => resolve()))
+          const drained = listening.close(graceMs)
           clearInterval(pruneTimer)
+          // Feed streams end right away: they would hold the drain open.
           hub.close()
           await queue.stop()
-          listening.closeIdleConnections()
-          const idle = setInterval(() => listening.closeIdleConnections(), 50)
-          const timer = setTimeout(() => listening.closeAllConnections(), graceMs)
-          await closed
-          clearInterval(idle)
-          clearTimeout(timer)
+          await drained
           await pruning
           await repository.close()
         })()
@@ -168,7 +160,7 @@ export async function startRegistry(
       },
     }
   } catch (error) {
-    server?.close()
+    await listener?.close()
     await repository.close()
     throw error
   }

@@ -1,3 +1,5 @@
+import type { AdcpError } from '@adwire/schemas'
+
 const brand = Symbol.for('@adwire/agent-server/AgentError')
 
 /**
@@ -17,24 +19,25 @@ export type AgentErrorCode =
   | 'FORMAT_NOT_SUPPORTED'
   | 'REFERENCE_NOT_FOUND'
   | 'UNSUPPORTED_FEATURE'
+  | 'VALIDATION_ERROR'
   | 'SERVICE_UNAVAILABLE'
   | 'INTERNAL_ERROR'
   | (string & {})
 
 /** `core/error.json` recovery classes. */
-export type Recovery = 'transient' | 'correctable' | 'terminal'
+export type Recovery = NonNullable<AdcpError['recovery']>
 
-/** The AdCP error object (`core/error.json`) as sent on the wire. */
-export interface AdcpErrorObject {
-  readonly code: string
-  readonly message: string
-  readonly field?: string
-  readonly suggestion?: string
-  readonly retry_after?: number
-  readonly details?: Readonly<Record<string, unknown>>
-  readonly recovery?: Recovery
-}
+/** The AdCP error object (`core/error.json`) as sent on the wire: the type `@adwire/schemas` generates. */
+export type AdcpErrorObject = AdcpError
 
+/**
+ * HTTP status and recovery by code. Recovery is the `enumMetadata` of `enums/error-code.json` (3.1.19): every
+ * catalogued code here is `correctable` but IDEMPOTENCY_IN_FLIGHT, RATE_LIMITED, SERVICE_UNAVAILABLE
+ * (`transient`) and AUTH_INVALID (`terminal`). INVALID_FORMAT_ID and INTERNAL_ERROR are not catalogued:
+ * INTERNAL_ERROR is `terminal` (an unexpected failure leaves the outcome undefined, so callers re-read before
+ * they retry, as `get_products` says of it) and 500; UNSUPPORTED_FEATURE is a well-formed request this agent
+ * cannot honour, 422.
+ */
 const defaults: Record<string, { status: number; recovery: Recovery }> = {
   INVALID_REQUEST: { status: 400, recovery: 'correctable' },
   INVALID_FORMAT_ID: { status: 400, recovery: 'correctable' },
@@ -49,6 +52,7 @@ const defaults: Record<string, { status: number; recovery: Recovery }> = {
   FORMAT_NOT_SUPPORTED: { status: 404, recovery: 'correctable' },
   REFERENCE_NOT_FOUND: { status: 404, recovery: 'correctable' },
   UNSUPPORTED_FEATURE: { status: 422, recovery: 'correctable' },
+  VALIDATION_ERROR: { status: 422, recovery: 'correctable' },
   SERVICE_UNAVAILABLE: { status: 503, recovery: 'transient' },
   INTERNAL_ERROR: { status: 500, recovery: 'terminal' },
 }
@@ -74,7 +78,7 @@ export interface AgentErrorOptions {
  * throw new AgentError('FORMAT_NOT_SUPPORTED', 'no such format', { field: 'target_format_id', status: 404 })
  */
 export class AgentError extends Error {
-  override readonly name = 'AgentError'
+  override readonly name: string = 'AgentError'
   readonly [brand] = true
   readonly field: string | undefined
   readonly status: number
@@ -110,7 +114,7 @@ export class AgentError extends Error {
       ...(this.field !== undefined ? { field: this.field } : {}),
       ...(this.suggestion !== undefined ? { suggestion: this.suggestion } : {}),
       ...(this.retryAfter !== undefined ? { retry_after: this.retryAfter } : {}),
-      ...(this.details !== undefined ? { details: this.details } : {}),
+      ...(this.details !== undefined ? { details: { ...this.details } } : {}),
       recovery: this.recovery,
     }
   }

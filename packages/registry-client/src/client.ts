@@ -104,7 +104,7 @@ export function createRegistryClient(options: RegistryClientOptions) {
       return await innerFetch(request)
     } catch (error) {
       if (request.signal.aborted) throw error
-      throw networkError(baseUrl, error)
+      throw networkError(request.url, error, baseUrl)
     }
   }
 
@@ -116,8 +116,8 @@ export function createRegistryClient(options: RegistryClientOptions) {
     const { data, error, response } = await call
     if (!response.ok) {
       throw typeof error === 'string'
-        ? errorFromResponse(response.status, undefined, error)
-        : errorFromResponse(response.status, error)
+        ? errorFromResponse({ url: response.url, statusCode: response.status, responseBody: error })
+        : errorFromResponse({ url: response.url, statusCode: response.status, data: error })
     }
     return data as T
   }
@@ -144,14 +144,23 @@ export function createRegistryClient(options: RegistryClientOptions) {
     try {
       parsed = text ? JSON.parse(text) : undefined
     } catch {
-      if (!response.ok) throw errorFromResponse(response.status, undefined, text)
-      throw new RegistryError(
-        response.status,
-        'invalid_response',
-        `the registry answered ${path} with non-JSON`,
-      )
+      if (!response.ok)
+        throw errorFromResponse({ url: url.href, statusCode: response.status, responseBody: text })
+      throw new RegistryError({
+        message: `the registry answered ${path} with non-JSON`,
+        code: 'invalid_response',
+        url: url.href,
+        statusCode: response.status,
+        responseBody: text,
+      })
     }
-    if (!response.ok) throw errorFromResponse(response.status, parsed, text)
+    if (!response.ok)
+      throw errorFromResponse({
+        url: url.href,
+        statusCode: response.status,
+        data: parsed,
+        responseBody: text,
+      })
     return parsed as T
   }
 
@@ -196,7 +205,10 @@ export function createRegistryClient(options: RegistryClientOptions) {
       } catch {
         body = undefined
       }
-      throw asCursorExpired(errorFromResponse(response.status, body, text), query.cursor ?? null)
+      throw asCursorExpired(
+        errorFromResponse({ url: url.href, statusCode: response.status, data: body, responseBody: text }),
+        query.cursor ?? null,
+      )
     }
     try {
       for await (const message of readSse(response.body)) {
@@ -206,17 +218,21 @@ export function createRegistryClient(options: RegistryClientOptions) {
         try {
           data = JSON.parse(message.data)
         } catch {
-          throw new RegistryError(
-            200,
-            'invalid_response',
-            `the feed stream sent a non-JSON ${message.event} message`,
-          )
+          throw new RegistryError({
+            message: `the feed stream sent a non-JSON ${message.event} message`,
+            code: 'invalid_response',
+            url: url.href,
+            statusCode: 200,
+            responseBody: message.data,
+            isRetryable: true,
+          })
         }
         if (message.event === 'error') {
-          const error = errorFromResponse(200, data)
+          // An `error` message ends a stream that was answered 200: worth reconnecting unless the cursor expired.
+          const error = errorFromResponse({ url: url.href, statusCode: 200, data, isRetryable: true })
           throw error.code === 'cursor_expired'
-            ? new CursorExpiredError(query.cursor ?? null, error.message, data)
-            : new RegistryError(0, error.code, error.message, data)
+            ? new CursorExpiredError(query.cursor ?? null, { message: error.message, url: url.href, data })
+            : error
         }
         if (message.event === 'feed' || message.event === 'heartbeat') {
           yield { event: message.event, data } as FeedStreamMessage
@@ -398,13 +414,16 @@ export function createRegistryClient(options: RegistryClientOptions) {
 }
 
 function asCursorExpired(error: unknown, cursor: string | null): unknown {
-  if (error instanceof RegistryError && error.status === 410 && !(error instanceof CursorExpiredError)) {
-    return new CursorExpiredError(
-      cursor,
-      `${error.message} — the feed cursor ${cursor ?? '(none)'} is unknown or past the retention window; ` +
+  if (RegistryError.is(error) && error.statusCode === 410 && !CursorExpiredError.is(error)) {
+    return new CursorExpiredError(cursor, {
+      message:
+        `${error.message} — the feed cursor ${cursor ?? '(none)'} is unknown or past the retention window; ` +
         're-bootstrap your mirror and resume without a cursor',
-      error.body,
-    )
+      url: error.url,
+      statusCode: 410,
+      ...(error.responseBody !== undefined ? { responseBody: error.responseBody } : {}),
+      data: error.data,
+    })
   }
   return error
 }

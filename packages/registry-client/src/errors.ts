@@ -1,20 +1,91 @@
-/** Typed errors of the registry client. */
+/** The registry client's one error class (and its cursor-expired subclass). */
+
+const brand = Symbol.for('@adwire/registry-client/RegistryError')
+const cursorBrand = Symbol.for('@adwire/registry-client/CursorExpiredError')
 
 /**
- * A failed registry call: the HTTP status (0 when no response arrived), a machine-readable code and a message.
- * Reads both error bodies in use: `{ error: { code, message } }` (adwire registry) and
- * `{ error: 'code' | 'message', message? }` (hosted registry).
+ * Codes the client sets itself; any other is the registry's own (`brand_not_found`, `invalid_selector`…) or,
+ * when the body names none, one from the status (`not_found`, `rate_limited`, `http_418`…).
+ */
+export type RegistryErrorCode =
+  | 'network_error'
+  | 'invalid_response'
+  | 'cursor_expired'
+  | 'bad_request'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'gone'
+  | 'payload_too_large'
+  | 'rate_limited'
+  | 'internal_error'
+  | 'bad_gateway'
+  | 'unavailable'
+  | 'gateway_timeout'
+  | (string & {})
+
+/** What a {@link RegistryError} is built from. */
+export interface RegistryErrorOptions {
+  readonly message: string
+  readonly code: RegistryErrorCode
+  /** The URL called. */
+  readonly url: string
+  /** The HTTP status; undefined when no response arrived. */
+  readonly statusCode?: number
+  /** The response body as text, when there was one. */
+  readonly responseBody?: string
+  /** The parsed response body (or stream message), when it was JSON. */
+  readonly data?: unknown
+  /** Default: no response, 408, 429 or a 5xx. */
+  readonly isRetryable?: boolean
+  readonly cause?: unknown
+}
+
+/**
+ * A failed registry call (the shape of vercel/ai's `APICallError`): the URL, the HTTP status (undefined when no
+ * response arrived), the response body, whether a retry may succeed, and a machine-readable `code`. Reads the
+ * registry's error body `{ "error": "message", "code": "…" }` (the official document's `Error`, with a code),
+ * and the older `{ "error": { code, message } }` and `{ "error": "code" }` forms.
+ *
+ * @example
+ * try { await client.resolveBrand('nothing.example') }
+ * catch (error) { if (RegistryError.is(error) && error.isRetryable) retryLater() }
  */
 export class RegistryError extends Error {
   override readonly name: string = 'RegistryError'
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    /** The parsed response body, when there was one. */
-    readonly body?: unknown,
-  ) {
-    super(message)
+  readonly [brand] = true
+  readonly code: RegistryErrorCode
+  readonly url: string
+  readonly statusCode: number | undefined
+  readonly responseBody: string | undefined
+  readonly data: unknown
+  readonly isRetryable: boolean
+
+  constructor(options: RegistryErrorOptions) {
+    super(options.message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.code = options.code
+    this.url = options.url
+    this.statusCode = options.statusCode
+    this.responseBody = options.responseBody
+    this.data = options.data
+    const status = options.statusCode
+    this.isRetryable =
+      options.isRetryable ?? (status === undefined || status === 408 || status === 429 || status >= 500)
+  }
+
+  /** @deprecated Use `statusCode` (this is `statusCode ?? 0`). */
+  get status(): number {
+    return this.statusCode ?? 0
+  }
+
+  /** @deprecated Use `data`. */
+  get body(): unknown {
+    return this.data
+  }
+
+  static is(value: unknown): value is RegistryError {
+    return typeof value === 'object' && value !== null && brand in value
   }
 }
 
@@ -24,12 +95,16 @@ export class RegistryError extends Error {
  */
 export class CursorExpiredError extends RegistryError {
   override readonly name = 'CursorExpiredError'
+  readonly [cursorBrand] = true
   constructor(
     readonly cursor: string | null,
-    message: string,
-    body?: unknown,
+    options: Omit<RegistryErrorOptions, 'code' | 'isRetryable'>,
   ) {
-    super(410, 'cursor_expired', message, body)
+    super({ ...options, code: 'cursor_expired', isRetryable: false })
+  }
+
+  static override is(value: unknown): value is CursorExpiredError {
+    return typeof value === 'object' && value !== null && cursorBrand in value
   }
 }
 
@@ -50,38 +125,56 @@ const STATUS_CODES: Record<number, string> = {
 
 const CODE = /^[a-z][a-z0-9_.]*$/
 
-/** Builds the error for a non-2xx response with its (possibly absent or non-JSON) body. */
-export function errorFromResponse(status: number, body: unknown, fallbackText?: string): RegistryError {
-  const fallbackCode = STATUS_CODES[status] ?? `http_${status}`
-  let code = fallbackCode
-  let message = fallbackText?.trim() ? fallbackText.trim().slice(0, 500) : `HTTP ${status}`
-  if (body && typeof body === 'object') {
-    const record = body as Record<string, unknown>
+/** Builds the error for a non-2xx response (or an error message) from its parsed body and its text. */
+export function errorFromResponse(response: {
+  readonly url: string
+  readonly statusCode: number
+  readonly data?: unknown
+  readonly responseBody?: string
+  readonly isRetryable?: boolean
+}): RegistryError {
+  const { statusCode, data, responseBody } = response
+  let code = STATUS_CODES[statusCode] ?? `http_${statusCode}`
+  let message = responseBody?.trim() ? responseBody.trim().slice(0, 500) : `HTTP ${statusCode}`
+  if (data && typeof data === 'object') {
+    const record = data as Record<string, unknown>
     const error = record.error
     if (error && typeof error === 'object') {
       const inner = error as Record<string, unknown>
       if (typeof inner.code === 'string') code = inner.code
       if (typeof inner.message === 'string') message = inner.message
     } else if (typeof error === 'string') {
-      if (CODE.test(error)) code = error
+      if (typeof record.code === 'string') code = record.code
+      else if (CODE.test(error)) code = error
       message = typeof record.message === 'string' ? record.message : error
     } else if (typeof record.message === 'string') {
       message = record.message
     }
     if (typeof record.error_description === 'string') message = record.error_description
   }
-  return new RegistryError(status, code, message, body)
+  return new RegistryError({
+    message,
+    code,
+    url: response.url,
+    statusCode,
+    ...(responseBody !== undefined ? { responseBody } : {}),
+    ...(data !== undefined ? { data } : {}),
+    ...(response.isRetryable !== undefined ? { isRetryable: response.isRetryable } : {}),
+  })
 }
 
 /** The error for a request that got no response (connection refused, DNS, abort). */
-export function networkError(url: string, cause: unknown): RegistryError {
+export function networkError(url: string, cause: unknown, registry = url): RegistryError {
   const reason =
     cause instanceof Error
       ? cause.cause instanceof Error
         ? cause.cause.message
         : cause.message
       : String(cause)
-  const error = new RegistryError(0, 'network_error', `could not reach the registry at ${url}: ${reason}`)
-  ;(error as { cause?: unknown }).cause = cause
-  return error
+  return new RegistryError({
+    message: `could not reach the registry at ${registry}: ${reason}`,
+    code: 'network_error',
+    url,
+    cause,
+  })
 }

@@ -42,13 +42,9 @@ export interface FollowFeedOptions {
   retry?: { initialDelayMs?: number; maxDelayMs?: number }
 }
 
-/** Whether an error is worth retrying: no response, 408, 429 or a 5xx. */
+/** Whether an error is worth retrying: its `isRetryable` (no response, 408, 429, a 5xx, a stream `error`). */
 export function isTransient(error: unknown): error is RegistryError {
-  return (
-    error instanceof RegistryError &&
-    !(error instanceof CursorExpiredError) &&
-    (error.status === 0 || error.status === 408 || error.status === 429 || error.status >= 500)
-  )
+  return RegistryError.is(error) && !CursorExpiredError.is(error) && error.isRetryable
 }
 
 /**
@@ -126,7 +122,7 @@ export async function followFeed(options: FollowFeedOptions): Promise<void> {
       }
     } catch (error) {
       if (signal?.aborted) break
-      if (error instanceof CursorExpiredError) {
+      if (CursorExpiredError.is(error)) {
         if (!options.onCursorExpired) throw error
         cursor = (await options.onCursorExpired(error)) || null
         await options.cursorStore.save(cursor)

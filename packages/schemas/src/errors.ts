@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import type { AdcpError } from './generated/schemas.js'
 
 const brand = Symbol.for('@adwire/schemas/SchemaError')
 
@@ -41,7 +42,7 @@ export class SchemaError extends Error {
   }
 
   /** The AdCP error object (`core/error.json`) for this failure; `field` names the first issue's path. */
-  toAdcpError(): { code: SchemaErrorCode; message: string; field?: string; recovery: 'correctable' } {
+  toAdcpError(): AdcpError & { code: SchemaErrorCode; recovery: 'correctable' } {
     const field = this.issues[0]?.path
     return { code: this.code, message: this.message, ...(field ? { field } : {}), recovery: 'correctable' }
   }

@@ -1,7 +1,7 @@
 import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openPostgresStores, type PostgresStores } from './open.js'
-import { dropSchema, freshSchemaName, queryOnce } from './test-helpers.js'
+import { dropSchema, freshSchemaName, queryOnce } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 

@@ -3,7 +3,7 @@ import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import pg from 'pg'
 import { describe, it } from 'vitest'
 import { openPostgresStores } from './open.js'
-import { dropSchema, freshSchemaName } from './test-helpers.js'
+import { dropSchema, freshSchemaName } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 

@@ -18,7 +18,7 @@ import {
 } from '@adwire/webhooks'
 import { describe, expect, it } from 'vitest'
 import { openPostgresStores } from './open.js'
-import { dropSchema, freshSchemaName } from './test-helpers.js'
+import { dropSchema, freshSchemaName } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { StoreError } from './errors.js'
 import { SCHEMA_VERSION } from './migrations.js'
 import { openPostgresStores } from './open.js'
-import { dropSchema, freshSchemaName, queryOnce } from './test-helpers.js'
+import { dropSchema, freshSchemaName, queryOnce } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 

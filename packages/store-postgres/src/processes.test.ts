@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openPostgresStores, type PostgresStores } from './open.js'
 import { SCHEMA_VERSION } from './migrations.js'
-import { dropSchema, freshSchemaName, queryOnce } from './test-helpers.js'
+import { dropSchema, freshSchemaName, queryOnce } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 const packageDirectory = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')

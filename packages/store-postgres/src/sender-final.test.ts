@@ -6,7 +6,7 @@ import { describeSenderFinalRules } from '@adwire/store-contract'
 import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { describe, it } from 'vitest'
 import { openPostgresStores } from './open.js'
-import { dropSchema, freshSchemaName } from './test-helpers.js'
+import { dropSchema, freshSchemaName } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 

@@ -3,7 +3,7 @@ import net from 'node:net'
 import { afterAll, describe, expect, it } from 'vitest'
 import { StoreError } from './errors.js'
 import { openPostgresStores } from './open.js'
-import { dropSchema, freshSchemaName } from './test-helpers.js'
+import { dropSchema, freshSchemaName } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 

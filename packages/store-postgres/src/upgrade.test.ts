@@ -5,7 +5,7 @@ import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { describe, expect, it } from 'vitest'
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js'
 import { openPostgresStores } from './open.js'
-import { dropSchema, freshSchemaName, queryOnce } from './test-helpers.js'
+import { dropSchema, freshSchemaName, queryOnce } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { SCHEMA_VERSION, openSqliteStores } from './index.js'
-import type { ChildMessage, ParentMessage } from './process-fixture.js'
+import type { ChildMessage, ParentMessage } from './testing/process-fixture.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const directory = mkdtempSync(join(tmpdir(), 'adwire-store-sqlite-processes-'))
@@ -19,11 +19,15 @@ afterEach(() => {
 
 /** Starts the fixture in a separate Node process with an IPC channel. */
 function start(mode: string, path: string, key?: string): ChildProcess {
-  const child = fork(join(here, 'process-fixture.ts'), key === undefined ? [mode, path] : [mode, path, key], {
-    execArgv: ['--import', 'tsx'],
-    cwd: join(here, '..'),
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  })
+  const child = fork(
+    join(here, 'testing', 'process-fixture.ts'),
+    key === undefined ? [mode, path] : [mode, path, key],
+    {
+      execArgv: ['--import', 'tsx'],
+      cwd: join(here, '..'),
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  )
   children.push(child)
   return child
 }

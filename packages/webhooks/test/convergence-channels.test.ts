@@ -10,7 +10,7 @@ import { terminalComparison } from '../src/index.js'
 import { buildA2ABody, buildMcpBody } from '../src/sender/envelope.js'
 import type { ResolvedRegistration } from '../src/sender/registration.js'
 import type { A2AVersion, TaskEvent } from '../src/sender/types.js'
-import { answer, receiverWith, SELLER, sellerKey, signed } from './support.js'
+import { answer, receiverWith, SELLER, sellerKey, signed } from '../src/testing/receiver.js'
 
 const key = sellerKey()
 const TIMESTAMP = '2026-04-18T10:00:00.000Z'

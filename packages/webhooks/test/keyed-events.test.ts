@@ -6,7 +6,15 @@ import { readConformanceJson } from '@adwire/conformance'
 import { describe, expect, it } from 'vitest'
 import type { PayloadShape } from '../src/index.js'
 import { KEYED_EVENT_MEMBERS } from '../src/receiver/keyed-events.js'
-import { answer, HMAC_SECRET, hmacSigned, receiverWith, SELLER, sellerKey, signed } from './support.js'
+import {
+  answer,
+  HMAC_SECRET,
+  hmacSigned,
+  receiverWith,
+  SELLER,
+  sellerKey,
+  signed,
+} from '../src/testing/receiver.js'
 
 const key = sellerKey()
 

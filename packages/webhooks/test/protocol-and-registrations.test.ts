@@ -13,7 +13,7 @@ import {
   SELLER,
   sellerKey,
   signed,
-} from './support.js'
+} from '../src/testing/receiver.js'
 
 const key = sellerKey()
 

@@ -12,7 +12,7 @@ import {
   sellerKey,
   signed as signedBy,
   URL_BASE,
-} from './support.js'
+} from '../src/testing/receiver.js'
 
 const BEARER = 'bearer-token-for-tests-0123456789abcdef'
 const key = sellerKey()

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { Registration } from '../src/index.js'
-import { answer, envelope, NOW, receiverWith, SELLER, sellerKey, signed } from './support.js'
+import { answer, envelope, NOW, receiverWith, SELLER, sellerKey, signed } from '../src/testing/receiver.js'
 
 const key = sellerKey()
 const HOUR = 3_600

@@ -72,7 +72,7 @@ export const optionalHttpUrl = (name: string) =>
   })
 
 /**
- * The variables every adwire service reads: `PORT` (default `port`), `HOST` (unset: every interface),
+ * The variables every adwire service reads: `PORT` (default `port`), `HOST` (unset: `127.0.0.1`, loopback only; `0.0.0.0` exposes the service),
  * `DATABASE_URL` (`sqlite:PATH`, default `sqlite:./data/{name}.sqlite`, or a `postgres://` URL),
  * `DATABASE_SCHEMA` (the PostgreSQL schema, default `adwire_{name}`) and `PUBLIC_URL` (the base URL others
  * reach the service at: absolute http(s), no query or fragment).

@@ -31,7 +31,7 @@ export function readEnv<Schema extends z.ZodType>(
 /** What {@link serviceSettings} derives from the variables of `serviceFields`. */
 export interface ServiceSettings {
   readonly port: number
-  /** The interface to listen on; unset: every interface. */
+  /** The interface to listen on; unset: `127.0.0.1` (see `listen` in `@adwire/service-kit`). */
   readonly host?: string
   readonly database: DatabaseConfig
   /** The public base URL without trailing slashes; unset when not configured. */

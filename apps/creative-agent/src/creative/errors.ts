@@ -1,5 +1,11 @@
-/** AdCP errors raised by the creative agent's domain logic, with the HTTP status a transport may use. */
+/**
+ * The creative agent's one error class: an {@link AgentError} (so statuses and recovery classes come from one
+ * table, the agent-server's, and every transport renders it) narrowed to the codes the creative handlers raise.
+ */
+import { AgentError, type AdcpErrorObject, type AgentErrorOptions } from '@adwire/agent-server'
 import { SchemaError } from '@adwire/schemas'
+
+const brand = Symbol.for('@adwire/app-creative-agent/CreativeError')
 
 /** The AdCP error codes the creative handlers raise (the 3.1.19 vocabulary plus adwire's INVALID_FORMAT_ID). */
 export type CreativeErrorCode =
@@ -10,79 +16,39 @@ export type CreativeErrorCode =
   | 'UNSUPPORTED_FEATURE'
   | 'INTERNAL_ERROR'
 
-export type Recovery = 'transient' | 'correctable' | 'terminal'
-
-/** The AdCP error object (`core/error.json`). */
-export interface AdcpErrorObject {
-  code: string
-  message: string
-  field?: string
-  recovery?: Recovery
-  details?: Record<string, unknown>
-}
-
-const DEFAULT_STATUS: Record<CreativeErrorCode, number> = {
-  INVALID_REQUEST: 400,
-  INVALID_FORMAT_ID: 400,
-  FORMAT_NOT_SUPPORTED: 404,
-  VALIDATION_ERROR: 422,
-  UNSUPPORTED_FEATURE: 400,
-  INTERNAL_ERROR: 500,
-}
-
 /**
- * A failed creative task. `status` is the HTTP status a transport that has one should answer with (400 for a
- * malformed request or format_id, 404 for a format this agent does not support, 422 for a manifest that does not
- * meet its format's requirements); `field` points at the offending request field.
+ * A failed creative task. `status` is the HTTP status a transport that has one answers with (the agent-server
+ * defaults: 400 for a malformed request or format_id, 404 for a format this agent does not support, 422 for a
+ * manifest that does not meet its format's requirements or an unsupported feature, 500 internal); `field`
+ * points at the offending request field.
+ *
+ * @example
+ * throw new CreativeError('FORMAT_NOT_SUPPORTED', 'no such format', { field: 'target_format_id' })
  */
-export class CreativeError extends Error {
+export class CreativeError extends AgentError {
   override readonly name = 'CreativeError'
-  readonly field: string | undefined
-  readonly status: number
-  readonly recovery: Recovery
-  readonly details: Record<string, unknown> | undefined
+  readonly [brand] = true
+  declare readonly code: CreativeErrorCode
 
-  constructor(
-    readonly code: CreativeErrorCode,
-    message: string,
-    options: {
-      field?: string
-      status?: number
-      recovery?: Recovery
-      details?: Record<string, unknown>
-      cause?: unknown
-    } = {},
-  ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause })
-    this.field = options.field
-    this.status = options.status ?? DEFAULT_STATUS[code]
-    this.recovery = options.recovery ?? (code === 'INTERNAL_ERROR' ? 'transient' : 'correctable')
-    this.details = options.details
+  constructor(code: CreativeErrorCode, message: string, options: AgentErrorOptions = {}) {
+    super(code, message, options)
   }
 
-  static is(value: unknown): value is CreativeError {
-    return value instanceof CreativeError
+  static override is(value: unknown): value is CreativeError {
+    return typeof value === 'object' && value !== null && brand in value
   }
 
-  /** Any thrown value as a CreativeError: SchemaErrors keep their code and field, anything else is internal. */
-  static from(error: unknown): CreativeError {
-    if (error instanceof CreativeError) return error
+  /**
+   * Any thrown value as an AgentError: AgentErrors (this class included) as they are, SchemaErrors with their
+   * code and field, anything else INTERNAL_ERROR without its message.
+   */
+  static from(error: unknown): AgentError {
+    if (AgentError.is(error)) return error
     if (SchemaError.is(error)) {
       const field = error.issues[0]?.path
       return new CreativeError(error.code, error.message, { ...(field ? { field } : {}), cause: error })
     }
     return new CreativeError('INTERNAL_ERROR', 'internal error', { cause: error })
-  }
-
-  /** The AdCP error object for the wire. */
-  toAdcpError(): AdcpErrorObject {
-    return {
-      code: this.code,
-      message: this.message,
-      ...(this.field !== undefined ? { field: this.field } : {}),
-      recovery: this.recovery,
-      ...(this.details !== undefined ? { details: this.details } : {}),
-    }
   }
 }
 

@@ -5,10 +5,16 @@
  * format once, renders identical items once and writes the store once.
  */
 import { createHash } from 'node:crypto'
-import { parseFormatId, PreviewCreativeRequestSchema, type PreviewCreativeRequest } from '@adwire/schemas'
+import { AgentError } from '@adwire/agent-server'
+import {
+  parseFormatId,
+  PreviewCreativeRequestSchema,
+  type AdcpError as AdcpErrorObject,
+  type PreviewCreativeRequest,
+} from '@adwire/schemas'
 import { fixedSize, standardCatalog, type CatalogFormat } from './catalog.js'
 import type { CreativeContext } from './context.js'
-import { CreativeError, echoContext, type AdcpErrorObject } from './errors.js'
+import { CreativeError, echoContext } from './errors.js'
 import { manifestIssues, slotsOf, type AssetValue } from './manifest.js'
 import { defaultPreviewStore, type StoredPreview } from './preview-store.js'
 import { escapeHtml } from './render.js'
@@ -337,7 +343,7 @@ export async function previewCreative(
     })
     const ok = items.flatMap((item, index) => {
       const job = resolved[index]!
-      return job instanceof CreativeError
+      return AgentError.is(job)
         ? []
         : [
             {
@@ -353,7 +359,7 @@ export async function previewCreative(
       const job = resolved[index]!
       const ownId = (item as { creative_id?: unknown }).creative_id
       const creativeId = typeof ownId === 'string' ? ownId : `request_${index + 1}`
-      if (job instanceof CreativeError)
+      if (AgentError.is(job))
         return { success: false as const, creative_id: creativeId, errors: [job.toAdcpError()] }
       return { success: true as const, creative_id: creativeId, response: blocks[next++]! }
     })

@@ -3,6 +3,7 @@
  * that every instance pointed at the schema shares registrations, events and the admin token. Migration is
  * serialised across concurrently starting instances with an advisory lock.
  */
+import { assertSchemaVersion, migratePostgres } from '@adwire/service-kit'
 import type pg from 'pg'
 import {
   EVENT_COLUMNS,
@@ -19,38 +20,25 @@ import {
   type ForwardRow,
   type RegistrationRow,
 } from './rows.js'
-import { MIGRATION_LOCK, postgresSchema, SCHEMA_VERSION } from './schema.js'
+import { postgresSchema, SCHEMA_VERSION } from './schema.js'
 import type { ReceiverDatabase } from './types.js'
 
 /** Creates the tables in `schema` (which the stores created) and returns the database on `pool`. */
 export async function postgresReceiverDatabase(pool: pg.Pool, schema: string): Promise<ReceiverDatabase> {
   const s = `"${schema.replaceAll('"', '""')}"`
-  const client = await pool.connect()
-  try {
-    await client.query('BEGIN')
-    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
+  await migratePostgres(pool, `adwire_receiver:${schema}`, async (client) => {
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`)
     await client.query(postgresSchema(s))
     const { rows } = await client.query<{ value: string }>(
       `SELECT value FROM ${s}.receiver_settings WHERE name = 'schema_version'`,
     )
-    if (rows[0] && Number(rows[0].value) > SCHEMA_VERSION) {
-      throw new Error(
-        `the receiver tables are at version ${rows[0].value}; this receiver knows ${SCHEMA_VERSION}`,
-      )
-    }
+    assertSchemaVersion('receiver', rows[0]?.value, SCHEMA_VERSION)
     await client.query(
       `INSERT INTO ${s}.receiver_settings (name, value) VALUES ('schema_version', $1)
        ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`,
       [String(SCHEMA_VERSION)],
     )
-    await client.query('COMMIT')
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {})
-    throw error
-  } finally {
-    client.release()
-  }
+  })
 
   const query = async <Row extends pg.QueryResultRow>(text: string, values: unknown[] = []) =>
     pool.query<Row>(text.replaceAll('$schema.', `${s}.`), values)

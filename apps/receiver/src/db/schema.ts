@@ -66,9 +66,6 @@ CREATE INDEX IF NOT EXISTS receiver_failures_registration ON receiver_failures (
 CREATE INDEX IF NOT EXISTS receiver_failures_at ON receiver_failures (at);
 `
 
-/** An arbitrary advisory lock key for this app's migrations ("adwr" as bytes). */
-export const MIGRATION_LOCK = 0x61647772
-
 /** The PostgreSQL tables in schema `s` (quoted), created if missing. */
 export const postgresSchema = (s: string) => `
 CREATE TABLE IF NOT EXISTS ${s}.receiver_settings (name text PRIMARY KEY, value text NOT NULL);

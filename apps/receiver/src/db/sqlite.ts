@@ -2,6 +2,7 @@
  * The receiver's tables on SQLite, on the connection of the @adwire/store-sqlite stores (one file, WAL,
  * synchronous=FULL: an acknowledged delivery's event row is on disk). Statements are prepared once.
  */
+import { assertSchemaVersion, migrateSqlite } from '@adwire/service-kit'
 import type Database from 'better-sqlite3'
 import {
   EVENT_COLUMNS,
@@ -23,30 +24,24 @@ import type { ReceiverDatabase } from './types.js'
 
 /** Creates the tables (in one transaction, refusing a file a newer receiver migrated) and prepares the statements. */
 export function sqliteReceiverDatabase(database: Database.Database): ReceiverDatabase {
-  database
-    .transaction(() => {
-      database.exec(SQLITE_SCHEMA)
-      // Older tables lack the later registration columns: add them (SQLite has no ADD COLUMN IF NOT EXISTS).
-      const columns = database.prepare(`PRAGMA table_info(receiver_registrations)`).all() as {
-        name: string
-      }[]
-      for (const added of ADDED_REGISTRATION_COLUMNS) {
-        if (!columns.some((column) => column.name === added))
-          database.exec(`ALTER TABLE receiver_registrations ADD COLUMN ${added} TEXT`)
-      }
-      const row = database
-        .prepare(`SELECT value FROM receiver_settings WHERE name = 'schema_version'`)
-        .get() as { value: string } | undefined
-      if (row && Number(row.value) > SCHEMA_VERSION) {
-        throw new Error(
-          `the receiver tables are at version ${row.value}; this receiver knows ${SCHEMA_VERSION}`,
-        )
-      }
-      database
-        .prepare(`INSERT OR REPLACE INTO receiver_settings (name, value) VALUES ('schema_version', ?)`)
-        .run(String(SCHEMA_VERSION))
-    })
-    .immediate()
+  migrateSqlite(database, () => {
+    database.exec(SQLITE_SCHEMA)
+    // Older tables lack the later registration columns: add them (SQLite has no ADD COLUMN IF NOT EXISTS).
+    const columns = database.prepare(`PRAGMA table_info(receiver_registrations)`).all() as {
+      name: string
+    }[]
+    for (const added of ADDED_REGISTRATION_COLUMNS) {
+      if (!columns.some((column) => column.name === added))
+        database.exec(`ALTER TABLE receiver_registrations ADD COLUMN ${added} TEXT`)
+    }
+    const row = database
+      .prepare(`SELECT value FROM receiver_settings WHERE name = 'schema_version'`)
+      .get() as { value: string } | undefined
+    assertSchemaVersion('receiver', row?.value, SCHEMA_VERSION)
+    database
+      .prepare(`INSERT OR REPLACE INTO receiver_settings (name, value) VALUES ('schema_version', ?)`)
+      .run(String(SCHEMA_VERSION))
+  })
 
   const statements = {
     putSetting: database.prepare(

@@ -1,7 +1,7 @@
 import { resolveTestPostgresUrl } from '@adwire/vitest-config'
 import pg from 'pg'
 import { describe } from 'vitest'
-import { authSuite } from './auth-suite.js'
+import { authSuite } from '../testing/auth-suite.js'
 import { migrateAuthPostgres } from './index.js'
 
 const url = await resolveTestPostgresUrl()

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { expect, it } from 'vitest'
-import { authSuite } from './auth-suite.js'
+import { authSuite } from '../testing/auth-suite.js'
 import { migrateAuthSqlite } from './index.js'
 
 authSuite('SQLite', async () => {

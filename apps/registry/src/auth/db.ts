@@ -3,8 +3,9 @@
  * placeholders (rewritten to `$1…` for PostgreSQL) and `{name}` for auth table names.
  */
 import type BetterSqlite3 from 'better-sqlite3'
+import { assertSchemaVersion, migratePostgres, migrateSqlite } from '@adwire/service-kit'
 import type pg from 'pg'
-import { AUTH_MIGRATION_LOCK, AUTH_SCHEMA_VERSION, authTables } from './schema.js'
+import { AUTH_SCHEMA_VERSION, authTables } from './schema.js'
 
 /** Where the auth tables live: one SQLite database, or one schema of a PostgreSQL database. */
 export type AuthStoreConfig =
@@ -72,7 +73,7 @@ export function authDb(store: AuthStoreConfig): AuthDb {
  */
 export function migrateAuthSqlite(db: BetterSqlite3.Database): void {
   db.pragma('foreign_keys = ON')
-  db.transaction(() => {
+  migrateSqlite(db, () => {
     for (const statement of authTables((name) => `registry_auth_${name}`, 'INTEGER')) db.exec(statement)
     checkVersion(
       db.prepare(`SELECT value FROM registry_auth_meta WHERE name = 'schema_version'`).get() as
@@ -82,7 +83,7 @@ export function migrateAuthSqlite(db: BetterSqlite3.Database): void {
       `INSERT INTO registry_auth_meta (name, value) VALUES ('schema_version', ?)
        ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
     ).run(String(AUTH_SCHEMA_VERSION))
-  })()
+  })
 }
 
 /**
@@ -93,10 +94,7 @@ export function migrateAuthSqlite(db: BetterSqlite3.Database): void {
  */
 export async function migrateAuthPostgres(pool: pg.Pool, schema: string): Promise<void> {
   const s = quote(schema)
-  const client = await pool.connect()
-  try {
-    await client.query('BEGIN')
-    await client.query('SELECT pg_advisory_xact_lock($1)', [AUTH_MIGRATION_LOCK])
+  await migratePostgres(pool, `adwire_registry_auth:${schema}`, async (client) => {
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`)
     for (const statement of authTables((name) => `${s}.registry_auth_${name}`, 'BIGINT')) {
       await client.query(statement)
@@ -110,19 +108,9 @@ export async function migrateAuthPostgres(pool: pg.Pool, schema: string): Promis
        ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value`,
       [String(AUTH_SCHEMA_VERSION)],
     )
-    await client.query('COMMIT')
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {})
-    throw error
-  } finally {
-    client.release()
-  }
+  })
 }
 
 function checkVersion(row: { value: string } | undefined): void {
-  if (row && Number(row.value) > AUTH_SCHEMA_VERSION) {
-    throw new Error(
-      `the registry_auth tables are at version ${row.value}; this registry knows ${AUTH_SCHEMA_VERSION}`,
-    )
-  }
+  assertSchemaVersion('registry_auth', row?.value, AUTH_SCHEMA_VERSION)
 }

@@ -2,7 +2,7 @@
  * The OAuth 2.1 authorization server's HTTP endpoints: RFC 8414 and RFC 9728 metadata, the JWKS, RFC 7591
  * dynamic client registration, the authorization endpoint (sign-in and consent page) and the token endpoint.
  * Errors follow RFC 6749 (`{ error, error_description }`), which OAuth clients expect, not the registry's
- * `{ error: { code, message } }`.
+ * `{ error: message, code }`.
  */
 import { Hono, type Context } from 'hono'
 import { findClient, registerClient, RegistrationError, AUTH_METHODS, type OAuthClient } from './clients.js'

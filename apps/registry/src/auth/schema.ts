@@ -7,9 +7,6 @@
 /** Version of the auth tables this code writes; stored in `registry_auth_meta`. */
 export const AUTH_SCHEMA_VERSION = 1
 
-/** Advisory lock id serialising concurrent PostgreSQL migrations of the auth tables. */
-export const AUTH_MIGRATION_LOCK = 0x7265_6761 // "rega"
-
 /** Table definitions; `bigint` is epoch milliseconds, `t(name)` qualifies a table name. */
 export function authTables(t: (name: string) => string, bigint: string): string[] {
   return [

@@ -196,9 +196,6 @@ export const MIGRATIONS: readonly Migration[] = [
 /** The newest version this code knows. */
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version
 
-/** An arbitrary PostgreSQL advisory lock key serialising concurrent migrations ("rgst"). */
-export const MIGRATION_LOCK = 0x72677374
-
 export const MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS registry_migrations (
   version INTEGER PRIMARY KEY,
   name TEXT NOT NULL,

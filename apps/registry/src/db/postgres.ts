@@ -1,11 +1,12 @@
 /**
  * The registry on a PostgreSQL schema: a `pg` pool whose connections use the schema as `search_path`, so the
- * statements are the same as on SQLite. Migrations are serialised across concurrently starting instances with
- * an advisory lock.
+ * statements are the same as on SQLite. Migrations run in one transaction, serialised across concurrently
+ * starting instances with an advisory lock.
  */
+import { migratePostgres as inTransaction } from '@adwire/service-kit'
 import pg from 'pg'
 import type { SqlDriver, SqlExecutor, SqlValue } from './driver.js'
-import { assertKnownVersion, MIGRATION_LOCK, MIGRATIONS, MIGRATIONS_TABLE } from './migrations.js'
+import { assertKnownVersion, MIGRATIONS, MIGRATIONS_TABLE } from './migrations.js'
 
 const quote = (identifier: string): string => `"${identifier.replaceAll('"', '""')}"`
 
@@ -30,14 +31,11 @@ export async function openPostgres(
   const bootstrap = new pg.Client({ connectionString })
   await bootstrap.connect()
   try {
-    await bootstrap.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK])
-    try {
-      await bootstrap.query(`CREATE SCHEMA IF NOT EXISTS ${quote(schema)}`)
-      await bootstrap.query(`SET search_path TO ${quote(schema)}`)
-      await migratePostgres(bootstrap)
-    } finally {
-      await bootstrap.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK])
-    }
+    await inTransaction(bootstrap, `adwire_registry:${schema}`, async (client) => {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${quote(schema)}`)
+      await client.query(`SET LOCAL search_path TO ${quote(schema)}`)
+      await migratePostgres(client)
+    })
   } finally {
     await bootstrap.end()
   }
@@ -46,26 +44,20 @@ export async function openPostgres(
   return { driver: postgresDriver(pool), pool }
 }
 
-async function migratePostgres(client: pg.Client): Promise<void> {
+/** Applies the pending migrations on `client`, inside the caller's transaction. */
+async function migratePostgres(client: Pick<pg.ClientBase, 'query'>): Promise<void> {
   await client.query(MIGRATIONS_TABLE)
   const { rows } = await client.query<{ version: number }>('SELECT version FROM registry_migrations')
   const applied = rows.map((row) => Number(row.version))
   assertKnownVersion(applied)
   for (const migration of MIGRATIONS) {
     if (applied.includes(migration.version)) continue
-    await client.query('BEGIN')
-    try {
-      for (const statement of migration.statements) await client.query(statement)
-      await client.query('INSERT INTO registry_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
-        migration.version,
-        migration.name,
-        new Date().toISOString(),
-      ])
-      await client.query('COMMIT')
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {})
-      throw error
-    }
+    for (const statement of migration.statements) await client.query(statement)
+    await client.query('INSERT INTO registry_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+      migration.version,
+      migration.name,
+      new Date().toISOString(),
+    ])
   }
 }
 

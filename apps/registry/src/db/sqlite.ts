@@ -6,6 +6,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { enableWal } from '@adwire/store-sqlite'
+import { migrateSqlite as inTransaction } from '@adwire/service-kit'
 import Database from 'better-sqlite3'
 import type { SqlDriver, SqlExecutor, SqlValue } from './driver.js'
 import { assertKnownVersion, MIGRATIONS, MIGRATIONS_TABLE } from './migrations.js'
@@ -33,24 +34,24 @@ export function openSqlite(path: string): { driver: SqlDriver; db: Database.Data
   return { driver: sqliteDriver(db), db }
 }
 
-/** Applies the pending migrations, each in its own transaction. */
+/** Applies the pending migrations in one transaction: all of them, or none. */
 export function migrateSqlite(db: Database.Database): void {
-  db.exec(MIGRATIONS_TABLE)
-  const applied = (db.prepare('SELECT version FROM registry_migrations').all() as { version: number }[]).map(
-    (row) => row.version,
-  )
-  assertKnownVersion(applied)
-  for (const migration of MIGRATIONS) {
-    if (applied.includes(migration.version)) continue
-    db.transaction(() => {
+  inTransaction(db, () => {
+    db.exec(MIGRATIONS_TABLE)
+    const applied = (
+      db.prepare('SELECT version FROM registry_migrations').all() as { version: number }[]
+    ).map((row) => row.version)
+    assertKnownVersion(applied)
+    for (const migration of MIGRATIONS) {
+      if (applied.includes(migration.version)) continue
       for (const statement of migration.statements) db.exec(statement)
       db.prepare('INSERT INTO registry_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
         migration.version,
         migration.name,
         new Date().toISOString(),
       )
-    }).immediate()
-  }
+    }
+  })
 }
 
 /** The {@link SqlDriver} over an open, migrated better-sqlite3 database. */

@@ -6,7 +6,7 @@ import { canonicalAgentUrl, normalizeDomain } from '../domain/names.js'
 import type { AgentType } from '../domain/types.js'
 import type { RegistryDeps } from '../deps.js'
 import type { CrawlQueue } from '../crawl/queue.js'
-import { HttpError, readBody, reply, requirePrincipal } from './http.js'
+import { errorBody, HttpError, readBody, reply, requirePrincipal } from './http.js'
 
 const AGENT_TYPES: AgentType[] = [
   'brand',
@@ -53,10 +53,9 @@ export function discoveryRoutes(deps: RegistryDeps, queue: CrawlQueue): Hono {
     const type = c.req.query('type')
     if (type !== undefined && !AGENT_TYPES.includes(type as AgentType)) {
       return c.json(
-        {
-          error: { code: 'invalid_parameter', message: `type must be one of ${AGENT_TYPES.join(', ')}` },
+        errorBody('invalid_parameter', `type must be one of ${AGENT_TYPES.join(', ')}`, {
           valid_values: AGENT_TYPES,
-        },
+        }),
         400,
       )
     }
@@ -142,10 +141,9 @@ export function discoveryRoutes(deps: RegistryDeps, queue: CrawlQueue): Hono {
     )
     if (recent && ['queued', 'running', 'retrying'].includes(recent.status)) {
       return c.json(
-        {
-          error: { code: 'rate_limited', message: `${domain} already has a crawl request in progress` },
+        errorBody('rate_limited', `${domain} already has a crawl request in progress`, {
           retry_after: CRAWL_REQUEST_INTERVAL_SECONDS,
-        },
+        }),
         429,
       )
     }

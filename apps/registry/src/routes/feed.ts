@@ -10,7 +10,7 @@ import { canonicalAgentUrl } from '../domain/names.js'
 import type { AuthorizationRecord } from '../domain/types.js'
 import { checkCursor, parseTypes, readFeedPage } from '../feed/query.js'
 import type { RegistryDeps } from '../deps.js'
-import { HttpError, intParam, reply, requireOrg, requirePrincipal, required } from './http.js'
+import { errorBody, HttpError, intParam, reply, requireOrg, requirePrincipal, required } from './http.js'
 
 /** At most this many streams are open at once in this process. */
 export const MAX_STREAMS = 100
@@ -133,12 +133,9 @@ export function feedRoutes(deps: RegistryDeps): Hono {
           await stream
             .writeSSE({
               event: 'error',
-              data: JSON.stringify({
-                error: {
-                  code: 'feed_stream_error',
-                  message: String(error instanceof Error ? error.message : error),
-                },
-              }),
+              data: JSON.stringify(
+                errorBody('feed_stream_error', String(error instanceof Error ? error.message : error)),
+              ),
             })
             .catch(() => {})
       } finally {

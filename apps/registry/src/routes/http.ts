@@ -1,5 +1,6 @@
 /**
- * The shared HTTP helpers of the routes: the error envelope `{ "error": { "code", "message" } }`, JSON body
+ * The shared HTTP helpers of the routes: the error body of the official document (`{ "error": message }`, with
+ * the machine-readable `code` beside it), JSON body
  * reading with a size cap and OpenAPI request validation, response validation, and the bearer guard of
  * locked endpoints.
  */
@@ -8,7 +9,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { checkRequestBody, checkResponse } from '../spec/validators.js'
 import type { RegistryDeps, Principal } from '../deps.js'
 
-/** An error answered as `{ error: { code, message }, ...extra }` with `status`. */
+/** An error answered as `{ error: message, code, ...extra }` with `status`. */
 export class HttpError extends Error {
   override readonly name = 'HttpError'
   constructor(
@@ -22,9 +23,17 @@ export class HttpError extends Error {
   }
 }
 
-/** The error body. */
+/**
+ * The one error body of the registry: the official document's `Error` (`{ "error": string }`, extra members
+ * allowed) with a machine-readable `code` and any extra members (`domain`, `retry_after`, …).
+ *
+ * @example
+ * errorBody('brand_not_found', 'no brand.json at nothing.example', { domain: 'nothing.example' })
+ * // { error: 'no brand.json at nothing.example', code: 'brand_not_found', domain: 'nothing.example' }
+ */
 export const errorBody = (code: string, message: string, extra: Record<string, unknown> = {}) => ({
-  error: { code, message },
+  error: message,
+  code,
   ...extra,
 })
 

@@ -28,17 +28,17 @@ export interface Operation {
   readonly raw: JsonObject
 }
 
-/** The error envelope every error response carries. */
+/** The official `Error` (`{ error: string }`) with the `code` every registry error carries beside it. */
 export const ERROR_SCHEMA = {
   type: 'object',
   properties: {
-    error: {
-      type: 'object',
-      properties: { code: { type: 'string' }, message: { type: 'string' } },
-      required: ['code', 'message'],
+    error: { type: 'string', description: 'What went wrong, for people.' },
+    code: {
+      type: 'string',
+      description: 'What went wrong, for programs (`brand_not_found`, `invalid_selector`…).',
     },
   },
-  required: ['error'],
+  required: ['error', 'code'],
 }
 
 const SELECTOR_SCHEMA = {

@@ -10,7 +10,7 @@ import {
   testClock,
   testFetch,
   type TestServer,
-} from './test-server.js'
+} from '../testing/test-server.js'
 
 const AGENT = 'https://ads.seller.example/mcp'
 const PATH = '/.well-known/adagents.json'

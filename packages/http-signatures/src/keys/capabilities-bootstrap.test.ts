@@ -7,9 +7,17 @@ import {
   type CapabilitiesBootstrapResolverOptions,
   type GetCapabilities,
 } from './capabilities-bootstrap.js'
-import { capabilitiesDocument } from './capabilities-fixture.js'
+import { capabilitiesDocument } from '../testing/capabilities-fixture.js'
 import type { SafeFetch } from './fetch-types.js'
-import { dynamic, failure, json, startServer, testClock, testFetch, type TestServer } from './test-server.js'
+import {
+  dynamic,
+  failure,
+  json,
+  startServer,
+  testClock,
+  testFetch,
+  type TestServer,
+} from '../testing/test-server.js'
 
 const AGENT = 'https://agent.seller.test/mcp'
 const BRAND_URL = 'https://brand.seller.test/.well-known/brand.json'

@@ -1,7 +1,7 @@
 import { readConformanceJson } from '@adwire/conformance'
 import { describe, expect, it } from 'vitest'
 import { SignatureError } from '../errors.js'
-import { capabilitiesDocument } from './capabilities-fixture.js'
+import { capabilitiesDocument } from '../testing/capabilities-fixture.js'
 import { assertKeyOrigin, declaredPosture, readSigningPosture } from './capabilities-posture.js'
 
 const BRAND_URL = 'https://brand.seller.test/.well-known/brand.json'

@@ -10,7 +10,7 @@ import {
   testClock,
   testFetch,
   type TestServer,
-} from './test-server.js'
+} from '../testing/test-server.js'
 
 let server: TestServer
 let published: { keys: unknown[] }

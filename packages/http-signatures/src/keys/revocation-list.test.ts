@@ -2,7 +2,15 @@ import type { webcrypto } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { AdcpJwk } from '../types.js'
 import { revocationList, staticRevocationList, type RevocationListOptions } from './revocation-list.js'
-import { dynamic, failure, json, startServer, testClock, testFetch, type TestServer } from './test-server.js'
+import {
+  dynamic,
+  failure,
+  json,
+  startServer,
+  testClock,
+  testFetch,
+  type TestServer,
+} from '../testing/test-server.js'
 
 const T0 = Date.parse('2026-04-18T14:00:00Z') / 1000
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString()

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createSafeFetch } from './safe-fetch.js'
-import { failure } from './test-server.js'
+import { failure } from '../testing/test-server.js'
 
 /** A throwaway self-signed certificate for keys.example.test, made with the openssl CLI (skipped without it). */
 function makeCertificate(): { key: string; cert: string } | undefined {

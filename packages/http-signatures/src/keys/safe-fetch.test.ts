@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { SignatureError } from '../errors.js'
 import { checkAddress } from './address-policy.js'
 import { createSafeFetch } from './safe-fetch.js'
-import { failure, json, startServer, testFetch, type TestServer } from './test-server.js'
+import { failure, json, startServer, testFetch, type TestServer } from '../testing/test-server.js'
 
 let server: TestServer
 beforeAll(async () => {

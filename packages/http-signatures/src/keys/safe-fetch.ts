@@ -1,16 +1,11 @@
-import { lookup as dnsLookup } from 'node:dns/promises'
-import http from 'node:http'
-import https from 'node:https'
-import { isIP } from 'node:net'
+import type https from 'node:https'
 import { SignatureError } from '../errors.js'
-import { checkAddress, type AddressPolicy, type PinnedAddress } from './address-policy.js'
+import type { AddressPolicy } from './address-policy.js'
 import type { FetchedResource, SafeFetch, SafeFetchInit } from './fetch-types.js'
+import { createPinnedFetch } from './pinned-fetch.js'
+import type { LookupAddress } from './pinned-target.js'
 
-/** One answer of a DNS lookup, as `node:dns` gives it with `{ all: true }`. */
-export interface LookupAddress {
-  readonly address: string
-  readonly family: number
-}
+export type { LookupAddress } from './pinned-target.js'
 
 /** Options of {@link createSafeFetch}. */
 export interface SafeFetchOptions extends AddressPolicy {
@@ -30,8 +25,6 @@ export interface SafeFetchOptions extends AddressPolicy {
   readonly userAgent?: string
 }
 
-const defaultLookup = (hostname: string) => dnsLookup(hostname, { all: true, verbatim: true })
-
 /**
  * Creates an SSRF-safe GET for key discovery (AdCP 3.1 security.mdx "SSRF-safe fetches"; adcp-notes §2.7):
  * https only; userinfo refused; every address the host resolves to must pass {@link checkAddress} (one bad
@@ -41,7 +34,9 @@ const defaultLookup = (hostname: string) => dnsLookup(hostname, { all: true, ver
  * against `content-length` first, then while streaming) and the whole exchange is time-boxed. Responses are
  * never decompressed (`accept-encoding: identity`). Error messages never quote the response body.
  *
- * Node only (`node:http`, `node:https`, `node:dns`); the resolvers depend on the {@link SafeFetch} type alone.
+ * A GET profile of {@link createPinnedFetch}: the same resolution, pinning and transport, with the body read
+ * whole. Node only (`node:http`, `node:https`, `node:dns`); the resolvers depend on the {@link SafeFetch} type
+ * alone.
  *
  * @example
  * const fetch = createSafeFetch({ timeoutMs: 5_000 })
@@ -49,172 +44,65 @@ const defaultLookup = (hostname: string) => dnsLookup(hostname, { all: true, ver
  * if (response.status === 200) console.log(new TextDecoder().decode(response.body))
  */
 export function createSafeFetch(options: SafeFetchOptions = {}): SafeFetch {
-  const lookup = options.lookup ?? defaultLookup
-  const timeoutMs = options.timeoutMs ?? 10_000
-  const connectTimeoutMs = options.connectTimeoutMs ?? 5_000
+  // The size cap is applied here, per call; the pinned fetch streams without one.
+  const { maxBytes: _defaultCap, ...pinning } = options
+  const pinnedFetch = createPinnedFetch({
+    ...pinning,
+    userAgent: options.userAgent ?? 'adwire-http-signatures',
+  })
   return async (input: string, init: SafeFetchInit = {}): Promise<FetchedResource> => {
-    const url = parseTarget(input, options.allowHttp === true)
-    const deadline = Date.now() + timeoutMs
-    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname
-    let pinned: PinnedAddress
-    if (isIP(host) !== 0) {
-      pinned = checkAddress(host, options)
-    } else {
-      const answers = await withDeadline(lookup(host), deadline, `DNS lookup of ${host}`)
-      if (answers.length === 0) throw new SignatureError('fetch_failed', `${host} has no address`)
-      const checked = answers.map((answer) => checkAddress(answer.address, options))
-      pinned = checked[0]!
+    const maxBytes = init.maxBytes ?? options.maxBytes ?? 65_536
+    const response = await pinnedFetch(input, {
+      headers: { accept: 'application/json', ...init.headers },
+      redirect: 'manual',
+    })
+    const where = response.url.replace(/[?#].*$/, '')
+    const { status, headers } = response
+    if (status >= 300 && status < 400) {
+      if ((init.redirect ?? 'error') === 'error') {
+        throw new SignatureError(
+          'fetch_refused',
+          `fetch of ${where} answered a redirect (${status}); redirects are refused`,
+        )
+      }
+      return { url: response.url, status, headers, body: new Uint8Array(0) }
     }
-    return transfer(url, pinned, {
-      deadline,
-      connectTimeoutMs,
-      maxBytes: init.maxBytes ?? options.maxBytes ?? 65_536,
-      headers: {
-        accept: 'application/json',
-        'accept-encoding': 'identity',
-        'user-agent': options.userAgent ?? 'adwire-http-signatures',
-        ...init.headers,
-        host: url.host,
-      },
-      redirect: init.redirect ?? 'error',
-      servername: isIP(host) === 0 ? host : undefined,
-      tls: options.tls,
-    })
-  }
-}
-
-function parseTarget(input: string, allowHttp: boolean): URL {
-  let url: URL
-  try {
-    url = new URL(input)
-  } catch {
-    throw new SignatureError('fetch_refused', 'not an absolute URL')
-  }
-  if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:')) {
-    throw new SignatureError('fetch_refused', `scheme ${url.protocol} refused: https only`)
-  }
-  if (url.username !== '' || url.password !== '') {
-    throw new SignatureError('fetch_refused', 'URLs with userinfo are refused')
-  }
-  return url
-}
-
-async function withDeadline<T>(promise: Promise<T>, deadline: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new SignatureError('fetch_failed', `${what} timed out`)),
-      Math.max(0, deadline - Date.now()),
-    )
-  })
-  try {
-    return await Promise.race([promise, expired])
-  } catch (error) {
-    if (SignatureError.is(error)) throw error
-    throw new SignatureError('fetch_failed', `${what} failed`, undefined, { cause: error })
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-interface TransferOptions {
-  readonly deadline: number
-  readonly connectTimeoutMs: number
-  readonly maxBytes: number
-  readonly headers: Record<string, string>
-  readonly redirect: 'error' | 'manual'
-  readonly servername: string | undefined
-  readonly tls: SafeFetchOptions['tls']
-}
-
-function transfer(url: URL, pinned: PinnedAddress, options: TransferOptions): Promise<FetchedResource> {
-  const where = `${url.origin}${url.pathname}`
-  return new Promise((resolve, reject) => {
-    let settled = false
-    const timers: ReturnType<typeof setTimeout>[] = []
-    const finish = (error: SignatureError | undefined, value?: FetchedResource) => {
-      if (settled) return
-      settled = true
-      for (const timer of timers) clearTimeout(timer)
-      if (error) {
-        request.destroy()
-        reject(error)
-      } else resolve(value!)
+    const declared = Number(headers.get('content-length') ?? Number.NaN)
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      await response.body?.cancel()
+      throw new SignatureError('fetch_refused', `response of ${where} exceeds ${maxBytes} bytes`)
     }
-    const module = url.protocol === 'https:' ? https : http
-    const request = module.request({
-      host: pinned.address,
-      family: pinned.family,
-      port: url.port === '' ? undefined : Number(url.port),
-      path: `${url.pathname}${url.search}`,
-      method: 'GET',
-      headers: options.headers,
-      agent: false,
-      ...(url.protocol === 'https:' ? { servername: options.servername, ...options.tls } : {}),
-    })
-    timers.push(
-      setTimeout(
-        () => finish(new SignatureError('fetch_failed', `fetch of ${where} timed out`)),
-        Math.max(0, options.deadline - Date.now()),
-      ),
-    )
-    request.on('socket', (socket) => {
-      if (!socket.connecting) return
-      const timer = setTimeout(
-        () => finish(new SignatureError('fetch_failed', `connecting to ${where} timed out`)),
-        options.connectTimeoutMs,
-      )
-      timers.push(timer)
-      socket.once('connect', () => clearTimeout(timer))
-    })
-    request.on('error', (error) =>
-      finish(new SignatureError('fetch_failed', `fetch of ${where} failed`, undefined, { cause: error })),
-    )
-    request.on('response', (response) => {
-      const status = response.statusCode ?? 0
-      const headers = new Headers()
-      for (const [name, value] of Object.entries(response.headers)) {
-        for (const item of Array.isArray(value) ? value : value === undefined ? [] : [value])
-          headers.append(name, item)
-      }
-      if (status >= 300 && status < 400) {
-        response.resume()
-        if (options.redirect === 'error') {
-          finish(
-            new SignatureError(
-              'fetch_refused',
-              `fetch of ${where} answered a redirect (${status}); redirects are refused`,
-            ),
-          )
-        } else finish(undefined, { url: url.href, status, headers, body: new Uint8Array(0) })
-        return
-      }
-      const declared = Number(response.headers['content-length'])
-      if (Number.isFinite(declared) && declared > options.maxBytes) {
-        finish(new SignatureError('fetch_refused', `response of ${where} exceeds ${options.maxBytes} bytes`))
-        return
-      }
-      const chunks: Buffer[] = []
-      let size = 0
-      response.on('data', (chunk: Buffer) => {
-        size += chunk.length
-        if (size > options.maxBytes) {
-          finish(
-            new SignatureError('fetch_refused', `response of ${where} exceeds ${options.maxBytes} bytes`),
-          )
-        } else chunks.push(chunk)
-      })
-      response.on('error', (error) =>
-        finish(new SignatureError('fetch_failed', `reading ${where} failed`, undefined, { cause: error })),
-      )
-      response.on('close', () => {
-        if (!response.complete) finish(new SignatureError('fetch_failed', `reading ${where} was cut short`))
-      })
-      response.on('end', () => {
-        const body = new Uint8Array(Buffer.concat(chunks, size))
-        finish(undefined, { url: url.href, status, headers, body })
-      })
-    })
-    request.end()
-  })
+    return { url: response.url, status, headers, body: await readCapped(response, where, maxBytes) }
+  }
+}
+
+/** Reads the whole body, refusing it past `maxBytes` (the transfer is cut, the body never quoted). */
+async function readCapped(response: Response, where: string, maxBytes: number): Promise<Uint8Array> {
+  if (!response.body) return new Uint8Array(0)
+  const reader = response.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    let next: Awaited<ReturnType<typeof reader.read>>
+    try {
+      next = await reader.read()
+    } catch (error) {
+      if (SignatureError.is(error)) throw error
+      throw new SignatureError('fetch_failed', `reading ${where} failed`, undefined, { cause: error })
+    }
+    if (next.done) break
+    size += next.value.byteLength
+    if (size > maxBytes) {
+      await reader.cancel()
+      throw new SignatureError('fetch_refused', `response of ${where} exceeds ${maxBytes} bytes`)
+    }
+    chunks.push(next.value)
+  }
+  const body = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    body.set(chunk, offset)
+    offset += chunk.byteLength
+  }
+  return body
 }

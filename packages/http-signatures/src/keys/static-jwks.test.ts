@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { SignatureError } from '../errors.js'
 import type { Jwks } from '../types.js'
 import { jwksResolver } from './static-jwks.js'
-import { fakeKey } from './test-server.js'
+import { fakeKey } from '../testing/test-server.js'
 
 const key = fakeKey
 const context = { profile: 'webhook', now: 1_776_520_800 } as const

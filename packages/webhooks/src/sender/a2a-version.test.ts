@@ -6,7 +6,7 @@ import { MemoryClaimStore, MemoryConvergenceStore, MemoryOutboxStore } from '../
 import { createWebhookReceiver } from '../receiver/receiver.js'
 import type { ReceivedEvent } from '../receiver/types.js'
 import { createWebhookSender } from './sender.js'
-import { startEndpoint, type TestEndpoint } from './test-support.js'
+import { startEndpoint, type TestEndpoint } from '../testing/sender.js'
 import type { A2AVersion, WebhookRegistration } from './types.js'
 
 let key: GeneratedSigningKey

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { MemoryOutboxStore } from '../memory-stores.js'
 import { createWebhookSender } from './sender.js'
-import { senderTestKit } from './test-support.js'
+import { senderTestKit } from '../testing/sender.js'
 import type { WebhookSenderOptions } from './types.js'
 
 const kit = senderTestKit('seller-coalesce-test')

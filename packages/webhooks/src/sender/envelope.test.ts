@@ -10,7 +10,7 @@ import { MemoryClaimStore, MemoryConvergenceStore, MemoryOutboxStore } from '../
 import { createWebhookReceiver } from '../receiver/receiver.js'
 import type { ReceivedEvent } from '../receiver/types.js'
 import { createWebhookSender } from './sender.js'
-import { manualClock, reply, startEndpoint, type Responder, type TestEndpoint } from './test-support.js'
+import { manualClock, reply, startEndpoint, type Responder, type TestEndpoint } from '../testing/sender.js'
 import type { WebhookRegistration } from './types.js'
 
 let key: GeneratedSigningKey

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { senderTestKit } from './test-support.js'
+import { senderTestKit } from '../testing/sender.js'
 import type { DeliveryReport, WebhookRegistration, WebhookSenderOptions } from './types.js'
 
 const kit = senderTestKit('seller-lifecycle-test')

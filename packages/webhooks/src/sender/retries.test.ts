@@ -1,6 +1,6 @@
 import { MemoryReplayStore, parseSignatureInput } from '@adwire/http-signatures'
 import { describe, expect, it } from 'vitest'
-import { reply, senderTestKit } from './test-support.js'
+import { reply, senderTestKit } from '../testing/sender.js'
 import type { WebhookRegistration } from './types.js'
 
 const kit = senderTestKit('seller-retry-test')

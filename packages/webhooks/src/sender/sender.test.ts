@@ -1,7 +1,7 @@
 import { MemoryReplayStore, verifyBearerWebhook, verifyHmacWebhook } from '@adwire/http-signatures'
 import { describe, expect, it } from 'vitest'
 import { WebhookError } from '../errors.js'
-import { reply, senderTestKit } from './test-support.js'
+import { reply, senderTestKit } from '../testing/sender.js'
 import type { WebhookRegistration } from './types.js'
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/

@@ -2,7 +2,7 @@ import { generateSigningKey, type GeneratedSigningKey } from '@adwire/http-signa
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { MemoryOutboxStore } from '../memory-stores.js'
 import { createWebhookSender } from './sender.js'
-import { manualClock, startEndpoint, type Responder, type TestEndpoint } from './test-support.js'
+import { manualClock, startEndpoint, type Responder, type TestEndpoint } from '../testing/sender.js'
 import type { SenderLogEntry, WebhookRegistration } from './types.js'
 
 let key: GeneratedSigningKey

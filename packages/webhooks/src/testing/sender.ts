@@ -12,8 +12,8 @@ import {
 } from '@adwire/http-signatures'
 import { afterEach, beforeAll } from 'vitest'
 import { MemoryOutboxStore } from '../memory-stores.js'
-import { createWebhookSender } from './sender.js'
-import type { WebhookRegistration, WebhookSenderOptions } from './types.js'
+import { createWebhookSender } from '../sender/sender.js'
+import type { WebhookRegistration, WebhookSenderOptions } from '../sender/types.js'
 
 export interface ReceivedRequest {
   readonly method: string

@@ -9,7 +9,7 @@
  *   `complete` resolved, until it is killed.
  */
 import type { ClaimInput } from '@adwire/webhooks'
-import { openSqliteStores } from './open.js'
+import { openSqliteStores } from '../open.js'
 
 export type ParentMessage = { type: 'open' } | { type: 'go'; keys: string[] }
 export type ChildMessage =

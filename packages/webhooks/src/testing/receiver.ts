@@ -19,7 +19,7 @@ import {
   type ReceiverLogEntry,
   type Registration,
   type WebhookReceiverOptions,
-} from '../src/index.js'
+} from '../index.js'
 
 export const URL_BASE = 'https://buyer.example.com/webhooks'
 export const NOW = 1_776_520_800

@@ -1,10 +1,10 @@
 /** The auth test suite, run on SQLite and on PostgreSQL by the two `*.test.ts` files beside it. */
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { authDb } from './db.js'
-import { ACCESS_TOKEN_TTL_MS } from './grants.js'
-import { sha256Hex } from './secrets.js'
-import type { AuthStore } from './index.js'
+import { authDb } from '../auth/db.js'
+import { ACCESS_TOKEN_TTL_MS } from '../auth/grants.js'
+import { sha256Hex } from '../auth/secrets.js'
+import type { AuthStore } from '../auth/index.js'
 import {
   authorize,
   pkcePair,
@@ -15,7 +15,7 @@ import {
   token,
   whoami,
   type AuthServer,
-} from './test-support.js'
+} from './auth-server.js'
 
 export interface StoreFixture {
   store: AuthStore

@@ -9,9 +9,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { parseEnv } from './env.js'
-import { startRegistry, type RunningRegistry } from './service.js'
-import { checkResponse } from './spec/validators.js'
+import { readSse as readSseStream } from '@adwire/registry-client'
+import { parseEnv } from '../env.js'
+import { startRegistry, type RunningRegistry } from '../service.js'
+import { checkResponse } from '../spec/validators.js'
 
 export interface Site {
   readonly origin: string
@@ -72,7 +73,6 @@ export async function startTestRegistry(
     .join(',')
   const common = {
     PORT: '0',
-    HOST: '127.0.0.1',
     SEED: options.seed === false ? '0' : '1',
     ALLOW_PRIVATE_CRAWL: '1',
     CRAWL_ORIGINS: origins,
@@ -155,7 +155,10 @@ export async function api(
   return { status: response.status, body, headers: response.headers }
 }
 
-/** Reads SSE events from a stream until `count` events arrived (or `timeoutMs`). */
+/**
+ * Reads SSE events from a stream until `count` events arrived (or `timeoutMs`); the parser is `readSse` of
+ * @adwire/registry-client.
+ */
 export async function readSse(
   url: string,
   token: string,
@@ -171,27 +174,14 @@ export async function readSse(
       signal: controller.signal,
     })
     if (!response.ok || !response.body) throw new Error(`stream answered ${response.status}`)
-    const decoder = new TextDecoder()
-    let buffer = ''
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true })
-      let end: number
-      while ((end = buffer.indexOf('\n\n')) !== -1) {
-        const block = buffer.slice(0, end)
-        buffer = buffer.slice(end + 2)
-        const fields: Record<string, string> = {}
-        for (const line of block.split('\n')) {
-          const at = line.indexOf(':')
-          if (at > 0) fields[line.slice(0, at)] = line.slice(at + 1).trimStart()
-        }
-        if (fields.event)
-          events.push({
-            event: fields.event,
-            ...(fields.id ? { id: fields.id } : {}),
-            data: JSON.parse(fields.data ?? 'null'),
-          })
-        if (events.length >= count) return events
-      }
+    for await (const message of readSseStream(response.body)) {
+      if (message.event === 'message') continue
+      events.push({
+        event: message.event,
+        ...(message.id ? { id: message.id } : {}),
+        data: JSON.parse(message.data) as unknown,
+      })
+      if (events.length >= count) return events
     }
   } catch (error) {
     if (!controller.signal.aborted) throw error

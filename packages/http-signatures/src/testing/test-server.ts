@@ -5,7 +5,7 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { SignatureError } from '../errors.js'
-import { createSafeFetch, type SafeFetchOptions } from './safe-fetch.js'
+import { createSafeFetch, type SafeFetchOptions } from '../keys/safe-fetch.js'
 
 export type Route = (request: http.IncomingMessage, response: http.ServerResponse) => void
 

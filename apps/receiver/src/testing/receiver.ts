@@ -9,8 +9,9 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { signHmacWebhook, signWebhook, type AdcpJwk } from '@adwire/http-signatures'
-import { parseEnv } from './env.js'
-import { startReceiver, type RunningReceiver, type StartOptions } from './service.js'
+import { readSse as readSseStream, type SseMessage } from '@adwire/registry-client'
+import { parseEnv } from '../env.js'
+import { startReceiver, type RunningReceiver, type StartOptions } from '../service.js'
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef'
 export const HMAC_SECRET = 'hmac-secret-for-receiver-tests-0123456789'
@@ -37,7 +38,6 @@ export async function startTestReceiver(
   return startReceiver(
     parseEnv({
       PORT: '0',
-      HOST: '127.0.0.1',
       DATABASE_URL: `sqlite:${join(tempDir(), 'receiver.sqlite')}`,
       ADMIN_TOKEN,
       ...env,
@@ -157,46 +157,22 @@ export const json = (response: ServerResponse, status: number, body: unknown) =>
   response.end(JSON.stringify(body))
 }
 
-export interface SseMessage {
-  readonly event: string
-  readonly id?: string
-  readonly data: string
-}
+export type { SseMessage }
 
-/** Reads server-sent events from a fetch response until `stop` returns true or the stream ends. */
+/**
+ * Reads server-sent events from a fetch response until `stop` returns true or the stream ends (the parser is
+ * `readSse` of @adwire/registry-client, the one the CLI follows the receiver with).
+ */
 export async function readSse(
   response: Response,
   stop: (message: SseMessage, all: SseMessage[]) => boolean,
 ): Promise<SseMessage[]> {
   const messages: SseMessage[] = []
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
-  let buffer = ''
-  try {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) return messages
-      buffer += value
-      let end: number
-      while ((end = buffer.indexOf('\n\n')) !== -1) {
-        const block = buffer.slice(0, end)
-        buffer = buffer.slice(end + 2)
-        let event = 'message'
-        let id: string | undefined
-        const data: string[] = []
-        for (const line of block.split('\n')) {
-          if (line.startsWith('event:')) event = line.slice(6).trim()
-          else if (line.startsWith('id:')) id = line.slice(3).trim()
-          else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''))
-        }
-        if (data.length === 0) continue
-        const message = { event, ...(id === undefined ? {} : { id }), data: data.join('\n') }
-        messages.push(message)
-        if (stop(message, messages)) return messages
-      }
-    }
-  } finally {
-    await reader.cancel().catch(() => {})
+  for await (const message of readSseStream(response.body!)) {
+    messages.push(message)
+    if (stop(message, messages)) break
   }
+  return messages
 }
 
 /** Polls `check` until it returns a value (not undefined) or `timeoutMs` passes. */

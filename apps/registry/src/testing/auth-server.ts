@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { getRequestListener } from '@hono/node-server'
 import { Hono } from 'hono'
-import { createAuth, type Auth, type AuthStore } from './index.js'
+import { createAuth, type Auth, type AuthStore } from '../auth/index.js'
 
 export interface AuthServer {
   url: string
@@ -27,9 +27,7 @@ export async function startAuthServer(store: AuthStore): Promise<AuthServer> {
   app.route('/', auth.routes)
   app.get('/api/whoami', async (c) => {
     const principal = await auth.authenticate(c.req.raw)
-    return principal
-      ? c.json(principal)
-      : c.json({ error: { code: 'unauthorized', message: 'sign in' } }, 401)
+    return principal ? c.json(principal) : c.json({ error: 'sign in', code: 'unauthorized' }, 401)
   })
   server.on('request', getRequestListener(app.fetch))
   return {
