@@ -132,15 +132,13 @@ export function loadBundle(dir: string = defaultBundleDir()): Bundle {
     const storyboard = validateStoryboard(file, doc)
     const text = readFileSync(path.join(root, file), 'utf8')
     texts.set(file, text)
-    const twin = file.replace(/^domains\//, 'protocols/')
-    const duplicateOf = twin !== file && texts.get(twin) === text ? twin.replace(/\.yaml$/, '') : undefined
-    entries.push({
-      key: file.replace(/\.yaml$/, ''),
-      file,
-      storyboard,
-      scope: scopeOf(file),
-      ...(duplicateOf ? { duplicateOf } : {}),
-    })
+    entries.push({ key: file.replace(/\.yaml$/, ''), file, storyboard, scope: scopeOf(file) })
+  }
+  for (const [index, entry] of entries.entries()) {
+    const twin = entry.file.replace(/^domains\//, 'protocols/')
+    if (twin !== entry.file && texts.get(twin) === texts.get(entry.file)) {
+      entries[index] = { ...entry, duplicateOf: twin.replace(/\.yaml$/, '') }
+    }
   }
   const ids = new Set(entries.map((entry) => entry.storyboard.id))
   for (const entry of entries) {

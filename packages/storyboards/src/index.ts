@@ -18,4 +18,9 @@ export { createSchemaValidator, type SchemaValidator } from './schemas.js'
 export { AGENT_URL_PLACEHOLDERS } from './substitute.js'
 export { ADCP_A2A_EXTENSION, type Protocol } from './transport.js'
 export type * from './types.js'
-export type { WebhookDelivery, WebhookSession } from './webhook-receiver.js'
+export {
+  startWebhookReceiver,
+  type WebhookDelivery,
+  type WebhookReceiverOptions,
+  type WebhookSession,
+} from './webhook-receiver.js'

@@ -130,6 +130,14 @@ export async function runStoryboard(
       }
     }
   }
+  for (const phase of storyboard.phases) {
+    for (const step of phase.steps) {
+      if (step.task === 'expect_webhook_retry_keys_stable' && step.triggered_by && env.webhooks) {
+        const trigger = (step.retry_trigger ?? {}) as { count?: number; http_status?: number }
+        env.webhooks.failFirst(step.triggered_by, trigger.count ?? 3, trigger.http_status ?? 503)
+      }
+    }
+  }
   const seeding = await seed(run, entry)
   if (seeding) return finish(skippedAll(entry, seeding), seeding)
 
