@@ -11,7 +11,7 @@ import {
   type RunResult,
   type StepResult,
 } from '../src/index.js'
-import { startBrokenAgent, type BrokenAgent, type Fault } from './broken-agent.js'
+import { startBrokenAgent, type BrokenAgent, type Fault } from '../src/testing.js'
 
 const bundle = loadBundle()
 let agent: BrokenAgent | undefined

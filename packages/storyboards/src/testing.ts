@@ -1,5 +1,6 @@
 /**
- * A deliberately broken tiny AdCP agent for the runner's negative tests: the official MCP server SDK
+ * `@adwire/storyboards/testing`: a deliberately broken tiny AdCP agent for negative tests of the runner and of
+ * tools built on it: the official MCP server SDK
  * (stateless streamable HTTP) on 127.0.0.1, port 0, answering get_adcp_capabilities, list_creatives and
  * create_media_buy (whose webhooks it always posts unsigned, with no RFC 9421 signature), with the faults a test
  * switches on.
@@ -23,11 +24,13 @@ export type Fault =
   /** Never answers list_creatives. */
   | 'hang'
 
+/** A running broken agent. */
 export interface BrokenAgent {
   url: string
   close(): Promise<void>
 }
 
+/** The bearer it accepts: the acme-outdoor test kit's `auth.api_key`. */
 export const TOKEN = 'demo-acme-outdoor-v1'
 
 const TOOLS = ['get_adcp_capabilities', 'list_creatives', 'create_media_buy']
