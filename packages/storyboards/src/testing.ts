@@ -24,9 +24,20 @@ export type Fault =
   /** Never answers list_creatives. */
   | 'hang'
 
+/** Options of {@link startBrokenAgent}. */
+export interface BrokenAgentOptions {
+  /**
+   * Offer `comply_test_controller`: `record` answers every scenario with success and records it, `unknown_scenario`
+   * answers `UNKNOWN_SCENARIO`.
+   */
+  controller?: 'record' | 'unknown_scenario'
+}
+
 /** A running broken agent. */
 export interface BrokenAgent {
   url: string
+  /** The `comply_test_controller` calls it received (scenario and params). */
+  controllerCalls: { scenario: string; params: unknown }[]
   close(): Promise<void>
 }
 
@@ -104,7 +115,12 @@ const readJson = (request: IncomingMessage): Promise<unknown> =>
  * Starts the broken agent with the given faults.
  * @example const agent = await startBrokenAgent(['no_context_echo'])
  */
-export async function startBrokenAgent(faults: readonly Fault[] = []): Promise<BrokenAgent> {
+export async function startBrokenAgent(
+  faults: readonly Fault[] = [],
+  options: BrokenAgentOptions = {},
+): Promise<BrokenAgent> {
+  const controllerCalls: BrokenAgent['controllerCalls'] = []
+  const tools = options.controller ? [...TOOLS, 'comply_test_controller'] : TOOLS
   const active = new Set(faults)
   const replays = new Map<string, Record<string, unknown>>()
   const http = createServer((request, response) => {
@@ -119,11 +135,23 @@ export async function startBrokenAgent(faults: readonly Fault[] = []): Promise<B
       }
       const server = new Server({ name: 'broken-agent', version: '0.0.0' }, { capabilities: { tools: {} } })
       server.setRequestHandler(ListToolsRequestSchema, () => ({
-        tools: TOOLS.map((name) => ({ name, inputSchema: { type: 'object' as const } })),
+        tools: tools.map((name) => ({ name, inputSchema: { type: 'object' as const } })),
       }))
       server.setRequestHandler(CallToolRequestSchema, async (call) => {
         const args = (call.params.arguments ?? {}) as Record<string, unknown>
         if (call.params.name === 'list_creatives' && active.has('hang')) await new Promise(() => {})
+        if (call.params.name === 'comply_test_controller') {
+          controllerCalls.push({ scenario: String(args.scenario), params: args.params })
+          const body =
+            options.controller === 'unknown_scenario'
+              ? {
+                  success: false,
+                  error: 'UNKNOWN_SCENARIO',
+                  error_detail: `${String(args.scenario)} is not implemented`,
+                }
+              : { success: true }
+          return { structuredContent: body, content: [{ type: 'text' as const, text: JSON.stringify(body) }] }
+        }
         const key = call.params.name === 'create_media_buy' ? String(args.idempotency_key) : undefined
         const replay = key ? replays.get(key) : undefined
         if (replay) {
@@ -158,6 +186,7 @@ export async function startBrokenAgent(faults: readonly Fault[] = []): Promise<B
   const { port } = http.address() as AddressInfo
   return {
     url: `http://127.0.0.1:${port}`,
+    controllerCalls,
     close: () =>
       new Promise<void>((resolve) => {
         http.closeAllConnections()
