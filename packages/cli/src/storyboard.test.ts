@@ -83,6 +83,25 @@ describe('adwire storyboard', () => {
     expect(stdout).toContain('- context_echo: expected context')
   })
 
+  it('--webhook-receiver hosts the receiver: the webhook storyboard runs and the unsigned deliveries fail it', async () => {
+    const without = await adwire('storyboard', 'run', healthy.url, 'webhook_emission')
+    expect(without.code).toBe(0)
+    expect(without.stderr).toMatch(/^SKIP webhook_emission .* requirement_unmet: webhook_receiver/)
+    const { code, stdout, stderr } = await adwire(
+      'storyboard',
+      'run',
+      healthy.url,
+      'webhook_emission',
+      '--webhook-receiver',
+      '--step-timeout',
+      '5000',
+    )
+    expect(code).toBe(1)
+    expect(stderr).toMatch(/^FAIL webhook_emission/)
+    expect(stdout).toContain('expect_key_stable_across_retries (expect_webhook_retry_keys_stable)')
+    expect(stdout).toContain('- webhook_signature: signature_invalid:')
+  })
+
   it('exits 2 on usage errors, unknown storyboards and unreachable agents', async () => {
     expect((await adwire('storyboard')).code).toBe(2)
     expect(await adwire('storyboard', 'run')).toMatchObject({

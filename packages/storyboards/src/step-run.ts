@@ -204,7 +204,9 @@ export async function runStep(phase: Phase, step: Step, run: RunContext): Promis
     response: response.body ?? response.raw ?? null,
     ...(response.http ? { http_status: response.http.status } : {}),
   }
-  if (response.error && !response.http && !response.body) {
+  // No AdCP answer and no HTTP refusal to grade (timeout, refused connection, a body over the cap): a transport
+  // failure of the step. An HTTP 4xx/5xx without a body is an answer the status checks grade.
+  if (response.error && !response.body && (response.http?.status ?? 200) < 400) {
     return { ...base, status: 'failed', validations: [], error: response.error }
   }
   const results = await grade(validations, run, run.gradeInput(request, response, step.response_schema_ref))

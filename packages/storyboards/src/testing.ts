@@ -23,6 +23,8 @@ export type Fault =
   | 'no_context_echo'
   /** Never answers list_creatives. */
   | 'hang'
+  /** Answers list_creatives with a 2 MiB body. */
+  | 'huge'
 
 /** Options of {@link startBrokenAgent}. */
 export interface BrokenAgentOptions {
@@ -61,8 +63,10 @@ function answer(
     }
   }
   if (task === 'list_creatives') {
+    const padding = faults.has('huge') ? { ext: { padding: 'x'.repeat(2 * 1024 * 1024) } } : {}
     return {
       status: 'completed',
+      ...padding,
       query_summary: { total_matching: 0, returned: 0 },
       pagination: { has_more: false },
       creatives: [],

@@ -4,19 +4,10 @@
  * `<agent>/.well-known/agent-card.json`), each giving back the AdCP response object the storyboard's paths
  * are resolved against, and the HTTP exchange behind it.
  */
-import { Role, type Part, type Task } from '@a2a-js/sdk'
-import {
-  ClientFactory,
-  ClientFactoryOptions,
-  JsonRpcTransportFactory,
-  ServiceParameters,
-  withA2AExtensions,
-} from '@a2a-js/sdk/client'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import { StoryboardError } from './errors.js'
+import { a2aCaller } from './a2a-caller.js'
 import { createRunnerFetch, type Credentials, type HttpObservation, type RunnerFetchOptions } from './http.js'
+import { mcpCaller } from './mcp-caller.js'
 
 /** The AdCP A2A profile extension URI (a2a-profile-extension.mdx). */
 export const ADCP_A2A_EXTENSION = 'https://adcontextprotocol.org/extensions/adcp/v3'
@@ -54,7 +45,8 @@ export interface CallerOptions extends Omit<RunnerFetchOptions, 'agentUrl' | 'cr
   connectTimeoutMs: number
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
+/** A JSON object. */
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value)
 
 /** Runs `work` with a deadline; a hung agent never hangs the runner. */
@@ -78,26 +70,12 @@ export async function withTimeout<T>(
   }
 }
 
-function mcpBody(result: {
-  structuredContent?: unknown
-  content?: unknown
-}): Record<string, unknown> | undefined {
-  if (isRecord(result.structuredContent)) return result.structuredContent
-  const first = Array.isArray(result.content)
-    ? (result.content[0] as { type?: string; text?: string })
-    : undefined
-  if (first?.type === 'text' && typeof first.text === 'string') {
-    try {
-      const parsed: unknown = JSON.parse(first.text)
-      if (isRecord(parsed)) return parsed
-    } catch {
-      // a non-JSON text result has no AdCP body
-    }
-  }
-  return undefined
-}
-
-const failure = (transport: Protocol, error: unknown, http: HttpObservation | undefined): TaskResponse => ({
+/** A call that produced no answer. */
+export const failure = (
+  transport: Protocol,
+  error: unknown,
+  http: HttpObservation | undefined,
+): TaskResponse => ({
   transport,
   body: undefined,
   transportError: true,
@@ -105,149 +83,6 @@ const failure = (transport: Protocol, error: unknown, http: HttpObservation | un
   ...(http ? { http } : {}),
   raw: undefined,
 })
-
-/**
- * Connects the official MCP client to `${agentUrl}/mcp`.
- * @example const caller = await mcpCaller('http://127.0.0.1:4200', { maxResponseBytes: 1 << 22, connectTimeoutMs: 5000 })
- */
-export async function mcpCaller(agentUrl: string, options: CallerOptions): Promise<TaskCaller> {
-  const http = createRunnerFetch({
-    ...options,
-    agentUrl,
-    credentials: options.credentials ?? { type: 'none' },
-  })
-  const client = new Client({ name: 'adwire-storyboards', version: '0.1.0' })
-  await withTimeout(options.connectTimeoutMs, `connecting to ${agentUrl}/mcp`, () =>
-    client.connect(new StreamableHTTPClientTransport(new URL(`${agentUrl}/mcp`), { fetch: http.fetch })),
-  )
-  return {
-    protocol: 'mcp',
-    async call(task, args, timeoutMs) {
-      http.reset()
-      try {
-        const result = await withTimeout(timeoutMs, task, (signal) =>
-          client.callTool({ name: task, arguments: args }, undefined, { signal, timeout: timeoutMs }),
-        )
-        const observed = http.last()
-        return {
-          transport: 'mcp',
-          body: mcpBody(result as { structuredContent?: unknown; content?: unknown }),
-          transportError: result.isError === true,
-          ...(observed ? { http: observed } : {}),
-          raw: result,
-        }
-      } catch (error) {
-        const observed = http.last()
-        if (!(error instanceof McpError)) return failure('mcp', error, observed)
-        const data = isRecord(error.data) ? error.data : undefined
-        return {
-          transport: 'mcp',
-          body: data && isRecord(data.adcp_error) ? { adcp_error: data.adcp_error } : undefined,
-          transportError: true,
-          ...(observed ? { http: observed } : {}),
-          raw: { code: error.code, message: error.message, data: error.data },
-        }
-      }
-    },
-    async tasks() {
-      return (await client.listTools()).tools.map((tool) => tool.name)
-    },
-    close: () => client.close(),
-  }
-}
-
-const dataPart = (value: Record<string, unknown>): Part => ({
-  content: { $case: 'data', value },
-  metadata: undefined,
-  filename: '',
-  mediaType: '',
-})
-
-function lastDataPart(parts: readonly Part[] | undefined): Record<string, unknown> | undefined {
-  let found: Record<string, unknown> | undefined
-  for (const part of parts ?? []) {
-    if (part.content?.$case === 'data' && isRecord(part.content.value)) found = part.content.value
-  }
-  return found
-}
-
-/**
- * Connects the official A2A client to the agent, activating the AdCP extension on every message.
- * @example const caller = await a2aCaller('http://127.0.0.1:4200', { maxResponseBytes: 1 << 22, connectTimeoutMs: 5000 })
- */
-export async function a2aCaller(agentUrl: string, options: CallerOptions): Promise<TaskCaller> {
-  const http = createRunnerFetch({
-    ...options,
-    agentUrl,
-    credentials: options.credentials ?? { type: 'none' },
-  })
-  const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl: http.fetch })],
-    }),
-  )
-  const client = await withTimeout(options.connectTimeoutMs, `reading ${agentUrl}'s agent card`, () =>
-    factory.createFromUrl(agentUrl),
-  )
-  return {
-    protocol: 'a2a',
-    async call(task, args, timeoutMs) {
-      http.reset()
-      try {
-        const result = await withTimeout(timeoutMs, task, (signal) =>
-          client.sendMessage(
-            {
-              tenant: '',
-              message: {
-                messageId: crypto.randomUUID(),
-                contextId: '',
-                taskId: '',
-                role: Role.ROLE_USER,
-                parts: [dataPart({ skill: task, input: args })],
-                metadata: undefined,
-                extensions: [],
-                referenceTaskIds: [],
-              },
-              configuration: undefined,
-              metadata: undefined,
-            },
-            { signal, serviceParameters: ServiceParameters.create(withA2AExtensions(ADCP_A2A_EXTENSION)) },
-          ),
-        )
-        const observed = http.last()
-        const extra = observed ? { http: observed } : {}
-        if (!('status' in result)) {
-          return {
-            transport: 'a2a',
-            body: lastDataPart(result.parts),
-            transportError: false,
-            ...extra,
-            raw: result,
-          }
-        }
-        const a2aTask = result as Task
-        const body =
-          lastDataPart(a2aTask.artifacts.flatMap((artifact) => artifact.parts)) ??
-          lastDataPart(a2aTask.status?.message?.parts)
-        const state = String(a2aTask.status?.state ?? '')
-        return {
-          transport: 'a2a',
-          body,
-          transportError: /FAILED|REJECTED/i.test(state),
-          ...extra,
-          raw: a2aTask,
-        }
-      } catch (error) {
-        return failure('a2a', error, http.last())
-      }
-    },
-    async tasks() {
-      const card = await client.getAgentCard()
-      return card.skills.map((skill) => skill.id)
-    },
-    close: async () => {},
-  }
-}
 
 /**
  * Connects a caller of the given protocol.

@@ -141,3 +141,55 @@ describe('a broken agent fails the right steps', () => {
     expect(result.storyboards[0]!.skip).toEqual({ reason: 'requirement_unmet', detail: 'webhook_receiver' })
   })
 })
+
+describe('the runner stays bounded', () => {
+  it('a response over the size cap fails its step, not the runner', async () => {
+    const result = await run(['huge'], ['security_baseline'], { maxResponseBytes: 256 * 1024 })
+    const probe = step(result, 'probe_api_key')
+    expect(probe.status).toBe('failed')
+    expect(probe.error).toMatch(/exceeds the 262144-byte limit/)
+  })
+
+  it('the run deadline skips what is left and says so', async () => {
+    const result = await run([], ['capability_discovery', 'security_baseline'], { runTimeoutMs: 1 })
+    expect(result.timed_out).toBe(true)
+    const skipped = result.storyboards
+      .flatMap((storyboard) => storyboard.steps)
+      .filter((s) => s.skip?.detail === 'the run deadline passed')
+    expect(skipped.length).toBeGreaterThan(0)
+  })
+
+  it('refuses a redirect from a public agent to a private address, and follows one between public hosts', async () => {
+    const { createRunnerFetch } = await import('../src/http.js')
+    const seen: string[] = []
+    const network: typeof fetch = async (input) => {
+      const url = String(input)
+      seen.push(url)
+      if (url.startsWith('https://agent.example/'))
+        return new Response(null, { status: 307, headers: { location: 'http://10.0.0.7/mcp' } })
+      if (url.startsWith('https://moved.example/'))
+        return new Response(null, { status: 307, headers: { location: 'https://agent2.example/mcp' } })
+      return Response.json({ ok: true })
+    }
+    const runner = createRunnerFetch({
+      credentials: { type: 'bearer', token: 't' },
+      agentUrl: 'https://agent.example',
+      maxResponseBytes: 1024,
+      fetch: network,
+    })
+    await expect(runner.fetch('https://agent.example/mcp', { method: 'POST', body: '{}' })).rejects.toThrow(
+      /refused a redirect to the local address http:\/\/10\.0\.0\.7/,
+    )
+    const moved = await runner.fetch('https://moved.example/mcp', { method: 'POST', body: '{}' })
+    expect([moved.status, seen.at(-1)]).toEqual([200, 'https://agent2.example/mcp'])
+    const local = createRunnerFetch({
+      credentials: { type: 'none' },
+      agentUrl: 'http://127.0.0.1:1',
+      maxResponseBytes: 1024,
+      fetch: network,
+    })
+    await expect(
+      local.fetch('https://agent.example/mcp', { method: 'POST', body: '{}' }),
+    ).resolves.toMatchObject({ status: 200 })
+  })
+})
