@@ -55,6 +55,23 @@ function testKitFor(
 }
 
 /**
+ * The storyboards to run: each selected one followed by the scenarios it names in `requires_scenarios`
+ * (transitively, each once), which the bundle runs alongside it (storyboard-schema.yaml, `requires_scenarios`).
+ */
+export function withScenarios(bundle: Bundle, selected: readonly BundleEntry[]): BundleEntry[] {
+  const out: BundleEntry[] = []
+  const seen = new Set<string>()
+  const add = (entry: BundleEntry) => {
+    if (seen.has(entry.key)) return
+    seen.add(entry.key)
+    out.push(entry)
+    for (const scenario of entry.storyboard.requires_scenarios ?? []) add(bundle.get(scenario))
+  }
+  for (const entry of selected) add(entry)
+  return out
+}
+
+/**
  * Runs storyboards against an agent and returns the result document.
  * @example
  * const result = await runStoryboards({ agentUrl: 'http://127.0.0.1:4200', storyboards: ['capability_discovery'] })
@@ -67,9 +84,12 @@ export async function runStoryboards(options: RunOptions): Promise<RunResult> {
   const agentUrl = options.agentUrl.replace(/\/+$/, '')
   const publicUrl = (options.publicUrl ?? agentUrl).replace(/\/+$/, '')
   const bundle = typeof options.bundle === 'object' ? options.bundle : loadBundle(options.bundle)
-  const entries = options.storyboards
-    ? options.storyboards.map((ref) => bundle.get(ref))
-    : bundle.entries.filter((entry) => !entry.duplicateOf)
+  const entries = withScenarios(
+    bundle,
+    options.storyboards
+      ? options.storyboards.map((ref) => bundle.get(ref))
+      : bundle.entries.filter((entry) => !entry.duplicateOf),
+  )
   const protocol = options.protocol ?? 'mcp'
   const stepTimeoutMs = options.stepTimeoutMs ?? 30_000
   const started = performance.now()

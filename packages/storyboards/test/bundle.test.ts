@@ -9,6 +9,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import {
   capabilityGate,
+  withScenarios,
   CHECK_KINDS,
   loadBundle,
   storyboardGate,
@@ -81,6 +82,21 @@ describe('the vendored 3.1.19 bundle', () => {
     )
     expect([...used].filter((kind) => !CHECK_KINDS.includes(kind))).toEqual([])
     expect(used.size).toBe(23)
+  })
+
+  it('runs the scenarios a storyboard requires alongside it, each once', () => {
+    const plan = withScenarios(bundle, [
+      bundle.get('sales_guaranteed'),
+      bundle.get('sales_non_guaranteed'),
+    ]).map((entry) => entry.storyboard.id)
+    expect(plan.slice(0, 5)).toEqual([
+      'sales_guaranteed',
+      'media_buy_seller/refine_products',
+      'media_buy_seller/delivery_reporting',
+      'media_buy_seller/measurement_terms_rejected',
+      'media_buy_seller/pending_creatives_to_start',
+    ])
+    expect(new Set(plan).size).toBe(plan.length)
   })
 
   it('resolves storyboards by key, file and id, preferring protocols/ over its domains/ copy', () => {

@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { brandJsonResolver } from '@adwire/http-signatures'
+import { createSafeFetch } from '@adwire/http-signatures/node'
 import {
   loadBundle,
   renderReport,
@@ -142,8 +143,14 @@ async function runCommand(argv: string[], io: Io): Promise<number> {
   const runTimeoutMs = positiveInt(values['run-timeout'], '--run-timeout')
   let webhooks: WebhookSession | undefined
   if (receiver) {
+    const keysFrom = values['public-url'] ?? url
+    // A local agent (a development run) publishes its brand.json on a loopback address: allow that fetch.
+    const local = /^(127\.|\[::1\]$|localhost$)/.test(new URL(keysFrom).hostname)
     webhooks = await startWebhookReceiver({
-      keys: brandJsonResolver({ agentUrl: values['public-url'] ?? url }),
+      keys: brandJsonResolver({
+        agentUrl: keysFrom,
+        ...(local ? { fetch: createSafeFetch({ allowLoopback: true, allowHttp: true }) } : {}),
+      }),
       ...(receiver === true ? {} : { publicBase: receiver }),
     })
   }
