@@ -11,7 +11,9 @@
  *   `https://your-platform.example.com`) stand for the agent under test and become its URL.
  * Anything left unresolved throws {@link UnresolvedSubstitution}: a literal token never reaches the agent.
  */
+import { buildAssets } from './build-assets.js'
 import { resolvePath } from './path.js'
+import { UnresolvedSubstitution } from './substitute-error.js'
 
 /** The sample-request stand-ins for the agent under test's own URL. */
 export const AGENT_URL_PLACEHOLDERS: readonly string[] = [
@@ -19,17 +21,7 @@ export const AGENT_URL_PLACEHOLDERS: readonly string[] = [
   'https://your-platform.example.com',
 ]
 
-/** A placeholder the run cannot resolve (grading code `unresolved_substitution`). */
-export class UnresolvedSubstitution extends Error {
-  override readonly name = 'UnresolvedSubstitution'
-  constructor(
-    readonly token: string,
-    /** The `$context` name it needed, when it was one. */
-    readonly contextName?: string,
-  ) {
-    super(`unresolved_substitution: ${token}`)
-  }
-}
+export { UnresolvedSubstitution }
 
 /** What placeholders resolve against; one per storyboard run. */
 export interface SubstitutionScope {
@@ -102,6 +94,10 @@ export function substitute<T>(value: T, scope: SubstitutionScope): T {
   if (typeof value === 'string') return scalar(value, scope) as T
   if (Array.isArray(value)) return value.map((item: unknown) => substitute(item, scope)) as T
   if (value !== null && typeof value === 'object') {
+    const directive = (value as Record<string, unknown>).$build_assets_from_format
+    if (directive !== undefined) {
+      return buildAssets(substitute(directive, scope), scope.responses.values(), scope.testKit) as T
+    }
     return Object.fromEntries(
       Object.entries(value as Record<string, unknown>).map(([key, item]) => [key, substitute(item, scope)]),
     ) as T

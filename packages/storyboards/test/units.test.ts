@@ -89,6 +89,67 @@ describe('placeholders', () => {
   })
 })
 
+describe('$build_assets_from_format', () => {
+  const kit = bundle.testKits.get('test-kits/acme-outdoor.yaml')!
+  const formats = {
+    formats: [
+      {
+        format_id: { agent_url: 'https://agent.example', id: 'display_300x250' },
+        assets: [
+          {
+            asset_id: 'image',
+            asset_type: 'image',
+            required: true,
+            requirements: { min_width: 300, max_width: 300, min_height: 250, max_height: 250 },
+          },
+          { asset_id: 'click', asset_type: 'url', required: true },
+          { asset_id: 'logo', asset_type: 'image', required: false },
+        ],
+      },
+      {
+        format_id: { id: 'audio_30s' },
+        assets: [{ asset_id: 'audio', asset_type: 'audio', required: true }],
+      },
+    ],
+  }
+  const scope = (): SubstitutionScope => ({
+    agentUrl: 'https://agent.example',
+    context: new Map<string, unknown>([
+      ['format_ref', { agent_url: 'https://agent.example', id: 'display_300x250' }],
+      ['audio_ref', { id: 'audio_30s' }],
+    ]),
+    generated: new Map(),
+    responses: new Map([['list_formats', formats]]),
+    testKit: kit,
+  })
+
+  it('fills the required slots of the referenced format from the test kit', () => {
+    const out = substitute(
+      { creatives: [{ assets: { $build_assets_from_format: '$context.format_ref' } }] },
+      scope(),
+    )
+    expect(out.creatives[0]!.assets).toEqual({
+      image: {
+        asset_type: 'image',
+        url: expect.stringMatching(/^https:\/\/test-assets\.adcontextprotocol\.org\/.*300x250/),
+        width: 300,
+        height: 250,
+      },
+      click: { asset_type: 'url', url: 'https://acmeoutdoor.example/summer-sale' },
+    })
+  })
+
+  it('fails before transport when a slot cannot be filled or the format is unknown', () => {
+    expect(() =>
+      substitute({ assets: { $build_assets_from_format: '$context.audio_ref' } }, scope()),
+    ).toThrow(/audio slot audio/)
+    const empty = { ...scope(), responses: new Map() }
+    expect(() => substitute({ assets: { $build_assets_from_format: '$context.format_ref' } }, empty)).toThrow(
+      UnresolvedSubstitution,
+    )
+  })
+})
+
 describe('skip_if expressions (every form the bundle uses)', () => {
   const scope = {
     context: new Map<string, unknown>([

@@ -164,10 +164,11 @@ describe('both transports', () => {
       bundle,
       storyboards: ['specialisms/sales-guaranteed/index', 'protocols/media-buy/index'],
     })
-    expect(result.storyboards.map((storyboard) => [storyboard.status, storyboard.skip?.reason])).toEqual([
-      ['not_applicable', 'not_applicable'],
-      ['not_applicable', 'not_applicable'],
-    ])
+    // The two, and the media-buy scenarios they require (run alongside them), none of which applies.
+    expect(result.storyboards.length).toBeGreaterThan(2)
+    expect(
+      new Set(result.storyboards.map((storyboard) => `${storyboard.status} ${storyboard.skip?.reason}`)),
+    ).toEqual(new Set(['not_applicable not_applicable']))
     expect(result.storyboards[0]!.skip!.detail).toMatch(/sales-guaranteed/)
   })
 })
