@@ -8,7 +8,7 @@ import { gradeValidation } from './grade.js'
 import { resolvePath } from './path.js'
 import type { StepResult, ValidationResult } from './result.js'
 import type { RunContext } from './run-context.js'
-import { contextReferences, substitute, UnresolvedSubstitution } from './substitute.js'
+import { substitute, UnresolvedSubstitution } from './substitute.js'
 import type { Phase, Step, Validation } from './types.js'
 import { runWebhookStep, WEBHOOK_TASKS } from './webhook-steps.js'
 
@@ -77,11 +77,7 @@ const synthesized = (
   ...(detail ? { detail } : {}),
 })
 
-async function grade(
-  validations: Validation[],
-  run: RunContext,
-  input: Parameters<typeof gradeValidation>[1],
-) {
+async function grade(validations: Validation[], input: Parameters<typeof gradeValidation>[1]) {
   const results: ValidationResult[] = []
   for (const validation of validations) {
     const verdict = await gradeValidation(validation, input)
@@ -95,7 +91,6 @@ async function grade(
       ...(verdict.notApplicable ? { not_applicable: verdict.notApplicable } : {}),
     })
   }
-  void run
   return results
 }
 
@@ -120,7 +115,7 @@ export async function runStep(phase: Phase, step: Step, run: RunContext): Promis
   }
   if (WEBHOOK_TASKS.has(task)) return runWebhookStep(step, task, run)
   if (task === 'assert_contribution') {
-    const validations = await grade(step.validations ?? [], run, run.gradeInput({}, undefined))
+    const validations = await grade(step.validations ?? [], run.gradeInput({}, undefined))
     return {
       task,
       status: validations.some((v) => !v.passed && v.severity === 'required') ? 'failed' : 'passed',
@@ -209,7 +204,7 @@ export async function runStep(phase: Phase, step: Step, run: RunContext): Promis
   if (response.error && !response.body && (response.http?.status ?? 200) < 400) {
     return { ...base, status: 'failed', validations: [], error: response.error }
   }
-  const results = await grade(validations, run, run.gradeInput(request, response, step.response_schema_ref))
+  const results = await grade(validations, run.gradeInput(request, response, step.response_schema_ref))
   const isError = response.transportError || errorCodeOf(response.body) !== undefined
   if (step.expect_error === true && !isError && response.body) {
     results.push(
@@ -255,6 +250,5 @@ export async function runStep(phase: Phase, step: Step, run: RunContext): Promis
   }
   if (!failed && response.body) run.scope.responses.set(step.id, response.body)
   if (!failed) run.contribute(phase, step)
-  void contextReferences
   return { ...base, status: failed ? 'failed' : 'passed', validations: results }
 }

@@ -85,8 +85,9 @@ export async function runStoryboard(
 ): Promise<StoryboardResult> {
   const started = performance.now()
   const { storyboard } = entry
-  const finish = (steps: (StepResult & { optional_phase?: boolean })[], gate?: Gate): StoryboardResult => {
-    const failed = steps.some((step) => step.status === 'failed' && !step.optional_phase)
+  const inOptionalPhase = new Set<StepResult>()
+  const finish = (steps: StepResult[], gate?: Gate): StoryboardResult => {
+    const failed = steps.some((step) => step.status === 'failed' && !inOptionalPhase.has(step))
     const passed = steps.some((step) => step.status === 'passed')
     const status = gate
       ? gate.reason === 'not_applicable'
@@ -97,7 +98,6 @@ export async function runStoryboard(
         : passed
           ? 'passed'
           : 'skipped'
-    for (const step of steps) delete step.optional_phase
     return {
       key: entry.key,
       storyboard_id: storyboard.id,
@@ -141,7 +141,7 @@ export async function runStoryboard(
   const seeding = await seed(run, entry)
   if (seeding) return finish(skippedAll(entry, seeding), seeding)
 
-  const steps: (StepResult & { optional_phase?: boolean })[] = []
+  const steps: StepResult[] = []
   const tripped = new Map<string, string>() // phase id → the step that tripped it
   const phaseIds: string[] = []
   for (const phase of storyboard.phases) {
@@ -209,13 +209,14 @@ export async function runStoryboard(
         trippedBy ??= step.id
         if (!tripped.has(phase.id)) tripped.set(phase.id, step.id)
       }
-      steps.push({
+      const stepResult: StepResult = {
         phase_id: phase.id,
         step_id: step.id,
         ...result,
         duration_ms: Math.round(performance.now() - stepStarted),
-        ...(phase.optional ? { optional_phase: true } : {}),
-      })
+      }
+      if (phase.optional) inOptionalPhase.add(stepResult)
+      steps.push(stepResult)
     }
   }
   return finish(steps)

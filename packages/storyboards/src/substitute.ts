@@ -104,9 +104,3 @@ export function substitute<T>(value: T, scope: SubstitutionScope): T {
   }
   return value
 }
-
-/** Every `$context.<name>` a value references (to find the producing step of a missing capture). */
-export function contextReferences(value: unknown): string[] {
-  const text = JSON.stringify(value ?? null)
-  return [...text.matchAll(/\$context\.([A-Za-z0-9_]+)/g)].map((match) => match[1]!)
-}
