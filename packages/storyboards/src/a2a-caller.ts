@@ -3,6 +3,7 @@ import { Role, type Part, type Task } from '@a2a-js/sdk'
 import {
   ClientFactory,
   ClientFactoryOptions,
+  DefaultAgentCardResolver,
   JsonRpcTransportFactory,
   ServiceParameters,
   withA2AExtensions,
@@ -45,6 +46,8 @@ export async function a2aCaller(agentUrl: string, options: CallerOptions): Promi
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
       transports: [new JsonRpcTransportFactory({ fetchImpl: http.fetch })],
+      // The card is fetched through the runner's fetch too: credentials, size cap, redirect policy, routing.
+      cardResolver: new DefaultAgentCardResolver({ fetchImpl: http.fetch }),
     }),
   )
   const client = await withTimeout(options.connectTimeoutMs, `reading ${agentUrl}'s agent card`, () =>

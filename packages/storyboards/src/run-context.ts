@@ -20,7 +20,10 @@ import type { WebhookSession } from './webhook-receiver.js'
 
 /** What every storyboard run shares. */
 export interface RunEnvironment {
+  /** The agent's public URL: placeholders, `resource_equals_agent_url`, `$agent_url` scopes. */
   agentUrl: string
+  /** Where the agent is reached (differs from `agentUrl` behind a route). */
+  connectUrl: string
   protocol: Protocol
   caller: TaskCaller
   callerOptions: CallerOptions
@@ -93,7 +96,7 @@ export class RunContext {
     if (!credentials) return this.env.caller.call(task, request, timeout)
     return callOnce(
       this.env.protocol,
-      this.env.agentUrl,
+      this.env.connectUrl,
       { ...this.env.callerOptions, credentials },
       task,
       request,

@@ -131,6 +131,7 @@ export async function runStoryboards(options: RunOptions): Promise<RunResult> {
     }
     const env: RunEnvironment = {
       agentUrl: publicUrl,
+      connectUrl: agentUrl,
       protocol,
       caller,
       callerOptions,

@@ -157,6 +157,31 @@ describe('both transports', () => {
     expect(outcome(results.get('a2a')!)).toEqual(outcome(results.get('mcp')!))
   })
 
+  it("reach the agent with each security probe's own credentials (none, the kit key, random invalid ones) over both", async () => {
+    // The kit's probe task (list_creatives) is not a task of this agent; the operator names one that is.
+    const overlay = { auth: { api_key: testKit.auth.api_key, probe_task: 'build_creative' } }
+    const probes: string[][] = []
+    for (const protocol of ['mcp', 'a2a'] as const) {
+      const result = await runStoryboards({
+        agentUrl: agent.url,
+        publicUrl: PUBLIC_URL,
+        protocol,
+        bundle,
+        storyboards: ['security_baseline'],
+        testKitOverrides: overlay,
+      })
+      const steps = result.storyboards[0]!.steps
+      expect(steps.find((step) => step.step_id === 'probe_api_key')!.status).toBe('passed')
+      for (const id of ['probe_unauth', 'probe_invalid_api_key', 'probe_invalid_oauth_token']) {
+        const probe = steps.find((step) => step.step_id === id)!
+        expect(probe.error, `${protocol} ${id}`).toBeUndefined()
+        expect(typeof probe.http_status).toBe('number')
+      }
+      probes.push(steps.map((step) => `${step.step_id} ${step.status} ${step.http_status ?? ''}`))
+    }
+    expect(probes[1]).toEqual(probes[0])
+  })
+
   it('leave out the specialisms the agent does not claim, as not applicable', async () => {
     const result = await runStoryboards({
       agentUrl: agent.url,
