@@ -47,6 +47,8 @@ export class RunContext {
   /** `$context` name → the step whose `context_outputs` captures it. */
   readonly producers = new Map<string, string>()
   readonly contributions = new Set<string>()
+  /** Step id → the task it ran (to find an earlier step's response by task). */
+  readonly tasks = new Map<string, string>()
 
   constructor(
     readonly env: RunEnvironment,

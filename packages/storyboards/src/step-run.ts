@@ -10,19 +10,17 @@ import type { StepResult, ValidationResult } from './result.js'
 import type { RunContext } from './run-context.js'
 import { substitute, UnresolvedSubstitution } from './substitute.js'
 import type { Phase, Step, Validation } from './types.js'
+import { HTTP_TASKS, runHttpStep } from './http-steps.js'
 import { runWebhookStep, WEBHOOK_TASKS } from './webhook-steps.js'
 
 /** Runner-side tasks (assertions the runner evaluates itself, not agent tasks). */
 const RUNNER_TASKS = new Set([
   'assert_contribution',
   ...WEBHOOK_TASKS,
+  ...HTTP_TASKS,
   'expect_substitution_safe',
   'expect_rate_limit_not_replayed',
   'replay_webhook_vector',
-  'assert_jwks_purpose',
-  'fetch_brand_jwks',
-  'protected_resource_metadata',
-  'oauth_auth_server_metadata',
 ])
 
 type Partial = Omit<StepResult, 'phase_id' | 'step_id' | 'duration_ms'>
@@ -113,7 +111,13 @@ export async function runStep(phase: Phase, step: Step, run: RunContext): Promis
       `the step needs the ${step.requires_contract} contract, which is not in scope for this run`,
     )
   }
+  run.tasks.set(step.id, task)
   if (WEBHOOK_TASKS.has(task)) return runWebhookStep(step, task, run)
+  if (HTTP_TASKS.has(task)) {
+    return runHttpStep(step, task, run, (validations, response) =>
+      grade(validations, run.gradeInput({}, response)),
+    )
+  }
   if (task === 'assert_contribution') {
     const validations = await grade(step.validations ?? [], run.gradeInput({}, undefined))
     return {

@@ -7,7 +7,14 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { loadBundle, renderReport, runStoryboards, type RunResult } from '@adwire/storyboards'
+import { jwksResolver } from '@adwire/http-signatures'
+import {
+  loadBundle,
+  renderReport,
+  runStoryboards,
+  startWebhookReceiver,
+  type RunResult,
+} from '@adwire/storyboards'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEnv } from '../env.js'
 import { startCreativeAgent, type RunningCreativeAgent } from '../service.js'
@@ -180,6 +187,29 @@ describe('both transports', () => {
       probes.push(steps.map((step) => `${step.step_id} ${step.status} ${step.http_status ?? ''}`))
     }
     expect(probes[1]).toEqual(probes[0])
+  })
+
+  it('find its webhook signing key through brand.json (webhook-emission signing_keys_published)', async () => {
+    const webhooks = await startWebhookReceiver({ keys: jwksResolver({ keys: [] }) })
+    try {
+      for (const protocol of ['mcp', 'a2a'] as const) {
+        const result = await runStoryboards({
+          agentUrl: agent.url,
+          publicUrl: PUBLIC_URL,
+          protocol,
+          bundle,
+          storyboards: ['webhook_emission'],
+          webhooks,
+        })
+        const byId = Object.fromEntries(result.storyboards[0]!.steps.map((step) => [step.step_id, step]))
+        expect(byId.fetch_brand_json!.status, renderReport(result)).toBe('passed')
+        expect(byId.assert_webhook_signing_key_present!.status, renderReport(result)).toBe('passed')
+        // It emits no webhooks for create_media_buy, which it does not offer.
+        expect(byId.trigger_webhook_operation!.skip).toMatchObject({ reason: 'missing_tool' })
+      }
+    } finally {
+      await webhooks.close()
+    }
   })
 
   it('leave out the specialisms the agent does not claim, as not applicable', async () => {

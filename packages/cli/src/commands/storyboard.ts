@@ -30,7 +30,8 @@ Runs the AdCP compliance storyboards (the vendored AdCP 3.1.19 bundle unless --d
                                --webhook-receiver hosts the runner's receiver on 127.0.0.1 (or behind URL)
                                and verifies deliveries against the agent's brand.json keys
 
-Exit codes: 0 nothing failed, 1 a step failed, 2 a usage or connection error.
+Exit codes: 0 nothing failed, 1 a storyboard failed (a step outside an optional phase), 2 a usage or
+connection error.
 `
 
 function bundleFrom(dir: string | undefined): Bundle {
@@ -169,7 +170,7 @@ async function runCommand(argv: string[], io: Io): Promise<number> {
     })
     if (values.json) await writeFile(values.json, `${JSON.stringify(result, null, 2)}\n`)
     io.stdout(`${renderReport(result)}\n`)
-    return result.summary.steps.failed > 0 ? 1 : 0
+    return result.summary.storyboards.failed > 0 ? 1 : 0
   } finally {
     await webhooks?.close()
   }
