@@ -5,6 +5,7 @@ import { explainCommand, requestCommand } from './commands/request.js'
 import { receiverCommand } from './commands/receiver.js'
 import { registryCommand } from './commands/registry.js'
 import { schemasCommand } from './commands/schemas.js'
+import { storyboardCommand } from './commands/storyboard.js'
 import { webhookCommand } from './commands/webhook.js'
 import { processIo, UsageError, type Io } from './io.js'
 import { version } from './version.js'
@@ -24,6 +25,8 @@ commands:
   registry resolve|lookup|validate|feed|admin
                                query an AdCP registry: brands, properties, authorization, adagents.json,
                                the change feed; create organizations (admin)
+  storyboard list|show|run     the AdCP 3.1.19 compliance storyboards: list them, show one, run them against an
+                               agent over MCP or A2A
   schemas list                 list the AdCP 3.1.19 shapes
   schemas validate SHAPE FILE  validate a JSON document against a shape
 
@@ -41,6 +44,7 @@ const commands: Record<string, (argv: string[], io: Io) => Promise<number>> = {
   registry: registryCommand,
   request: requestCommand,
   schemas: schemasCommand,
+  storyboard: storyboardCommand,
   webhook: webhookCommand,
 }
 

@@ -3,12 +3,12 @@
  * `universal/storyboard-schema.yaml` ("Validation") and `universal/runner-output-contract.yaml`. A kind it does
  * not implement throws {@link UnsupportedCheck}: it never passes silently.
  */
-import { officialErrors } from '../testing/official.js'
+import type { SchemaValidator } from './schemas.js'
 import { isWildcardPath, resolveAll, resolvePath } from './path.js'
 import type { Validation } from './types.js'
 
-/** The check kinds {@link runCheck} grades. */
-export const SUPPORTED_CHECKS = [
+/** The single-response check kinds {@link gradeFieldCheck} grades. */
+export const FIELD_CHECKS = [
   'response_schema',
   'field_present',
   'field_absent',
@@ -21,32 +21,23 @@ export const SUPPORTED_CHECKS = [
   'field_less_than',
 ] as const
 
-/** A check kind the runner cannot grade; the step fails with it. */
-export class UnsupportedCheck extends Error {
-  override readonly name = 'UnsupportedCheck'
-  constructor(readonly check: string) {
-    super(`unsupported storyboard check kind: ${check}`)
-  }
-}
-
-/** The outcome of one validation. */
-export interface CheckResult {
-  check: string
-  description: string | undefined
-  passed: boolean
-  advisory: boolean
-  /** Why it failed (expected vs got), or an observation on a pass. */
-  detail?: string
-}
-
 /** What a check is graded against. */
 export interface CheckInput {
   /** The AdCP response object of the step. */
   body: Record<string, unknown> | undefined
-  /** The step's `response_schema_ref` (a schema file below `schemas/3.1.19`). */
+  /** The step's `response_schema_ref` (a schema file of the bundle's version). */
   responseSchemaRef: string | undefined
   /** Values captured by earlier steps. */
   context: ReadonlyMap<string, unknown>
+  schemas: SchemaValidator | undefined
+}
+
+/** A graded check: passed, or failed with expected vs got; `detail` is also an observation on a pass. */
+export interface Grade {
+  passed: boolean
+  detail?: string
+  /** Set when the check could not apply (a coverage gap, not a verdict); it then passes. */
+  notApplicable?: string
 }
 
 const show = (value: unknown): string => (value === undefined ? 'absent' : JSON.stringify(value))
@@ -125,13 +116,19 @@ export function errorCodeOf(body: Record<string, unknown> | undefined): string |
   return undefined
 }
 
-function grade(validation: Validation, input: CheckInput): { passed: boolean; detail?: string } {
+/**
+ * Grades one single-response check; undefined when the kind is not one of {@link FIELD_CHECKS}.
+ * @example gradeFieldCheck({ check: 'field_present', path: 'formats' }, input)?.passed
+ */
+export function gradeFieldCheck(validation: Validation, input: CheckInput): Grade | undefined {
   const { body } = input
   switch (validation.check) {
     case 'response_schema': {
-      if (!input.responseSchemaRef) throw new Error('response_schema on a step without response_schema_ref')
+      if (!input.responseSchemaRef)
+        return { passed: false, detail: 'response_schema on a step without response_schema_ref' }
       if (!body) return { passed: false, detail: 'no AdCP response object to validate' }
-      const errors = officialErrors(input.responseSchemaRef, body)
+      if (!input.schemas) return { passed: true, notApplicable: 'no JSON Schemas for the bundle version' }
+      const errors = input.schemas.errors(input.responseSchemaRef, body)
       return errors.length
         ? { passed: false, detail: `${input.responseSchemaRef}: ${errors.slice(0, 8).join('; ')}` }
         : { passed: true }
@@ -225,21 +222,6 @@ function grade(validation: Validation, input: CheckInput): { passed: boolean; de
         : { passed: false, detail: `expected ${validation.path} < ${show(bound)}, got ${show(value)}` }
     }
     default:
-      throw new UnsupportedCheck(validation.check)
-  }
-}
-
-/**
- * Grades one storyboard validation against a step's response.
- * @example runCheck({ check: 'field_present', path: 'formats' }, { body, responseSchemaRef, context }).passed
- */
-export function runCheck(validation: Validation, input: CheckInput): CheckResult {
-  const { passed, detail } = grade(validation, input)
-  return {
-    check: validation.check,
-    description: validation.description,
-    passed,
-    advisory: validation.severity === 'advisory',
-    ...(detail === undefined ? {} : { detail }),
+      return undefined
   }
 }

@@ -1,0 +1,176 @@
+/**
+ * Loads an AdCP compliance bundle (`compliance/<version>/`: universal/, protocols/, domains/, specialisms/,
+ * test-kits/) from a directory and checks every storyboard against the load rules of
+ * `universal/storyboard-schema.yaml`.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parse } from 'yaml'
+import { StoryboardError } from './errors.js'
+import { validateStoryboard } from './load-rules.js'
+import type { Storyboard, TestKit } from './types.js'
+
+/** The AdCP release this runner implements. */
+export const ADCP_VERSION = '3.1.19'
+
+/** Where a storyboard sits in the bundle, which decides whom it applies to. */
+export type StoryboardScope =
+  { kind: 'universal' } | { kind: 'protocol'; protocol: string } | { kind: 'specialism'; specialism: string }
+
+/** One storyboard file of the bundle. */
+export interface BundleEntry {
+  /** The bundle-relative file path without `.yaml` (`protocols/creative/index`): unique. */
+  readonly key: string
+  /** The bundle-relative file path. */
+  readonly file: string
+  readonly storyboard: Storyboard
+  readonly scope: StoryboardScope
+  /** A `domains/` file identical to its `protocols/` twin (the bundle ships both). */
+  readonly duplicateOf?: string
+}
+
+/** A loaded bundle. */
+export interface Bundle {
+  readonly dir: string
+  /** The AdCP version the bundle names (`index.json` adcp_version, else the folder name). */
+  readonly version: string
+  /** The JSON Schemas of that version (`schemas/<version>` beside `compliance/`), when present. */
+  readonly schemasDir: string | undefined
+  readonly entries: readonly BundleEntry[]
+  /** YAML files that are not storyboards (the format documents, reference data). */
+  readonly documents: readonly string[]
+  /** Test kits by bundle-relative path (`test-kits/acme-outdoor.yaml`). */
+  readonly testKits: ReadonlyMap<string, TestKit>
+  /** The entry for a key (`protocols/creative/index`), a file, or a storyboard id (first non-duplicate). */
+  get(ref: string): BundleEntry
+  find(ref: string): BundleEntry | undefined
+}
+
+function walk(dir: string, base = dir): string[] {
+  const out: string[] = []
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name)
+    if (entry.isDirectory()) out.push(...walk(full, base))
+    else if (entry.isFile() && entry.name.endsWith('.yaml')) {
+      out.push(path.relative(base, full).split(path.sep).join('/'))
+    }
+  }
+  return out.sort()
+}
+
+function scopeOf(file: string): StoryboardScope {
+  const [top, second] = file.split('/')
+  if ((top === 'protocols' || top === 'domains') && second) return { kind: 'protocol', protocol: second }
+  if (top === 'specialisms' && second) return { kind: 'specialism', specialism: second }
+  return { kind: 'universal' }
+}
+
+/**
+ * The vendored bundle of this repository (`conformance/compliance/3.1.19`), found by walking up from this
+ * module, or `$ADWIRE_STORYBOARDS_DIR`. An installed copy outside the repository has none: pass `dir`.
+ * @example defaultBundleDir() // '/…/conformance/compliance/3.1.19'
+ */
+export function defaultBundleDir(): string {
+  const fromEnv = typeof process !== 'undefined' ? process.env.ADWIRE_STORYBOARDS_DIR : undefined
+  if (fromEnv) return path.resolve(fromEnv)
+  let dir = path.dirname(fileURLToPath(import.meta.url))
+  for (;;) {
+    const candidate = path.join(dir, 'conformance', 'compliance', ADCP_VERSION)
+    if (existsSync(path.join(candidate, 'universal'))) return candidate
+    const parent = path.dirname(dir)
+    if (parent === dir) break
+    dir = parent
+  }
+  throw new StoryboardError(
+    'bundle_invalid',
+    `no vendored AdCP ${ADCP_VERSION} compliance bundle found above this package: pass the bundle directory (dir / --dir) or set ADWIRE_STORYBOARDS_DIR`,
+  )
+}
+
+function readYaml(dir: string, file: string): unknown {
+  try {
+    return parse(readFileSync(path.join(dir, file), 'utf8'))
+  } catch (error) {
+    throw new StoryboardError('bundle_invalid', `${file}: not YAML: ${(error as Error).message}`, {
+      cause: error,
+    })
+  }
+}
+
+/**
+ * Loads and checks every storyboard of a bundle directory.
+ * @example
+ * const bundle = loadBundle() // the vendored 3.1.19 tree
+ * bundle.get('capability_discovery').storyboard.phases[0].steps[0].task // 'get_adcp_capabilities'
+ */
+export function loadBundle(dir: string = defaultBundleDir()): Bundle {
+  const root = path.resolve(dir)
+  if (!existsSync(path.join(root, 'universal'))) {
+    throw new StoryboardError('bundle_invalid', `${root} is not a compliance bundle (no universal/ folder)`)
+  }
+  const index = existsSync(path.join(root, 'index.json'))
+    ? (JSON.parse(readFileSync(path.join(root, 'index.json'), 'utf8')) as { adcp_version?: string })
+    : {}
+  const version = index.adcp_version ?? path.basename(root)
+  const schemasCandidate = path.join(root, '..', '..', 'schemas', version)
+  const entries: BundleEntry[] = []
+  const documents: string[] = []
+  const testKits = new Map<string, TestKit>()
+  const texts = new Map<string, string>()
+  for (const file of walk(root)) {
+    if (file.startsWith('test-vectors/')) continue
+    const doc = readYaml(root, file)
+    if (file.startsWith('test-kits/')) {
+      testKits.set(file, (doc ?? {}) as TestKit)
+      continue
+    }
+    if (doc === null || typeof doc !== 'object' || !('phases' in doc)) {
+      documents.push(file)
+      continue
+    }
+    const storyboard = validateStoryboard(file, doc)
+    const text = readFileSync(path.join(root, file), 'utf8')
+    texts.set(file, text)
+    entries.push({ key: file.replace(/\.yaml$/, ''), file, storyboard, scope: scopeOf(file) })
+  }
+  for (const [index, entry] of entries.entries()) {
+    const twin = entry.file.replace(/^domains\//, 'protocols/')
+    if (twin !== entry.file && texts.get(twin) === texts.get(entry.file)) {
+      entries[index] = { ...entry, duplicateOf: twin.replace(/\.yaml$/, '') }
+    }
+  }
+  const ids = new Set(entries.map((entry) => entry.storyboard.id))
+  for (const entry of entries) {
+    for (const scenario of entry.storyboard.requires_scenarios ?? []) {
+      if (!ids.has(scenario)) {
+        throw new StoryboardError(
+          'bundle_invalid',
+          `${entry.file}: requires_scenarios reference "${scenario}" did not resolve against the source tree`,
+        )
+      }
+    }
+  }
+  const find = (ref: string): BundleEntry | undefined => {
+    const key = ref.replace(/\.yaml$/, '')
+    return (
+      entries.find((entry) => entry.key === key) ??
+      entries.find((entry) => entry.storyboard.id === ref && !entry.duplicateOf) ??
+      entries.find((entry) => entry.storyboard.id === ref)
+    )
+  }
+  return {
+    dir: root,
+    version,
+    schemasDir: existsSync(schemasCandidate) ? schemasCandidate : undefined,
+    entries,
+    documents,
+    testKits,
+    find,
+    get(ref) {
+      const entry = find(ref)
+      if (!entry) throw new StoryboardError('storyboard_not_found', `no storyboard "${ref}" in ${root}`)
+      return entry
+    },
+  }
+}
