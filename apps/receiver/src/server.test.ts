@@ -43,8 +43,11 @@ describe('server.ts', () => {
     })
     const exited = exitCode(child)
     try {
-      const [, url] = await waitFor(child, /listening on (http:\/\/\S+)/)
-      const [, token] = await waitFor(child, /ADMIN_TOKEN=(\S+)/)
+      // Both lines are awaited together: they may arrive in one chunk, in either order (they do on Node 24).
+      const [[, url], [, token]] = await Promise.all([
+        waitFor(child, /listening on (http:\/\/\S+)/),
+        waitFor(child, /ADMIN_TOKEN=(\S+)/),
+      ])
       const health = await fetch(`${url}/health`)
       expect(await health.json()).toEqual({ status: 'ok', database: 'sqlite' })
       const listed = await fetch(`${url}/api/registrations`, {

@@ -21,9 +21,9 @@ commands:
   explain                      run the verifier checklist step by step and show the signature base
   keys generate                create an Ed25519 or ES256 signing key and the JWKS to publish
   receiver register|events     create registrations on and tail events from an adwire receiver
-  registry resolve|lookup|validate|feed|admin
+  registry resolve|lookup|validate|feed
                                query an AdCP registry: brands, properties, authorization, adagents.json,
-                               the change feed; create organizations (admin)
+                               the change feed
   schemas list                 list the AdCP 3.1.19 shapes
   schemas validate SHAPE FILE  validate a JSON document against a shape
 

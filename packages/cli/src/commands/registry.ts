@@ -1,17 +1,23 @@
 /**
  * `adwire registry …`: resolve brands and properties, check authorization, validate adagents.json and read the
  * change feed of an AdCP registry (the adwire registry or any mirror of the public one), through
- * @adwire/registry-client. `registry admin …` runs the registry app's admin script (a checkout only).
+ * @adwire/registry-client. The registry's admin commands (create-org) ship with the registry app: see
+ * {@link REGISTRY_ADMIN_MOVED}.
  */
 import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { AdagentsJsonSchema, SchemaError, parseShape } from '@adwire/schemas'
 import { printJson, UsageError, type Io } from '../io.js'
-import { admin } from './registry-admin.js'
-import { clientFor, common, domainArgument, refused, registryHelp } from './registry-common.js'
+import {
+  clientFor,
+  common,
+  domainArgument,
+  refused,
+  REGISTRY_ADMIN_MOVED,
+  registryHelp,
+} from './registry-common.js'
 import { feed } from './registry-feed.js'
 
-export { adminScriptCommand, findRegistryCheckout } from './registry-admin.js'
 export { DEFAULT_REGISTRY_URL, registryHelp } from './registry-common.js'
 
 async function resolve(argv: string[], io: Io): Promise<number> {
@@ -221,11 +227,8 @@ export async function registryCommand(
     case 'feed':
       return feed(rest, io, options.signal)
     case 'admin':
-      if (rest[0] === undefined || rest[0] === '-h' || rest[0] === '--help') {
-        io.stdout(registryHelp)
-        return rest[0] === undefined ? 2 : 0
-      }
-      return admin(rest, io)
+      // The admin commands write into the registry's database, so they ship with the registry app, not here.
+      throw new UsageError(REGISTRY_ADMIN_MOVED)
     default:
       throw new UsageError(`unknown command "registry ${sub}"`)
   }
