@@ -62,7 +62,7 @@ export const DOMAIN =
   /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}$|^localhost$/i
 
 export function domainArgument(value: string | undefined, what: string): string {
-  if (!value) throw new UsageError(`${what} needs a DOMAIN`)
+  if (!value) throw new UsageError(`DOMAIN is required (${what} DOMAIN)`)
   const domain = value.trim().toLowerCase()
   if (!DOMAIN.test(domain)) throw new UsageError(`"${value}" is not a domain name (e.g. example.com)`)
   return domain

@@ -28,7 +28,7 @@ async function resolve(argv: string[], io: Io): Promise<number> {
   }
   const [kind, input, extra] = positionals
   if (kind !== 'brand' && kind !== 'property')
-    throw new UsageError('registry resolve needs "brand" or "property"')
+    throw new UsageError('"brand" or "property" is required (registry resolve brand|property DOMAIN)')
   if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`)
   const domain = domainArgument(input, `registry resolve ${kind}`)
   const client = clientFor(values)
@@ -83,8 +83,8 @@ async function lookup(argv: string[], io: Io): Promise<number> {
     io.stdout(registryHelp)
     return 0
   }
-  if (!values.agent || !URL.canParse(values.agent))
-    throw new UsageError('registry lookup needs --agent URL (the agent URL)')
+  if (!values.agent) throw new UsageError('--agent URL is required (the agent URL)')
+  if (!URL.canParse(values.agent)) throw new UsageError(`--agent must be a URL, not "${values.agent}"`)
   if ((values.publisher === undefined) === (values.identifier === undefined)) {
     throw new UsageError(
       'registry lookup needs exactly one of --publisher DOMAIN and --identifier TYPE:VALUE',
@@ -135,7 +135,7 @@ async function validate(argv: string[], io: Io): Promise<number> {
     return 0
   }
   const [input, extra] = positionals
-  if (!input) throw new UsageError('registry validate needs a FILE, URL or DOMAIN')
+  if (!input) throw new UsageError('a FILE, URL or DOMAIN is required (registry validate FILE|URL|DOMAIN)')
   if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`)
   const isUrl = /^https?:\/\//i.test(input)
   if (!isUrl && (input === '-' || existsSync(input) || input.endsWith('.json'))) {
