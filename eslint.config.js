@@ -88,6 +88,70 @@ export default defineConfig([
     },
   },
   {
+    // http-signatures and webhooks promise to run on any web-standard runtime (edge workers, Deno, Bun): their
+    // core takes nothing from Node. Type-only imports are erased; node:crypto is reached at run time only
+    // through `process.getBuiltinModule` (crypto-backend.ts), and the Node-only parts live in explicit files.
+    name: 'adwire/edge-core',
+    files: ['packages/http-signatures/src/**/*.ts', 'packages/webhooks/src/**/*.ts'],
+    ignores: [
+      '**/*.test.ts',
+      'packages/http-signatures/src/node.ts',
+      'packages/http-signatures/src/keys/safe-fetch.ts',
+      'packages/http-signatures/src/keys/test-server.ts',
+      'packages/webhooks/src/sender/test-support.ts',
+    ],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^node:',
+              allowTypeImports: true,
+              message:
+                'the core is web-standard: Node-only code goes in the ./node entry (src/node.ts) or a Node-only file',
+            },
+          ],
+          paths: [
+            'buffer',
+            'crypto',
+            'fs',
+            'http',
+            'https',
+            'net',
+            'dns',
+            'os',
+            'path',
+            'url',
+            'util',
+            'stream',
+          ].map((name) => ({
+            name,
+            allowTypeImports: true,
+            message: 'the core is web-standard: no Node built-ins',
+          })),
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        {
+          name: 'Buffer',
+          message: 'the core is web-standard: use Uint8Array, TextEncoder and the base64 helpers',
+        },
+        { name: 'require', message: 'the core is ESM and web-standard' },
+        { name: '__dirname', message: 'the core is web-standard' },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'ImportExpression[source.value=/^node:/]',
+          message:
+            'the core is web-standard: no dynamic import of Node built-ins (use process.getBuiltinModule behind a check)',
+        },
+      ],
+    },
+  },
+  {
     name: 'adwire/node-esm',
     files: ['**/*.{js,mjs}'],
     languageOptions: {

@@ -1,10 +1,30 @@
+import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
 import { SummaryLineReporter } from '@adwire/vitest-config/summary-reporter'
+
+// Packages that promise to run on any web-standard runtime: their whole suite (vectors included) runs a second
+// time in the edge-runtime VM (vitest `environment: 'edge-runtime'`, @edge-runtime/vm), with the node:crypto
+// fast path, Buffer and require taken away (tooling/vitest-config/src/edge-setup.js).
+const edgePackages = ['http-signatures', 'webhooks']
+const edgeSetup = fileURLToPath(new URL('./tooling/vitest-config/src/edge-setup.js', import.meta.url))
 
 // One run over every workspace project, so that the suite ends with one summary.
 export default defineConfig({
   test: {
-    projects: ['packages/*', 'apps/*', 'tooling/*'],
+    projects: [
+      'packages/*',
+      'apps/*',
+      'tooling/*',
+      ...edgePackages.map((name) => ({
+        extends: `./packages/${name}/vitest.config.ts`,
+        test: {
+          name: `${name}-edge`,
+          root: `./packages/${name}`,
+          environment: 'edge-runtime',
+          setupFiles: [edgeSetup],
+        },
+      })),
+    ],
     reporters: ['default', new SummaryLineReporter()],
   },
 })

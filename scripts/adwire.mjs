@@ -29,6 +29,8 @@ const result = spawnSync(
   {
     stdio: 'inherit',
     cwd: process.env.INIT_CWD ?? process.cwd(),
+    // Hints and errors name the command as typed here (`pnpm adwire …`), not the bare `adwire` of an npm install.
+    env: { ...process.env, ADWIRE_COMMAND: process.env.ADWIRE_COMMAND ?? 'pnpm adwire' },
   },
 )
 process.exit(result.status ?? 1)

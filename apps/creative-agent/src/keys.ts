@@ -7,7 +7,8 @@
  * same keys. Both public halves are published in the JWKS that brand.json points at.
  */
 import { publishedJwk, signerJwk, signingJwks, type KeyPurpose } from '@adwire/agent-server'
-import { algorithmOfJwk, generateSigningKey, type AdcpJwk, type Jwks } from '@adwire/http-signatures'
+import { generateSigningKey, type AdcpJwk, type Jwks } from '@adwire/http-signatures'
+import { algorithmOfJwk } from '@adwire/http-signatures/internal'
 import type { Storage } from './storage.js'
 
 const SETTINGS: Record<KeyPurpose, string> = {

@@ -3,7 +3,8 @@
  * `authentication` block selects HMAC or Bearer, otherwise RFC 9421), checked here so that a registration
  * that could never verify a delivery is refused at once (400) rather than failing every delivery later.
  */
-import { algorithmOfJwk, assertHmacSecret, jwksResolver, keyPurposeProblem } from '@adwire/http-signatures'
+import { assertHmacSecret, jwksResolver } from '@adwire/http-signatures'
+import { algorithmOfJwk, keyPurposeProblem } from '@adwire/http-signatures/internal'
 import type { AdcpJwk } from '@adwire/http-signatures'
 import { z } from 'zod'
 import type { AuthConfig, RegistrationShape } from './db/types.js'

@@ -1,12 +1,13 @@
 import { parseArgs } from 'node:util'
 import { SignatureError } from '@adwire/http-signatures'
-import { keysCommand } from './commands/keys.js'
-import { explainCommand, requestCommand } from './commands/request.js'
-import { receiverCommand } from './commands/receiver.js'
-import { registryCommand } from './commands/registry.js'
-import { schemasCommand } from './commands/schemas.js'
-import { storyboardCommand } from './commands/storyboard.js'
-import { webhookCommand } from './commands/webhook.js'
+import { keysCommand, keysHelp } from './commands/keys.js'
+import { explainCommand, requestCommand, requestHelp } from './commands/request.js'
+import { receiverCommand, receiverHelp } from './commands/receiver.js'
+import { registryCommand, registryHelp } from './commands/registry.js'
+import { schemasCommand, schemasHelp } from './commands/schemas.js'
+import { storyboardCommand, storyboardHelp } from './commands/storyboard.js'
+import { webhookCommand, webhookHelp } from './commands/webhook.js'
+import { asTyped, commandName, parseArgsMessage, subcommandHelp, wantsHelp } from './help.js'
 import { processIo, UsageError, type Io } from './io.js'
 import { version } from './version.js'
 
@@ -22,9 +23,9 @@ commands:
   explain                      run the verifier checklist step by step and show the signature base
   keys generate                create an Ed25519 or ES256 signing key and the JWKS to publish
   receiver register|events     create registrations on and tail events from an adwire receiver
-  registry resolve|lookup|validate|feed|admin
+  registry resolve|lookup|validate|feed
                                query an AdCP registry: brands, properties, authorization, adagents.json,
-                               the change feed; create organizations (admin)
+                               the change feed
   storyboard list|show|run     the AdCP 3.1.19 compliance storyboards: list them, show one, run them against an
                                agent over MCP or A2A
   schemas list                 list the AdCP 3.1.19 shapes
@@ -48,6 +49,17 @@ const commands: Record<string, (argv: string[], io: Io) => Promise<number>> = {
   webhook: webhookCommand,
 }
 
+/** The help of each command that has subcommands: `adwire <command> <sub> --help` prints the sub's part. */
+const groupHelp: Record<string, string> = {
+  keys: keysHelp,
+  receiver: receiverHelp,
+  registry: registryHelp,
+  request: requestHelp,
+  schemas: schemasHelp,
+  storyboard: storyboardHelp,
+  webhook: webhookHelp,
+}
+
 /**
  * Runs the `adwire` command line and resolves with its exit code.
  *
@@ -56,6 +68,8 @@ const commands: Record<string, (argv: string[], io: Io) => Promise<number>> = {
  */
 export async function run(argv: readonly string[], io: Io = processIo): Promise<number> {
   const [first, ...rest] = argv
+  const name = commandName()
+  const sub = rest[0] !== undefined && !rest[0].startsWith('-') ? rest[0] : undefined
   try {
     if (first === undefined || first.startsWith('-')) {
       const { values } = parseArgs({
@@ -71,10 +85,27 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
     }
     const command = commands[first]
     if (!command) throw new UsageError(`unknown command "${first}"`)
+    const group = groupHelp[first]
+    if (group !== undefined && sub !== undefined && wantsHelp(rest)) {
+      const help = subcommandHelp(group, first, sub)
+      if (help !== undefined) {
+        io.stdout(asTyped(help, name))
+        return 0
+      }
+    }
     return await command(rest, io)
   } catch (error) {
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      io.stderr(`adwire: ${(error as Error).message}\nRun \`adwire --help\` for usage.\n`)
+    const parseMessage = parseArgsMessage(error)
+    if (error instanceof UsageError || parseMessage !== undefined) {
+      // The hint names the command as typed, down to the subcommand whose help explains the mistake.
+      const known = first !== undefined && commands[first] !== undefined
+      const helpFor = !known
+        ? `${name} --help`
+        : sub !== undefined && groupHelp[first] !== undefined && subcommandHelp(groupHelp[first], first, sub)
+          ? `${name} ${first} ${sub} --help`
+          : `${name} ${first} --help`
+      const message = asTyped(parseMessage ?? (error as Error).message, name)
+      io.stderr(`adwire: ${message}\nRun \`${helpFor}\` for usage.\n`)
       return 2
     }
     if (SignatureError.is(error)) {

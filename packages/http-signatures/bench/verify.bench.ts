@@ -12,7 +12,6 @@ import { canonicalTarget } from '../src/canonicalize.js'
 import { readSha256Digest, digestMatches } from '../src/content-digest.js'
 import {
   buildSignatureBase,
-  findDuplicateKeys,
   generateSigningKey,
   MemoryReplayStore,
   signWebhook,
@@ -20,6 +19,7 @@ import {
   type AdcpJwk,
   type SignedMessage,
 } from '../src/index.js'
+import { findDuplicateKeys } from '../src/internal.js'
 import { readSignatureInput, readSignatureValue } from '../src/signature-input.js'
 
 const NOW = 1776520800

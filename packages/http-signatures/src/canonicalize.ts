@@ -1,5 +1,6 @@
 import { SignatureError } from './errors.js'
 import type { HeaderFields } from './headers.js'
+import { decodePunycode } from './punycode.js'
 import type { SignatureProfile } from './types.js'
 
 /** The canonical `@target-uri` and `@authority` of a URL (AdCP URL canonicalization, steps 1 to 8). */
@@ -130,8 +131,10 @@ function normalizeHostName(name: string): string {
   // eslint-disable-next-line no-control-regex
   if (/^[\u0000-\u007f]*$/.test(name)) {
     ascii = name.toLowerCase()
-    // The URL Standard's host parser validates A-labels ("xn--") and would reinterpret numeric hosts.
-    if (ascii.includes('xn--') && whatwgHost(ascii) !== ascii) return '!host holds an invalid A-label'
+    // The URL Standard's host parser would reinterpret numeric hosts; A-labels ("xn--") are decoded here and
+    // their Unicode form sent through its ToASCII, which must give the same name back (runtimes differ on
+    // whether `new URL()` validates an A-label itself: Node 24.21 accepts `xn--a`).
+    if (ascii.includes('xn--') && !validALabels(ascii)) return '!host holds an invalid A-label'
   } else {
     const converted = whatwgHost(name)
     if (converted === undefined) return '!host is not a valid internationalised domain name'
@@ -149,6 +152,18 @@ function normalizeHostName(name: string): string {
       return `!host label "${label}" has "--" in positions 3 and 4`
   }
   return ascii
+}
+
+/** Whether every `xn--` label of an ASCII host decodes and maps back to itself through ToASCII. */
+function validALabels(ascii: string): boolean {
+  const unicode = ascii.split('.').map((label) => {
+    if (!label.startsWith('xn--')) return label
+    const decoded = decodePunycode(label.slice(4))
+    // eslint-disable-next-line no-control-regex
+    return decoded === undefined || /^[\u0000-\u007f]*$/.test(decoded) ? undefined : decoded
+  })
+  if (unicode.includes(undefined)) return false
+  return whatwgHost(ascii) === ascii && whatwgHost(unicode.join('.')) === ascii
 }
 
 function whatwgHost(name: string): string | undefined {

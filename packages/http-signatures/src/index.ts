@@ -1,3 +1,12 @@
+/**
+ * `@adwire/http-signatures`: RFC 9421 signing and verification of AdCP webhooks and requests, Content-Digest,
+ * the deprecated HMAC-SHA256 and Bearer webhook schemes, key resolution (JWKS, brand.json, the capabilities
+ * bootstrap, adagents.json pins) and revocation. Web-standard: runs on Node, Deno, Bun and edge runtimes. The
+ * Node-only SSRF-safe fetch is `@adwire/http-signatures/node`; helpers shared with sibling adwire packages are
+ * `@adwire/http-signatures/internal` (not covered by semver).
+ *
+ * @packageDocumentation
+ */
 export { SignatureError } from './errors.js'
 export type {
   KeyResolutionErrorCode,
@@ -7,8 +16,28 @@ export type {
   WebhookSignatureErrorCode,
 } from './errors.js'
 export type * from './types.js'
-export { findDuplicateKeys, sanitizeKeyNamesForLog, type DuplicateKeyReport } from './json-duplicates.js'
-export { constantTimeEqual } from './constant-time.js'
+export {
+  signWebhook,
+  verifyWebhook,
+  WEBHOOK_TAG,
+  type SignWebhookOptions,
+  type VerifyWebhookOptions,
+} from './webhook.js'
+export {
+  signRequest,
+  verifyRequest,
+  REQUEST_TAG,
+  type RequestProfileVersion,
+  type RequestSigningCapability,
+  type SignRequestOptions,
+  type VerifiedRequest,
+  type VerifyRequestOptions,
+} from './request.js'
+export type { SignedMessage, SignOptions } from './sign-core.js'
+export type { VerifiedSignature, VerifyOptions } from './verify-core.js'
+export { buildSignatureBase, type SignatureBaseParts } from './signature-base.js'
+export { describeRequestOperation, type RequestOperation } from './request-operation.js'
+export { createContentDigest, verifyContentDigest } from './content-digest.js'
 export {
   assertHmacSecret,
   bearerHeaders,
@@ -25,14 +54,9 @@ export {
   type GenerateSigningKeyOptions,
   type KeyAlgorithm,
 } from './keygen.js'
-export type { LookupAddress, SafeFetchOptions } from './keys/safe-fetch.js'
-export { checkAddress, type AddressPolicy, type PinnedAddress } from './keys/address-policy.js'
-export {
-  defaultSafeFetch,
-  type FetchedResource,
-  type SafeFetch,
-  type SafeFetchInit,
-} from './keys/fetch-types.js'
+export { MemoryReplayStore, type MemoryReplayStoreOptions } from './replay-memory.js'
+export { staticRevocation, type StaticRevocationOptions } from './revocation.js'
+export type { RevocationInput } from './key-lookup.js'
 export { jwksResolver, type JwksResolverOptions } from './keys/static-jwks.js'
 export {
   remoteJwksResolver,
@@ -53,19 +77,11 @@ export {
   type GetCapabilities,
 } from './keys/capabilities-bootstrap.js'
 export {
-  assertKeyOrigin,
-  declaredPosture,
   readSigningPosture,
   type ReadSigningPostureOptions,
   type SigningPosture,
   type SigningPurpose,
 } from './keys/capabilities-posture.js'
-export {
-  assertBrandOrigin,
-  registrableDomain,
-  type BrandOriginBinding,
-  type BrandOriginOptions,
-} from './keys/brand-origin.js'
 export { adagentsPinnedResolver, type AdagentsPinnedResolverOptions } from './keys/adagents-pins.js'
 export {
   revocationList,
@@ -75,51 +91,9 @@ export {
   type RevocationTiming,
 } from './keys/revocation-list.js'
 export {
-  parseRevocationList,
-  readRevocationList,
-  type RevocationListJson,
-  type RevocationListSnapshot,
-  type RevocationVerification,
-} from './keys/revocation-document.js'
-export { verifyFlattenedJws, type JwsKeyLookup } from './keys/jws.js'
-export {
-  signWebhook,
-  verifyWebhook,
-  WEBHOOK_COMPONENTS,
-  WEBHOOK_TAG,
-  type SignWebhookOptions,
-  type VerifyWebhookOptions,
-} from './webhook.js'
-export {
-  signRequest,
-  verifyRequest,
-  REQUEST_TAG,
-  type RequestProfileVersion,
-  type RequestSigningCapability,
-  type SignRequestOptions,
-  type VerifiedRequest,
-  type VerifyRequestOptions,
-} from './request.js'
-export type { SignedMessage, SignOptions } from './sign-core.js'
-export type { VerifiedSignature, VerifyOptions } from './verify-core.js'
-export {
-  buildSignatureBase,
-  composeSignatureBase,
-  componentValue,
-  type SignatureBaseParts,
-} from './signature-base.js'
-export {
-  parseSignatureInput,
-  isValidNonce,
-  type SignatureEncoding,
-  type SignatureInput,
-  type SignatureParameters,
-} from './signature-input.js'
-export { canonicalizeTargetUri, type CanonicalTarget } from './canonicalize.js'
-export { createContentDigest, verifyContentDigest } from './content-digest.js'
-export { algorithmOfJwk, isAllowedAlgorithm } from './algorithms.js'
-export { keyPurposeProblem, type RevocationInput } from './key-lookup.js'
-export { describeRequestOperation, type RequestOperation } from './request-operation.js'
-export { MemoryReplayStore, type MemoryReplayStoreOptions } from './replay-memory.js'
-export { staticRevocation, type StaticRevocationOptions } from './revocation.js'
-export { normalizeHeaders, type HeaderFields } from './headers.js'
+  defaultSafeFetch,
+  type FetchedResource,
+  type SafeFetch,
+  type SafeFetchInit,
+} from './keys/fetch-types.js'
+export { checkAddress, type AddressPolicy, type PinnedAddress } from './keys/address-policy.js'

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { bearerHeaders, constantTimeEqual, SignatureError, verifyBearerWebhook } from './index.js'
+import { bearerHeaders, SignatureError, verifyBearerWebhook } from './index.js'
+import { constantTimeEqual } from './internal.js'
 
 const token = 'tok_0123456789abcdefghijklmnopqrstuv'
 

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -77,6 +77,22 @@ describe('registry admin create-org', () => {
     expect(stdout).toMatch(
       /^Created organization org_\S+ \(Beta\) in SQLite \S+script\.sqlite\nAPI key \(shown once.*\): sk_\S+\n$/,
     )
+  })
+
+  it("is the app's own `admin` entry (pnpm --filter @adwire/app-registry admin …), built to dist", async () => {
+    const appDir = fileURLToPath(new URL('../..', import.meta.url))
+    const manifest = JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>
+    }
+    // The script builds the app first, then runs the built entry with the arguments pnpm appends.
+    expect(manifest.scripts.admin).toMatch(/&& node dist\/auth\/admin-cli\.js$/)
+    const path = join(dir, 'built.sqlite')
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['dist/auth/admin-cli.js', 'create-org', '--name', 'Gamma', '--json'],
+      { env: { ...process.env, DATABASE_URL: `sqlite:${path}` }, cwd: appDir },
+    )
+    expect(JSON.parse(stdout)).toMatchObject({ name: 'Gamma', apiKey: expect.stringMatching(/^sk_/) })
   })
 })
 

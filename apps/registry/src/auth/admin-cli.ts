@@ -1,7 +1,8 @@
 /**
- * `adwire registry admin …`: administration commands that write straight into the registry's database, so
- * they run where the registry's database is reachable (the same `DATABASE_URL` and `DATABASE_SCHEMA` as the
- * service). Built to `dist/auth/admin-cli.js`; the `adwire` CLI spawns it.
+ * The registry's admin entry (`pnpm --filter @adwire/app-registry admin …`, the app's `admin` script):
+ * administration commands that write straight into the registry's database, so they run where the registry's
+ * database is reachable (the same `DATABASE_URL` and `DATABASE_SCHEMA` as the service). Built to
+ * `dist/auth/admin-cli.js`; relative SQLite paths resolve from apps/registry, as for `pnpm start:registry`.
  *
  *   create-org --name NAME [--json]   create an organization and print its API key once
  */
@@ -14,7 +15,7 @@ import { parseEnv, type DatabaseConfig } from '../env.js'
 import { authDb, migrateAuthPostgres, migrateAuthSqlite } from './db.js'
 import { createOrg } from './identities.js'
 
-const USAGE = `usage: adwire registry admin create-org --name NAME [--json]
+const USAGE = `usage: pnpm --filter @adwire/app-registry admin create-org --name NAME [--json]
 
 Creates an organization in the registry's database and prints its API key once.
 Environment: DATABASE_URL (sqlite:PATH or postgres://…, default sqlite:./data/registry.sqlite),

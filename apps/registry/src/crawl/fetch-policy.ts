@@ -8,12 +8,8 @@
  *
  * The same rules serve brand.json discovery.
  */
-import {
-  registrableDomain,
-  SignatureError,
-  type FetchedResource,
-  type SafeFetch,
-} from '@adwire/http-signatures'
+import { SignatureError, type FetchedResource, type SafeFetch } from '@adwire/http-signatures'
+import { registrableDomain } from '@adwire/http-signatures/internal'
 
 /** At most this many redirects are followed on the first fetch. */
 export const MAX_REDIRECTS = 3

@@ -1,5 +1,5 @@
 /** Authorization Lookups: expand, the two authorization checks, identifier/domain/agent/publisher lookups. */
-import { registrableDomain } from '@adwire/http-signatures'
+import { registrableDomain } from '@adwire/http-signatures/internal'
 import { Hono, type Context } from 'hono'
 import { compact } from '../db/json.js'
 import { canonicalAgentUrl, isHttpUrl, normalizeDomain } from '../domain/names.js'

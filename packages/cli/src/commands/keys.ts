@@ -32,8 +32,9 @@ export async function keysCommand(argv: string[], io: Io): Promise<number> {
     return values.help ? 0 : 2
   }
   if (sub !== 'generate') throw new UsageError(`unknown command "keys ${sub}"`)
+  if (values.alg === undefined) throw new UsageError('--alg is required (ed25519 or es256)')
   if (values.alg !== 'ed25519' && values.alg !== 'es256')
-    throw new UsageError('--alg must be ed25519 or es256')
+    throw new UsageError(`--alg must be ed25519 or es256, not "${values.alg}"`)
   if (!values.kid) throw new UsageError('--kid is required')
   const generated = await generateSigningKey({
     alg: values.alg as KeyAlgorithm,

@@ -121,7 +121,7 @@ async function register(argv: string[], io: Io): Promise<number> {
   ]
   if (sources.filter((source) => source !== undefined).length !== 1) {
     throw new UsageError(
-      'give exactly one of --jwks, --jwks-uri, --agent-url, --hmac-secret-file, --bearer-token-file',
+      'exactly one of --jwks, --jwks-uri, --agent-url, --hmac-secret-file, --bearer-token-file is required',
     )
   }
   if (values['brand-json-url'] && !values['agent-url']) {

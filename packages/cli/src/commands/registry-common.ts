@@ -5,6 +5,14 @@ import { UsageError, type Io } from '../io.js'
 
 export const DEFAULT_REGISTRY_URL = 'http://127.0.0.1:4100'
 
+/**
+ * What `adwire registry admin` answers: organizations are created by the registry app's own admin entry,
+ * which writes into its database (this CLI works from npm and never reaches into an app).
+ */
+export const REGISTRY_ADMIN_MOVED =
+  'the registry admin commands ship with the registry app, which writes into its own database: in a checkout, ' +
+  'run `pnpm --filter @adwire/app-registry admin create-org --name NAME` (see the registry app README)'
+
 export const registryHelp = `usage: adwire registry <command> [options]
 
 Talks to an AdCP registry (the adwire registry, \`pnpm start:registry\`, or a mirror of the public one).
@@ -19,8 +27,6 @@ Talks to an AdCP registry (the adwire registry, \`pnpm start:registry\`, or a mi
                                print change-feed events, one JSON line each (needs an API key or token);
                                without --follow, stops when caught up; --cursor-file resumes from and saves
                                the last event id; --types is comma-separated, globs end in * (authorization.*)
-  admin create-org --name NAME write an organization into the registry's database (DATABASE_URL, as the
-                               service) and print its API key once; runs inside a checkout with apps/registry
 
 options:
   --url URL                    the registry (default $ADWIRE_REGISTRY_URL or ${DEFAULT_REGISTRY_URL})
@@ -56,7 +62,7 @@ export const DOMAIN =
   /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}$|^localhost$/i
 
 export function domainArgument(value: string | undefined, what: string): string {
-  if (!value) throw new UsageError(`${what} needs a DOMAIN`)
+  if (!value) throw new UsageError(`DOMAIN is required (${what} DOMAIN)`)
   const domain = value.trim().toLowerCase()
   if (!DOMAIN.test(domain)) throw new UsageError(`"${value}" is not a domain name (e.g. example.com)`)
   return domain

@@ -1,17 +1,23 @@
 /**
  * `adwire registry …`: resolve brands and properties, check authorization, validate adagents.json and read the
  * change feed of an AdCP registry (the adwire registry or any mirror of the public one), through
- * @adwire/registry-client. `registry admin …` runs the registry app's admin script (a checkout only).
+ * @adwire/registry-client. The registry's admin commands (create-org) ship with the registry app: see
+ * {@link REGISTRY_ADMIN_MOVED}.
  */
 import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { AdagentsJsonSchema, SchemaError, parseShape } from '@adwire/schemas'
 import { printJson, UsageError, type Io } from '../io.js'
-import { admin } from './registry-admin.js'
-import { clientFor, common, domainArgument, refused, registryHelp } from './registry-common.js'
+import {
+  clientFor,
+  common,
+  domainArgument,
+  refused,
+  REGISTRY_ADMIN_MOVED,
+  registryHelp,
+} from './registry-common.js'
 import { feed } from './registry-feed.js'
 
-export { adminScriptCommand, findRegistryCheckout } from './registry-admin.js'
 export { DEFAULT_REGISTRY_URL, registryHelp } from './registry-common.js'
 
 async function resolve(argv: string[], io: Io): Promise<number> {
@@ -22,7 +28,7 @@ async function resolve(argv: string[], io: Io): Promise<number> {
   }
   const [kind, input, extra] = positionals
   if (kind !== 'brand' && kind !== 'property')
-    throw new UsageError('registry resolve needs "brand" or "property"')
+    throw new UsageError('"brand" or "property" is required (registry resolve brand|property DOMAIN)')
   if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`)
   const domain = domainArgument(input, `registry resolve ${kind}`)
   const client = clientFor(values)
@@ -77,8 +83,8 @@ async function lookup(argv: string[], io: Io): Promise<number> {
     io.stdout(registryHelp)
     return 0
   }
-  if (!values.agent || !URL.canParse(values.agent))
-    throw new UsageError('registry lookup needs --agent URL (the agent URL)')
+  if (!values.agent) throw new UsageError('--agent URL is required (the agent URL)')
+  if (!URL.canParse(values.agent)) throw new UsageError(`--agent must be a URL, not "${values.agent}"`)
   if ((values.publisher === undefined) === (values.identifier === undefined)) {
     throw new UsageError(
       'registry lookup needs exactly one of --publisher DOMAIN and --identifier TYPE:VALUE',
@@ -129,7 +135,7 @@ async function validate(argv: string[], io: Io): Promise<number> {
     return 0
   }
   const [input, extra] = positionals
-  if (!input) throw new UsageError('registry validate needs a FILE, URL or DOMAIN')
+  if (!input) throw new UsageError('a FILE, URL or DOMAIN is required (registry validate FILE|URL|DOMAIN)')
   if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`)
   const isUrl = /^https?:\/\//i.test(input)
   if (!isUrl && (input === '-' || existsSync(input) || input.endsWith('.json'))) {
@@ -221,11 +227,8 @@ export async function registryCommand(
     case 'feed':
       return feed(rest, io, options.signal)
     case 'admin':
-      if (rest[0] === undefined || rest[0] === '-h' || rest[0] === '--help') {
-        io.stdout(registryHelp)
-        return rest[0] === undefined ? 2 : 0
-      }
-      return admin(rest, io)
+      // The admin commands write into the registry's database, so they ship with the registry app, not here.
+      throw new UsageError(REGISTRY_ADMIN_MOVED)
     default:
       throw new UsageError(`unknown command "registry ${sub}"`)
   }

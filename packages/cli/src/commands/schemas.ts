@@ -53,7 +53,8 @@ export async function schemasCommand(argv: string[], io: Io): Promise<number> {
   }
   if (sub === 'validate') {
     const [shape, file = '-'] = rest
-    if (!shape) throw new UsageError('schemas validate needs a SHAPE')
+    if (!shape)
+      throw new UsageError('SHAPE is required (schemas validate SHAPE [FILE]; see `adwire schemas list`)')
     const schema = findShape(shape)
     const bytes = await io.read(file)
     let document: unknown

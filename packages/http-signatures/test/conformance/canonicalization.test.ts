@@ -1,6 +1,7 @@
 import { readConformanceJson } from '@adwire/conformance'
 import { describe, expect, it } from 'vitest'
-import { canonicalizeTargetUri, SignatureError } from '../../src/index.js'
+import { SignatureError } from '../../src/index.js'
+import { canonicalizeTargetUri } from '../../src/internal.js'
 import { VERSIONS } from './signing-vectors.js'
 
 interface CanonicalizationCase {

@@ -1,5 +1,4 @@
 import {
-  findDuplicateKeys,
   SignatureError,
   verifyBearerWebhook,
   verifyHmacWebhook,
@@ -7,6 +6,7 @@ import {
   type ReplayStore,
   type RevocationSource,
 } from '@adwire/http-signatures'
+import { findDuplicateKeys } from '@adwire/http-signatures/internal'
 import { Rejection } from './respond.js'
 import type { Registration } from './types.js'
 

@@ -1,5 +1,5 @@
 import canonicalize from 'canonicalize'
-import { constantTimeEqual } from '@adwire/http-signatures'
+import { constantTimeEqual } from '@adwire/http-signatures/internal'
 import { authenticate } from './authenticate.js'
 import { readBody, requireJson } from './body.js'
 import { readEnvelope, type Envelope } from './envelope.js'

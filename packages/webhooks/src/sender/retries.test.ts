@@ -1,4 +1,5 @@
-import { MemoryReplayStore, parseSignatureInput } from '@adwire/http-signatures'
+import { MemoryReplayStore } from '@adwire/http-signatures'
+import { parseSignatureInput } from '@adwire/http-signatures/internal'
 import { describe, expect, it } from 'vitest'
 import { reply, senderTestKit } from '../testing/sender.js'
 import type { WebhookRegistration } from './types.js'
