@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { FormatSchema } from '@adwire/schemas'
-import { officialErrors } from '../testing/official.js'
+import { officialErrors } from '../test/official.js'
 import { FormatCatalog, standardCatalog } from './catalog.js'
 
 const AGENT_URL = 'https://creative.adwire.example'
@@ -68,6 +68,8 @@ describe('standard catalog', () => {
     ])
     expect(extra).toBeInstanceOf(FormatCatalog)
     expect(extra.formats.length).toBe(catalog.formats.length + 1)
-    expect(() => catalog.with([{ name: 'no id' } as never])).toThrow()
+    expect(() => catalog.with([{ name: 'no id' } as never])).toThrow(
+      expect.objectContaining({ name: 'FormatsError', code: 'INVALID_REQUEST', status: 400 }),
+    )
   })
 })
