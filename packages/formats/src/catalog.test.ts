@@ -62,6 +62,16 @@ describe('standard catalog', () => {
     expect(standardCatalog('https://b.example').formats[0]?.format_id.agent_url).toBe('https://b.example')
   })
 
+  it('rejects an agent URL that is not an absolute URI with a FormatsError', () => {
+    expect(() => standardCatalog('creative.example')).toThrow(
+      expect.objectContaining({
+        name: 'FormatsError',
+        code: 'INVALID_REQUEST',
+        field: 'format_id.agent_url',
+      }),
+    )
+  })
+
   it('accepts extra formats (replacing one with the same id) and rejects invalid ones', () => {
     const extra = catalog.with([
       { format_id: { agent_url: AGENT_URL, id: 'seeded_a' }, name: 'Seeded A', type: 'display' },

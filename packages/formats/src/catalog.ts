@@ -43,7 +43,7 @@ function build(agentUrl: string, spec: Spec): CatalogFormat {
     },
     ...spec.extra,
   }
-  return parseShape(FormatSchema, format, `catalog format ${spec.id}`) as CatalogFormat
+  return parseOrThrow(() => parseShape(FormatSchema, format, `catalog format ${spec.id}`)) as CatalogFormat
 }
 
 /**
@@ -96,7 +96,8 @@ const cache = new Map<string, FormatCatalog>()
 /**
  * The standard catalog (display IAB sizes as image, HTML5, composed and generative units; responsive and native;
  * video and VAST; audio and DAAST; DOOH) for the agent at `agentUrl`, which every format_id names. Built and
- * validated once per URL; the same instance is returned afterwards.
+ * validated once per URL; the same instance is returned afterwards. An `agentUrl` that is not an absolute URI
+ * throws a `FormatsError` (INVALID_REQUEST, field `format_id.agent_url`).
  *
  * @example
  * const catalog = standardCatalog('https://creative.example')
