@@ -6,7 +6,7 @@
 import { createAgentServer, type AgentServer } from '@adwire/agent-server'
 import { createWebhookSender, type SenderLogEntry, type WebhookSender } from '@adwire/webhooks'
 import { capabilities } from './capabilities.js'
-import { standardCatalog, type FormatCatalog } from './creative/catalog.js'
+import { standardCatalog, type FormatCatalog } from '@adwire/formats'
 import { supportedFormats } from './creative/canonical.js'
 import type { CreativeAgentRef } from './creative/context.js'
 import type { CreativeAgentEnv } from './env.js'

@@ -1,7 +1,5 @@
 export * from './creative/errors.js'
-export * from './creative/catalog.js'
 export type * from './creative/context.js'
-export * from './creative/list-creative-formats.js'
 export * from './creative/build-creative.js'
 export * from './creative/preview-creative.js'
 export * from './creative/preview-store.js'

@@ -6,12 +6,11 @@
  */
 import { randomUUID } from 'node:crypto'
 import { AgentError, defineTask, type AnyTask, type TaskContext } from '@adwire/agent-server'
+import { FormatsError, listCreativeFormats, type FormatCatalog } from '@adwire/formats'
 import { z } from 'zod'
 import { buildCreative, checkBuildCreativeRequest } from './creative/build-creative.js'
-import type { FormatCatalog } from './creative/catalog.js'
 import type { CreativeAgentRef, CreativeContext } from './creative/context.js'
 import { CreativeError } from './creative/errors.js'
-import { listCreativeFormats } from './creative/list-creative-formats.js'
 import { previewCreative } from './creative/preview-creative.js'
 import type { PreviewSource, TaskPreviews } from './previews.js'
 import { assertWebhookUrl } from './webhook-urls.js'
@@ -34,8 +33,12 @@ export interface TaskDeps {
   readonly log: Log
 }
 
-/** A domain CreativeError as the server's AgentError (same code, field, recovery, HTTP status hint). */
-export function toAgentError(error: unknown): unknown {
+/**
+ * A domain CreativeError, or a FormatsError from @adwire/formats, as the server's AgentError (same code, field,
+ * recovery, HTTP status hint).
+ */
+export function toAgentError(thrown: unknown): unknown {
+  const error = FormatsError.is(thrown) ? CreativeError.from(thrown) : thrown
   if (!CreativeError.is(error) || error.code === 'INTERNAL_ERROR') return error
   return new AgentError(error.code, error.message, {
     ...(error.field !== undefined ? { field: error.field } : {}),

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { BuildCreativeRequest } from '@adwire/schemas'
-import { normalizeAgentUrl, standardCatalog, type CatalogFormat, type FormatCatalog } from './catalog.js'
+import { normalizeAgentUrl, standardCatalog, type CatalogFormat, type FormatCatalog } from '@adwire/formats'
 import { findCapability, type CanonicalKind } from './canonical.js'
 import type { CreativeContext } from './context.js'
 import { CreativeError, echoContext } from './errors.js'

@@ -3,7 +3,7 @@
  * text cut to the slot's limits, an audio spot read from the headline and body, the clickthrough).
  */
 import { renderedAudioAsset } from './audio.js'
-import { fixedSize, type CatalogFormat } from './catalog.js'
+import { fixedSize, type CatalogFormat } from '@adwire/formats'
 import { CreativeError } from './errors.js'
 import { slotsOf, type AssetValue, type Slot } from './manifest.js'
 import { bannerHtml, bannerSvg, logoSvg, svgDataUrl, truncate, type Look } from './render.js'

@@ -3,7 +3,7 @@
  * refitted, text cut, a serving tag or an audio spot derived from what the manifest carries).
  */
 import { renderedAudioAsset } from './audio.js'
-import { fixedSize, type CatalogFormat } from './catalog.js'
+import { fixedSize, type CatalogFormat } from '@adwire/formats'
 import { CreativeError } from './errors.js'
 import { checkAsset, slotsOf, type AssetValue, type Slot } from './manifest.js'
 import { bannerHtml, fittedSvg, svgDataUrl, truncate, type Look } from './render.js'

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { officialErrors } from '../testing/official.js'
 import { buildCreative, type BuildCreativeResponse } from './build-creative.js'
 import { buildCapabilities, findCapability, supportedFormats } from './canonical.js'
-import { standardCatalog } from './catalog.js'
+import { standardCatalog } from '@adwire/formats'
 import type { CreativeContext } from './context.js'
 import { CreativeError } from './errors.js'
 

@@ -13,7 +13,7 @@
  * Dimensions are logical pixels at pixel ratio 1 (no `pixel_ratios` is declared, so an image_main must match
  * width x height exactly; conformance vector `canonical-image-pixel-ratio.json` "backward-compatible-1x").
  */
-import { normalizeAgentUrl, type CatalogFormat, type FormatCatalog } from './catalog.js'
+import { normalizeAgentUrl, type CatalogFormat, type FormatCatalog } from '@adwire/formats'
 import type { Slot } from './manifest.js'
 import { slotsOf } from './manifest.js'
 

@@ -1,13 +1,9 @@
 /** What every creative handler is given besides its input. */
-import type { FormatCatalog } from './catalog.js'
+import type { CreativeAgentRef, FormatCatalog } from '@adwire/formats'
 import type { PreviewStore } from './preview-store.js'
 
 /** Another creative agent this agent points buyers at (`creative_agents` in list_creative_formats). */
-export interface CreativeAgentRef {
-  agent_url: string
-  agent_name?: string
-  capabilities?: ('validation' | 'assembly' | 'generation' | 'preview' | 'delivery')[]
-}
+export type { CreativeAgentRef } from '@adwire/formats'
 
 export interface CreativeContext {
   /** The agent's public base URL: every format_id's agent_url, and the base of preview URLs. */

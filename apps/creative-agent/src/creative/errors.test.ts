@@ -1,4 +1,5 @@
 import { AgentError } from '@adwire/agent-server'
+import { FormatsError, type FormatsErrorCode } from '@adwire/formats'
 import { AdcpErrorSchema, SchemaError } from '@adwire/schemas'
 import { describe, expect, it } from 'vitest'
 import { CreativeError, errorResponse, type CreativeErrorCode } from './errors.js'
@@ -62,5 +63,29 @@ describe('CreativeError', () => {
       errors: [{ code: 'INTERNAL_ERROR', message: 'internal error', recovery: 'terminal' }],
       context: { run: 1 },
     })
+  })
+
+  it('maps every FormatsError code to a CreativeError with the AgentError status and recovery', () => {
+    const codes: readonly FormatsErrorCode[] = [
+      'INVALID_REQUEST',
+      'INVALID_FORMAT_ID',
+      'FORMAT_NOT_SUPPORTED',
+      'VALIDATION_ERROR',
+    ]
+    for (const code of codes) {
+      const formats = new FormatsError(code, 'x', { field: 'format_ids[0]', details: { n: 1 } })
+      const mapped = CreativeError.from(formats)
+      const agent = new AgentError(code, 'x')
+      expect(CreativeError.is(mapped), code).toBe(true)
+      expect([formats.status, formats.recovery], code).toEqual([agent.status, agent.recovery])
+      expect(mapped, code).toMatchObject({
+        code,
+        field: 'format_ids[0]',
+        details: { n: 1 },
+        status: agent.status,
+        recovery: agent.recovery,
+        cause: formats,
+      })
+    }
   })
 })

@@ -3,6 +3,7 @@
  * table, the agent-server's, and every transport renders it) narrowed to the codes the creative handlers raise.
  */
 import { AgentError, type AdcpErrorObject, type AgentErrorOptions } from '@adwire/agent-server'
+import { FormatsError } from '@adwire/formats'
 import { SchemaError } from '@adwire/schemas'
 
 const brand = Symbol.for('@adwire/app-creative-agent/CreativeError')
@@ -39,11 +40,21 @@ export class CreativeError extends AgentError {
   }
 
   /**
-   * Any thrown value as an AgentError: AgentErrors (this class included) as they are, SchemaErrors with their
-   * code and field, anything else INTERNAL_ERROR without its message.
+   * Any thrown value as an AgentError: AgentErrors (this class included) as they are, FormatsErrors (from
+   * @adwire/formats) with their code, field, details, status and recovery, SchemaErrors with their code and
+   * field, anything else INTERNAL_ERROR without its message.
    */
   static from(error: unknown): AgentError {
     if (AgentError.is(error)) return error
+    if (FormatsError.is(error)) {
+      return new CreativeError(error.code, error.message, {
+        ...(error.field !== undefined ? { field: error.field } : {}),
+        ...(error.details !== undefined ? { details: error.details } : {}),
+        status: error.status,
+        recovery: error.recovery,
+        cause: error,
+      })
+    }
     if (SchemaError.is(error)) {
       const field = error.issues[0]?.path
       return new CreativeError(error.code, error.message, { ...(field ? { field } : {}), cause: error })

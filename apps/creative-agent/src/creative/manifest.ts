@@ -1,5 +1,5 @@
 /** Checks a creative manifest against a catalog format's asset slots and requirements. */
-import type { CatalogFormat } from './catalog.js'
+import type { CatalogFormat } from '@adwire/formats'
 
 export type AssetValue = Record<string, unknown> & { asset_type: string }
 export type Slot = Record<string, unknown> & {

@@ -12,7 +12,7 @@ import {
   type AdcpError as AdcpErrorObject,
   type PreviewCreativeRequest,
 } from '@adwire/schemas'
-import { fixedSize, standardCatalog, type CatalogFormat } from './catalog.js'
+import { fixedSize, standardCatalog, type CatalogFormat } from '@adwire/formats'
 import type { CreativeContext } from './context.js'
 import { CreativeError, echoContext } from './errors.js'
 import { manifestIssues, slotsOf, type AssetValue } from './manifest.js'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { FormatSchema } from '@adwire/schemas'
-import { officialErrors } from '../testing/official.js'
+import { officialErrors } from '../test/official.js'
 import { FormatCatalog, standardCatalog } from './catalog.js'
 
 const AGENT_URL = 'https://creative.adwire.example'
@@ -62,12 +62,24 @@ describe('standard catalog', () => {
     expect(standardCatalog('https://b.example').formats[0]?.format_id.agent_url).toBe('https://b.example')
   })
 
+  it('rejects an agent URL that is not an absolute URI with a FormatsError', () => {
+    expect(() => standardCatalog('creative.example')).toThrow(
+      expect.objectContaining({
+        name: 'FormatsError',
+        code: 'INVALID_REQUEST',
+        field: 'format_id.agent_url',
+      }),
+    )
+  })
+
   it('accepts extra formats (replacing one with the same id) and rejects invalid ones', () => {
     const extra = catalog.with([
       { format_id: { agent_url: AGENT_URL, id: 'seeded_a' }, name: 'Seeded A', type: 'display' },
     ])
     expect(extra).toBeInstanceOf(FormatCatalog)
     expect(extra.formats.length).toBe(catalog.formats.length + 1)
-    expect(() => catalog.with([{ name: 'no id' } as never])).toThrow()
+    expect(() => catalog.with([{ name: 'no id' } as never])).toThrow(
+      expect.objectContaining({ name: 'FormatsError', code: 'INVALID_REQUEST', status: 400 }),
+    )
   })
 })

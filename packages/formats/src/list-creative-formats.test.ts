@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest'
-import { officialErrors } from '../testing/official.js'
+import { officialErrors } from '../test/official.js'
 import { standardCatalog } from './catalog.js'
-import type { CreativeContext } from './context.js'
-import { CreativeError } from './errors.js'
-import { listCreativeFormats, type ListCreativeFormatsResponse } from './list-creative-formats.js'
+import { FormatsError } from './errors.js'
+import {
+  listCreativeFormats,
+  type ListCreativeFormatsOptions,
+  type ListCreativeFormatsResponse,
+} from './list-creative-formats.js'
 
 const AGENT_URL = 'https://creative.adwire.example'
-const ctx: CreativeContext = { agentUrl: AGENT_URL, now: new Date('2026-01-01T00:00:00Z') }
+const ctx: ListCreativeFormatsOptions = { agentUrl: AGENT_URL }
 const all = standardCatalog(AGENT_URL).formats
 
 async function list(input: Record<string, unknown>, context = ctx): Promise<ListCreativeFormatsResponse> {
@@ -205,11 +208,14 @@ describe('list_creative_formats', () => {
     const error = await listCreativeFormats({ format_ids: ['display_300x250_image'] }, ctx).catch(
       (e: unknown) => e,
     )
-    expect(error).toBeInstanceOf(CreativeError)
+    expect(error).toBeInstanceOf(FormatsError)
+    expect(FormatsError.is(error)).toBe(true)
     expect(error).toMatchObject({ code: 'INVALID_FORMAT_ID', status: 400, field: 'format_ids[0]' })
     await expect(listCreativeFormats({ type: 'print' }, ctx)).rejects.toMatchObject({
       code: 'INVALID_REQUEST',
       field: 'type',
+      status: 400,
+      recovery: 'correctable',
     })
     await expect(listCreativeFormats('nope', ctx)).rejects.toMatchObject({ code: 'INVALID_REQUEST' })
   })
