@@ -1,0 +1,78 @@
+/**
+ * How every sales-agent task is declared: the input is the official 3.1.19 request schema (checked with Ajv
+ * inside the zod input, so a malformed request is answered before authentication's idempotency lookup runs its
+ * handler), with the envelope fields kept in the input so the schema sees the whole request; push URLs are
+ * checked for https and public addresses; the output is the handler's object (tests check it against the
+ * official response schemas).
+ */
+import { defineTask, type Access, type AnyTask, type TaskContext } from '@adwire/agent-server'
+import { z } from 'zod'
+import { assertOfficial } from '../validation/official.js'
+import { assertWebhookUrl } from '../webhook-urls.js'
+
+/** A request as the handler sees it: the whole JSON object, envelope fields included. */
+export type Request = Record<string, unknown>
+
+export interface SellerTaskSpec {
+  readonly name: string
+  readonly description: string
+  /** The official request schema file, e.g. `media-buy/create-media-buy-request.json`. */
+  readonly request: string
+  readonly access: Access
+  readonly idempotent?: boolean
+  readonly handler: (input: Request, context: TaskContext) => Promise<object> | object
+}
+
+export interface DefineOptions {
+  readonly allowInsecureWebhookUrls: boolean
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** The URLs of webhook registrations a request carries (push, reporting, artifact, notification configs). */
+function webhookUrls(input: Request): { field: string; url: unknown }[] {
+  const found: { field: string; url: unknown }[] = []
+  for (const field of ['push_notification_config', 'reporting_webhook', 'artifact_webhook'])
+    if (isObject(input[field])) found.push({ field, url: (input[field] as Request).url })
+  const configs = (list: unknown, prefix: string) => {
+    if (Array.isArray(list))
+      list.forEach((config, index) => {
+        if (isObject(config)) found.push({ field: `${prefix}[${index}]`, url: config.url })
+      })
+  }
+  configs(input.notification_configs, 'notification_configs')
+  if (Array.isArray(input.accounts))
+    input.accounts.forEach((account, index) => {
+      if (isObject(account)) configs(account.notification_configs, `accounts[${index}].notification_configs`)
+    })
+  return found
+}
+
+/**
+ * @example
+ * sellerTask({ name: 'get_products', request: 'media-buy/get-products-request.json', access: 'public', handler }, options)
+ */
+export function sellerTask(spec: SellerTaskSpec, options: DefineOptions): AnyTask {
+  const input = z
+    .looseObject({
+      idempotency_key: z.unknown().optional(),
+      context: z.unknown().optional(),
+      push_notification_config: z.unknown().optional(),
+    })
+    .superRefine((value) => {
+      assertOfficial(spec.request, value)
+      for (const { field, url } of webhookUrls(value))
+        if (typeof url === 'string') assertWebhookUrl(url, options.allowInsecureWebhookUrls, `${field}.url`)
+    })
+  return defineTask({
+    name: spec.name,
+    description: spec.description,
+    input,
+    output: z.looseObject({}),
+    access: spec.access,
+    idempotent: spec.idempotent ?? false,
+    handler: (request, context) =>
+      spec.handler(request as Request, context) as Promise<Record<string, unknown>>,
+  })
+}
