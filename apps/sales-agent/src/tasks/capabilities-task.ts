@@ -14,7 +14,7 @@ export function capabilitiesTask(current: () => Record<string, unknown>, options
         'Describes this sales agent: AdCP versions, the media-buy protocol, accounts, idempotency, webhook signing, identity and the compliance test scenarios.',
       request: 'protocol/get-adcp-capabilities-request.json',
       access: 'public',
-      handler: () => ({ status: 'completed', ...current() }),
+      handler: () => ({ ...current() }),
     },
     options,
   )

@@ -72,7 +72,10 @@ export function sellerTask(spec: SellerTaskSpec, options: DefineOptions): AnyTas
     output: z.looseObject({}),
     access: spec.access,
     idempotent: spec.idempotent ?? false,
-    handler: (request, context) =>
-      spec.handler(request as Request, context) as Promise<Record<string, unknown>>,
+    // Every 3.1 response carries the protocol envelope's `status` (core/protocol-envelope.json).
+    handler: async (request, context) => {
+      const response = (await spec.handler(request as Request, context)) as Record<string, unknown>
+      return 'status' in response ? response : { status: 'completed', ...response }
+    },
   })
 }

@@ -7,7 +7,10 @@ import type { TestKitCredential } from '../auth/test-kits.js'
 import type { SalesAgentEnv } from '../env.js'
 import type { SellerEvents } from '../events/seller-events.js'
 import type { Storage } from '../storage/index.js'
+import { productSource } from '../catalog/product-source.js'
+import type { Seller } from '../seller.js'
 import { capabilitiesTask } from './capabilities-task.js'
+import { productTasks } from './product-tasks.js'
 
 export interface TaskDeps {
   readonly env: SalesAgentEnv
@@ -31,5 +34,15 @@ export interface TaskDeps {
  */
 export function sellerTasks(deps: TaskDeps): AnyTask[] {
   const options = { allowInsecureWebhookUrls: deps.env.allowInsecureWebhookUrls }
-  return [capabilitiesTask(deps.capabilities, options)]
+  const seller: Seller = {
+    records: deps.storage.records,
+    products: productSource(deps.storage.records, deps.env.creativeAgentUrl),
+    events: deps.events,
+    env: deps.env,
+    kits: deps.kits,
+    now: deps.now,
+    background: deps.background,
+    log: deps.log,
+  }
+  return [capabilitiesTask(deps.capabilities, options), ...productTasks(seller, options)]
 }
