@@ -54,6 +54,7 @@ export interface MediaBuyRecord {
   rejection_reason?: string
   /** Delivery added by simulate_delivery / simulate_budget_spend on top of the clock's pacing. */
   simulated?: { impressions: number; clicks: number; spend: number; conversions: number }
-  /** The buyer's pause (kept apart from the status it paused). */
+  /** The buyer asked for delivery to be held (update paused: true, or created paused). */
+  buyer_paused: boolean
   ext?: Record<string, unknown>
 }
