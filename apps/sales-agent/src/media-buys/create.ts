@@ -14,6 +14,7 @@ import { resolveFlight } from './flight.js'
 import { creativeImpairments, settledStatus } from './lifecycle.js'
 import { packageFromRequest } from './packages.js'
 import { BUY_KIND } from './repository.js'
+import { setStatus } from './status.js'
 import type { MediaBuyRecord, PackageRecord } from './types.js'
 import { createResponse } from './view.js'
 
@@ -90,6 +91,7 @@ async function buildBuy(
     ...(isObject(request.artifact_webhook) ? { artifact_webhook: request.artifact_webhook } : {}),
     impairments: [],
     history: [],
+    serving: [],
     buyer_paused: paused,
   }
 }
@@ -106,9 +108,8 @@ async function commitBuy(
     buy.owner,
     buy.packages.flatMap((pkg) => pkg.creative_assignments.map((a) => a.creative_id)),
   )
-  buy.status = settledStatus(buy, creatives, now)
+  setStatus(buy, settledStatus(buy, creatives, now), now, actor, 'created')
   buy.impairments = creativeImpairments(buy, creatives, now).impairments
-  buy.history.push({ at: isoAt(now), status: buy.status, actor, note: 'created' })
   await seller.records.insert(BUY_KIND, buy.media_buy_id, buy.owner, buy)
   await seller.events.buyStatusChanged({ buy, from: undefined, to: buy.status, cause: 'buyer' })
   return createResponse(buy, 1)

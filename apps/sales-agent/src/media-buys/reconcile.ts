@@ -5,10 +5,11 @@
  * impairment raised and buy closed.
  */
 import { creativesById } from '../creatives/lookup.js'
-import { isoAt, type Seller } from '../seller.js'
+import type { Seller } from '../seller.js'
 import { creativeImpairments, settledStatus } from './lifecycle.js'
 import { BUY_KIND, mutateBuy } from './repository.js'
 import { TERMINAL } from './state-machine.js'
+import { effectiveAt, setStatus } from './status.js'
 import type { MediaBuyRecord, MediaBuyStatus } from './types.js'
 
 /** Settles one buy now; resolves with the stored buy and its revision. */
@@ -36,11 +37,7 @@ export async function settleBuy(
     const impairments = creativeImpairments(current, creatives, now)
     raised = impairments.raised
     current.impairments = impairments.impairments
-    if (next !== current.status) {
-      current.status = next
-      current.updated_at = isoAt(now)
-      current.history.push({ at: isoAt(now), status: next, actor: 'seller', note: `status ${next}` })
-    }
+    if (next !== current.status) setStatus(current, next, effectiveAt(current, next, now), 'seller')
   })
   await announce(seller, buy, before, cause, raised)
   return { buy, revision }

@@ -12,6 +12,7 @@ import { creativeImpairments, settledStatus } from './lifecycle.js'
 import { packageFromRequest } from './packages.js'
 import { announce } from './reconcile.js'
 import { loadBuy, mutateBuy } from './repository.js'
+import { effectiveAt, setStatus } from './status.js'
 import { assertUpdatable, availableActions, validActions } from './state-machine.js'
 import type { MediaBuyRecord, MediaBuyStatus, PackageRecord } from './types.js'
 import { packageView } from './view.js'
@@ -102,7 +103,7 @@ export async function updateMediaBuy(
     const now = seller.now()
     const at = isoAt(now)
     if (request.canceled === true) {
-      draft.status = 'canceled'
+      setStatus(draft, 'canceled', now, owner, 'canceled by the buyer')
       draft.cancellation = {
         canceled_at: at,
         canceled_by: 'buyer',
@@ -110,8 +111,6 @@ export async function updateMediaBuy(
           ? { reason: request.cancellation_reason.slice(0, 500) }
           : {}),
       }
-      draft.history.push({ at, status: 'canceled', actor: owner, note: 'canceled by the buyer' })
-      draft.updated_at = at
       return
     }
     if (request.start_time !== undefined || request.end_time !== undefined) {
@@ -148,18 +147,19 @@ export async function updateMediaBuy(
     draft.total_budget = draft.packages
       .filter((pkg) => !pkg.canceled)
       .reduce((sum, pkg) => sum + pkg.budget, 0)
-    if (typeof request.paused === 'boolean') draft.status = pausedStatus(draft, request.paused)
+    if (typeof request.paused === 'boolean')
+      setStatus(draft, pausedStatus(draft, request.paused), now, owner, request.paused ? 'paused' : 'resumed')
     const creatives = await creativesById(
       seller.records,
       owner,
       draft.packages.flatMap((pkg) => pkg.creative_assignments.map((a) => a.creative_id)),
     )
-    draft.status = settledStatus(draft, creatives, now)
+    const settled = settledStatus(draft, creatives, now)
+    setStatus(draft, settled, effectiveAt(draft, settled, now), owner)
     const impairments = creativeImpairments(draft, creatives, now)
     draft.impairments = impairments.impairments
     raised = impairments.raised
     draft.updated_at = at
-    draft.history.push({ at, status: draft.status, actor: owner, note: 'updated by the buyer' })
   })
   await announce(seller, buy, before, 'buyer', raised)
   return {

@@ -9,6 +9,7 @@ import type { SellerEvents } from '../events/seller-events.js'
 import type { Storage } from '../storage/index.js'
 import { productSource } from '../catalog/product-source.js'
 import type { Seller } from '../seller.js'
+import { accountTasks } from './account-tasks.js'
 import { capabilitiesTask } from './capabilities-task.js'
 import { creativeTasks } from './creative-tasks.js'
 import { mediaBuyTasks } from './media-buy-tasks.js'
@@ -51,5 +52,6 @@ export function sellerTasks(deps: TaskDeps): AnyTask[] {
     ...productTasks(seller, options),
     ...mediaBuyTasks(seller, options),
     ...creativeTasks(seller, options),
+    ...accountTasks(seller, options),
   ]
 }
