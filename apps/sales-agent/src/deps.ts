@@ -13,7 +13,10 @@ import type { SalesAgentEnv } from './env.js'
 import { recordingEvents, type SellerEvents } from './events/seller-events.js'
 import { resolveSigningKey, type SigningKey } from './keys.js'
 import { openStorage, type Storage } from './storage/index.js'
+import { createSeller } from './seller-runtime.js'
+import type { Seller } from './seller.js'
 import { sellerTasks } from './tasks/index.js'
+import type { WebhookActivitySource } from './media-buys/get.js'
 import { guardedWebhookFetch } from './webhook-urls.js'
 
 /** A structured log line. */
@@ -34,6 +37,8 @@ export interface SalesAgentDeps {
   readonly tokens: ResolvedTokens
   readonly sender: WebhookSender
   readonly events: SellerEvents
+  /** The seller's domain (records, catalog, clock, event seam): what the clock's tick runs over. */
+  readonly seller: Seller
   readonly agent: AgentServer
   readonly log: Log
 }
@@ -49,7 +54,16 @@ export interface DepsOverrides {
   readonly webhookFetch?: typeof fetch
   /** The event implementation (default: {@link recordingEvents}). */
   readonly events?: (context: { readonly storage: Storage; readonly sender: WebhookSender }) => SellerEvents
+  /** Where get_media_buys reads webhook_activity (default: {@link registeredActivity}). */
+  readonly webhookActivity?: WebhookActivitySource
 }
+
+/**
+ * Until webhook emission records its fires per buy: an empty history for a buy with a registration (the seller
+ * keeps fire history; none fired), no field for one without.
+ */
+export const registeredActivity: WebhookActivitySource = async (buy) =>
+  buy.push_notification_config || buy.reporting_webhook ? [] : undefined
 
 export interface Runtime {
   readonly deps: SalesAgentDeps
@@ -95,13 +109,11 @@ export async function openDeps(
       retryHorizonSeconds: RETRY_HORIZON_SECONDS,
     })
     const inFlight = new Set<Promise<void>>()
-    const tasks = sellerTasks({
+    const seller = createSeller({
       env,
-      publicUrl,
       storage,
       events,
       kits,
-      capabilities: () => snapshot,
       now,
       background(work) {
         // After the current call has answered (the submitted response goes first).
@@ -112,6 +124,11 @@ export async function openDeps(
         inFlight.add(running)
       },
       log,
+    })
+    const tasks = sellerTasks({
+      seller,
+      capabilities: () => snapshot,
+      webhookActivity: overrides.webhookActivity ?? registeredActivity,
     })
     const agent = createAgentServer({
       tasks,
@@ -132,6 +149,8 @@ export async function openDeps(
         leaseSeconds: IN_FLIGHT_MAX_SECONDS,
       },
       sender,
+      // The media-buy storyboards register push_notification_config without operation_id (the spec's MAY).
+      requireOperationId: false,
       ...(overrides.now ? { now: overrides.now } : {}),
       onError: (error, task) => {
         if (error.code === 'INTERNAL_ERROR')
@@ -145,7 +164,7 @@ export async function openDeps(
     sender.start()
     let closing: Promise<void> | undefined
     return {
-      deps: { publicUrl, storage, key, tokens, sender, events, agent, log },
+      deps: { publicUrl, storage, key, tokens, sender, events, seller, agent, log },
       close() {
         closing ??= (async () => {
           await Promise.allSettled([...inFlight])

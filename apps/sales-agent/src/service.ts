@@ -10,6 +10,7 @@ import { serve } from '@hono/node-server'
 import { createApp } from './app.js'
 import { openDeps, type DepsOverrides, type Runtime } from './deps.js'
 import type { SalesAgentEnv } from './env.js'
+import { tickBuys } from './seller-runtime.js'
 
 export interface RunningSalesAgent {
   readonly port: number
@@ -25,6 +26,8 @@ export interface RunningSalesAgent {
 export interface StartOptions extends DepsOverrides {
   /** How often expired idempotency records are swept, seconds. Default 60. */
   readonly sweepIntervalSeconds?: number
+  /** How often the seller's clock ticks over the live buys (see seller-runtime.ts), seconds. Default 30; 0: never. */
+  readonly tickSeconds?: number
 }
 
 /**
@@ -76,6 +79,19 @@ export async function startSalesAgent(
     (options.sweepIntervalSeconds ?? 60) * 1000,
   )
   sweep.unref()
+  // One tick at a time: a slow tick is not overlapped by the next.
+  let ticking: Promise<unknown> | undefined
+  const tickSeconds = options.tickSeconds ?? 30
+  const tick =
+    tickSeconds > 0
+      ? setInterval(() => {
+          if (ticking) return
+          ticking = tickBuys(runtime.deps.seller)
+            .catch((error: unknown) => runtime.deps.log({ tick: 'failed', error: String(error) }))
+            .finally(() => (ticking = undefined))
+        }, tickSeconds * 1000)
+      : undefined
+  tick?.unref()
 
   let closing: Promise<void> | undefined
   return {
@@ -86,6 +102,8 @@ export async function startSalesAgent(
     close(graceMs = 10_000) {
       closing ??= (async () => {
         clearInterval(sweep)
+        if (tick) clearInterval(tick)
+        await ticking
         const closed = new Promise<void>((resolve) => server.close(() => resolve()))
         server.closeIdleConnections()
         const idle = setInterval(() => server.closeIdleConnections(), 50)

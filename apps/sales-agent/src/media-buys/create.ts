@@ -115,8 +115,10 @@ async function commitBuy(
   return createResponse(buy, 1)
 }
 
+/** A review runs async only when its outcome can be pushed: a push_notification_config with an operation_id. */
 function needsReview(seller: Seller, request: Record<string, unknown>, total: number): boolean {
-  if (!isObject(request.push_notification_config)) return false
+  const push = request.push_notification_config
+  if (!isObject(push) || typeof push.operation_id !== 'string') return false
   if (seller.env.buyReview === 'always') return true
   return seller.env.buyReview === 'over_budget' && total > seller.env.reviewBudgetThreshold
 }
