@@ -50,6 +50,8 @@ export interface DepsOverrides {
   readonly now?: () => number
   /** How often an idle sender looks for due webhooks, milliseconds. Default 500. */
   readonly senderPollMs?: number
+  /** Webhook deliveries in flight at once (the sender's default when unset; 1 keeps one task's in order). */
+  readonly senderConcurrency?: number
   /** The fetch webhooks are delivered with. Default: the SSRF-guarded global fetch. */
   readonly webhookFetch?: typeof fetch
   /** The event implementation (default: {@link recordingEvents}). */
@@ -94,6 +96,7 @@ export async function openDeps(
       fetch: overrides.webhookFetch ?? guardedWebhookFetch(env.allowInsecureWebhookUrls),
       pollIntervalMs: overrides.senderPollMs ?? 500,
       retryHorizonSeconds: RETRY_HORIZON_SECONDS,
+      ...(overrides.senderConcurrency ? { concurrency: overrides.senderConcurrency } : {}),
       ...(overrides.now ? { now: overrides.now } : {}),
       log: (entry: SenderLogEntry) => {
         if (entry.event !== 'enqueued' && entry.event !== 'delivered') log({ webhook: entry })
@@ -107,6 +110,7 @@ export async function openDeps(
       inFlightMaxSeconds: IN_FLIGHT_MAX_SECONDS,
       version: AGENT_VERSION,
       retryHorizonSeconds: RETRY_HORIZON_SECONDS,
+      ...(overrides.senderConcurrency ? { concurrency: overrides.senderConcurrency } : {}),
     })
     const inFlight = new Set<Promise<void>>()
     const seller = createSeller({
