@@ -45,7 +45,11 @@ function passesFilters(product: Record<string, unknown>, filters: Record<string,
     if (!formats.some((f) => wanted.some((w) => w.id === f.id && norm(w.agent_url) === norm(f.agent_url))))
       return false
   }
-  if (typeof filters.is_fixed_price === 'boolean' && options.some(samePrice) !== filters.is_fixed_price)
+  // A product with both fixed and auction options matches either value.
+  if (
+    typeof filters.is_fixed_price === 'boolean' &&
+    !options.some((option) => samePrice(option) === filters.is_fixed_price)
+  )
     return false
   if (Array.isArray(filters.pricing_currencies)) {
     if (!options.some((option) => (filters.pricing_currencies as unknown[]).includes(option.currency)))
@@ -59,6 +63,22 @@ function passesFilters(product: Record<string, unknown>, filters: Record<string,
     if (Math.min(...minimums) > filters.budget_range.max) return false
   }
   return true
+}
+
+/**
+ * The product with only the pricing options the filters ask for: fixed or auction (`is_fixed_price`) and in
+ * the buyer's currencies (`pricing_currencies`), as the spec requires of sellers.
+ */
+function prunedOptions(
+  product: Record<string, unknown>,
+  filters: Record<string, unknown>,
+): Record<string, unknown> {
+  let options = (product.pricing_options as Record<string, unknown>[]) ?? []
+  if (typeof filters.is_fixed_price === 'boolean')
+    options = options.filter((option) => samePrice(option) === filters.is_fixed_price)
+  if (Array.isArray(filters.pricing_currencies))
+    options = options.filter((option) => (filters.pricing_currencies as unknown[]).includes(option.currency))
+  return { ...product, pricing_options: options }
 }
 
 /** A product as an anonymous caller sees it: pricing options without prices. */
@@ -141,7 +161,8 @@ export function getProducts(input: GetProductsInput): Record<string, unknown> {
   }
   const { limit, offset } = pageOf(request.pagination)
   const page = entries.slice(offset, offset + limit).map((entry) => {
-    const product = input.credentialed ? entry.product : publicView(entry.product)
+    const pruned = prunedOptions(entry.product, filters)
+    const product = input.credentialed ? pruned : publicView(pruned)
     const matched = matchedWords.get(entry)
     return matched ? { ...product, brief_relevance: `Matches the brief on: ${matched.join(', ')}` } : product
   })

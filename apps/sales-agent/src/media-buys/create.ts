@@ -10,6 +10,7 @@ import { assertUsable, resolveAccount } from '../accounts/resolve.js'
 import { creativesById } from '../creatives/lookup.js'
 import { storeInlineCreatives } from '../creatives/library.js'
 import { isoAt, isObject, newId, ownerOf, type Seller } from '../seller.js'
+import { templateOf } from './actions.js'
 import { resolveFlight } from './flight.js'
 import { creativeImpairments, settledStatus } from './lifecycle.js'
 import { packageFromRequest } from './packages.js'
@@ -42,14 +43,16 @@ async function buildBuy(
       status: 400,
     })
   const packages: PackageRecord[] = []
+  const products: Record<string, unknown>[] = []
   const currencies = new Set<string>()
   for (const [index, item] of request.packages.entries()) {
-    const { pkg, currency } = await packageFromRequest(
+    const { pkg, currency, product } = await packageFromRequest(
       seller.products,
       item as Record<string, unknown>,
       `packages[${index}]`,
     )
     packages.push(pkg)
+    products.push(product)
     currencies.add(currency)
   }
   if (currencies.size > 1)
@@ -93,6 +96,7 @@ async function buildBuy(
     history: [],
     serving: [],
     buyer_paused: paused,
+    ...(templateOf(products) ? { allowed_actions: templateOf(products)! } : {}),
   }
 }
 
