@@ -115,6 +115,27 @@ describe('get_products', () => {
     )
   })
 
+  it('negotiates the version: another major is VERSION_UNSUPPORTED, major 3 is served', async () => {
+    const context = { correlation_id: 'version' }
+    for (const pin of [{ adcp_major_version: 99 }, { adcp_version: '99.0' }]) {
+      const error = await mcpFails(
+        agent,
+        undefined,
+        'get_products',
+        { buying_mode: 'brief', brief: 'probe', ...pin, context },
+        'VERSION_UNSUPPORTED',
+      )
+      expect(error.details.supported_versions).toEqual(['3.0', '3.1'])
+    }
+    await mcpOk(
+      agent,
+      undefined,
+      'get_products',
+      { buying_mode: 'brief', brief: 'probe', adcp_major_version: 3 },
+      PRODUCTS,
+    )
+  })
+
   it('refuses a request the official schema refuses (INVALID_REQUEST naming the field)', async () => {
     const error = await mcpFails(
       agent,
