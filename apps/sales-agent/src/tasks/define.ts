@@ -103,7 +103,9 @@ export function sellerTask(spec: SellerTaskSpec, options: DefineOptions): AnyTas
     // Every 3.1 response carries the protocol envelope's `status` (core/protocol-envelope.json).
     handler: async (request, context) => {
       const response = (await spec.handler(request as Request, context)) as Record<string, unknown>
-      return 'status' in response ? response : { status: 'completed', ...response }
+      // A first execution says so (`replayed: false`); the task server marks a replay `replayed: true`.
+      const first = spec.idempotent ? { replayed: false } : {}
+      return 'status' in response ? { ...response, ...first } : { status: 'completed', ...response, ...first }
     },
   })
 }
