@@ -1,22 +1,12 @@
 /**
  * The media_buy_seller storyboard (compliance/3.1.19/protocols/media-buy/index.yaml) walked step by step with
- * its own sample requests, the acme-outdoor test-kit key and controller seeding, over MCP, then the core steps
- * again over A2A: every answer validates against the step's response schema and passes the step's field checks
+ * its own sample requests, the acme-outdoor test-kit key and controller seeding, over MCP: every answer validates against the step's response schema and passes the step's field checks
  * (context echoed, products with format_ids and publisher_properties, a format that resolves, the buy's context
  * on get_media_buys, creatives synced, delivery reported).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningSalesAgent } from './service.js'
-import {
-  KIT_SANDBOX,
-  a2aSend,
-  artifactData,
-  expectOfficial,
-  mcpOk,
-  newKey,
-  startTestAgent,
-  type Body,
-} from './test-support.js'
+import { KIT_SANDBOX, mcpOk, newKey, startTestAgent, type Body } from './test-support.js'
 
 let agent: RunningSalesAgent
 const account = { brand: { domain: 'acmeoutdoor.example' }, operator: 'pinnacle-agency.example' }
@@ -227,52 +217,5 @@ describe('media_buy_seller over MCP', () => {
       'media-buy/get-media-buy-delivery-response.json',
     )
     expect(delivery.media_buy_deliveries[0].media_buy_id).toBe(mediaBuyId)
-  })
-})
-
-describe('media_buy_seller over A2A', () => {
-  it('answers get_products, create_media_buy and get_media_buys in the artifact DataPart', async () => {
-    const local = await startTestAgent()
-    try {
-      const send = async (skill: string, input: Body, schema: string) => {
-        const data = artifactData(await a2aSend(local, KIT_SANDBOX, skill, input))
-        expectOfficial(schema, data)
-        return data
-      }
-      const products = await send(
-        'get_products',
-        { buying_mode: 'brief', brief: 'sports video' },
-        'media-buy/get-products-response.json',
-      )
-      const product = products.products[0]
-      const created = await send(
-        'create_media_buy',
-        {
-          account: { ...account, sandbox: true },
-          brand: { domain: 'acmeoutdoor.example' },
-          start_time: 'asap',
-          end_time: '2099-06-30T23:59:59Z',
-          packages: [
-            {
-              product_id: product.product_id,
-              pricing_option_id: product.pricing_options[0].pricing_option_id,
-              budget: 20000,
-            },
-          ],
-          idempotency_key: newKey(),
-          context: { via: 'a2a' },
-        },
-        'media-buy/create-media-buy-response.json',
-      )
-      expect(created.context).toEqual({ via: 'a2a' })
-      const read = await send(
-        'get_media_buys',
-        { media_buy_ids: [created.media_buy_id] },
-        'media-buy/get-media-buys-response.json',
-      )
-      expect(read.media_buys[0].context).toEqual({ via: 'a2a' })
-    } finally {
-      await local.close()
-    }
   })
 })
