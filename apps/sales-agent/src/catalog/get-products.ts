@@ -7,6 +7,7 @@
  */
 import { AgentError } from '@adwire/agent-server'
 import type { CatalogProduct } from './demo-catalog.js'
+import { refine } from './refine.js'
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -151,13 +152,11 @@ export function getProducts(input: GetProductsInput): Record<string, unknown> {
       for (const item of matching) matchedWords.set(item.entry, item.matched)
     }
   }
+  let refinementApplied: Record<string, unknown>[] | undefined
   if (request.buying_mode === 'refine' && Array.isArray(request.refine)) {
-    const ids = new Set(
-      request.refine
-        .filter(isObject)
-        .flatMap((entry) => (typeof entry.product_id === 'string' ? [entry.product_id] : [])),
-    )
-    if (ids.size > 0) entries = entries.filter((entry) => ids.has(entry.product.product_id as string))
+    const refined = refine(entries, request.refine)
+    entries = refined.products
+    refinementApplied = refined.applied
   }
   const { limit, offset } = pageOf(request.pagination)
   const page = entries.slice(offset, offset + limit).map((entry) => {
@@ -170,6 +169,7 @@ export function getProducts(input: GetProductsInput): Record<string, unknown> {
     products: page,
     // Prices differ by tier, so a credentialed answer is cached per account.
     cache_scope: input.credentialed ? 'account' : 'public',
+    ...(refinementApplied ? { refinement_applied: refinementApplied } : {}),
     pagination: pageResponse(offset, limit, entries.length),
     ...(input.sandbox ? { sandbox: true } : {}),
   }
