@@ -39,6 +39,8 @@ export interface SalesAgentDeps {
   readonly events: SellerEvents
   /** The seller's domain (records, catalog, clock, event seam): what the clock's tick runs over. */
   readonly seller: Seller
+  /** `ext.adwire.capabilities_version` of the snapshot this instance serves. */
+  readonly capabilitiesVersion: string
   readonly agent: AgentServer
   readonly log: Log
 }
@@ -168,7 +170,19 @@ export async function openDeps(
     sender.start()
     let closing: Promise<void> | undefined
     return {
-      deps: { publicUrl, storage, key, tokens, sender, events, seller, agent, log },
+      deps: {
+        publicUrl,
+        storage,
+        key,
+        tokens,
+        sender,
+        events,
+        seller,
+        agent,
+        log,
+        capabilitiesVersion: (snapshot.ext as { adwire: { capabilities_version: string } }).adwire
+          .capabilities_version,
+      },
       close() {
         closing ??= (async () => {
           await Promise.allSettled([...inFlight])

@@ -10,6 +10,7 @@ import { serve } from '@hono/node-server'
 import { createApp } from './app.js'
 import { openDeps, type DepsOverrides, type Runtime } from './deps.js'
 import type { SalesAgentEnv } from './env.js'
+import { announceCapabilities } from './capabilities-version.js'
 import { tickBuys } from './seller-runtime.js'
 
 export interface RunningSalesAgent {
@@ -69,6 +70,12 @@ export async function startSalesAgent(
   }
   const app = createApp(runtime.deps)
   handler = (request) => app.fetch(request)
+  // The snapshot is readable now: a new capabilities_version is announced (capabilities.changed).
+  await announceCapabilities(
+    runtime.deps.storage.records,
+    runtime.deps.events,
+    runtime.deps.capabilitiesVersion,
+  ).catch((error: unknown) => runtime.deps.log({ capabilities: 'announce failed', error: String(error) }))
 
   const now = options.now ?? (() => Date.now() / 1000)
   const sweep = setInterval(
