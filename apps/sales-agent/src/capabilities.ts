@@ -28,6 +28,9 @@ export const TASK_NAMES = [
   'comply_test_controller',
 ] as const
 
+/** Who may be billed (`account.supported_billing`); sync_accounts refuses the others per account. */
+export const SUPPORTED_BILLING = ['operator', 'agent'] as const
+
 /** The time granularities get_media_buy_delivery honours (`time_granularity`). */
 export const WINDOWED_PULL_GRANULARITIES = ['daily'] as const
 
@@ -57,7 +60,7 @@ export function capabilities(input: CapabilitiesInput): Record<string, unknown> 
     specialisms: ['sales-non-guaranteed', 'sales-guaranteed'],
     account: {
       require_operator_auth: false,
-      supported_billing: ['operator', 'agent'],
+      supported_billing: [...SUPPORTED_BILLING],
       required_for_products: false,
       sandbox: true,
     },
