@@ -220,6 +220,21 @@ describe('seeding and forcing', () => {
     })
   })
 
+  it('serves get_products from a stale cache with a STALE_RESPONSE advisory once the upstream is down', async () => {
+    await control('force_upstream_unavailable', { tool: 'get_products', upstream_name: 'inventory-service' })
+    const stale = await ok(
+      KIT_SANDBOX,
+      'get_products',
+      { buying_mode: 'wholesale' },
+      'media-buy/get-products-response.json',
+    )
+    expect(stale.products.length).toBeGreaterThan(0)
+    expect(stale.errors[0]).toMatchObject({
+      code: 'STALE_RESPONSE',
+      details: { served_from_cache: true, cache_age_seconds: expect.any(Number) },
+    })
+  })
+
   it('forces account status', async () => {
     await control('seed_account', {
       account_id: 'acct_sandbox_1',

@@ -20,7 +20,7 @@ import type { MediaBuyRecord, MediaBuyStatus } from '../media-buys/types.js'
 import { FORCED_ARM_KIND } from '../media-buys/create.js'
 import { isLivePrincipal, isoAt, isObject, isSandboxPrincipal, ownerOf, type Seller } from '../seller.js'
 import { controllerError, transitioned, type ControllerAnswer } from './answers.js'
-import { CONTROLLER_SCENARIOS } from './scenarios.js'
+import { CONTROLLER_SCENARIOS, UPSTREAM_KIND } from './scenarios.js'
 import { runSeed } from './seed.js'
 
 type Params = Record<string, unknown>
@@ -196,6 +196,17 @@ export async function complyTestController(
       seller.forcedTasks.delete(String(params.task_id))
       await updates.update('completed', isObject(params.result) ? params.result : {})
       return transitioned('submitted', 'completed')
+    }
+    case 'force_upstream_unavailable': {
+      // The named tool answers from its (stale) cache with a STALE_RESPONSE advisory until the record goes.
+      const tool = typeof params.tool === 'string' ? params.tool : 'get_products'
+      const upstream = typeof params.upstream_name === 'string' ? params.upstream_name : 'inventory-service'
+      await seller.records.put(UPSTREAM_KIND, `${owner}/${tool}`, owner, {
+        tool,
+        upstream,
+        since: seller.now(),
+      })
+      return transitioned('available', 'unavailable', `${upstream} is unreachable for ${tool}`)
     }
     case 'simulate_delivery':
     case 'simulate_budget_spend':
