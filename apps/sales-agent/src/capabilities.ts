@@ -26,6 +26,7 @@ export const TASK_NAMES = [
   'sync_principal',
   'sync_agent_notification_configs',
   'comply_test_controller',
+  'get_task_status',
 ] as const
 
 /** Who may be billed (`account.supported_billing`); sync_accounts refuses the others per account. */

@@ -212,12 +212,23 @@ describe('seeding and forcing', () => {
     )
     expect(created).toMatchObject({ status: 'submitted', task_id: 'task_async_signed_io_q2' })
     expect(created.media_buy_id).toBeUndefined()
-    expect(
-      await control('force_task_completion', { task_id: 'task_async_signed_io_q2', result: {} }),
-    ).toMatchObject({
-      success: true,
-      current_state: 'completed',
-    })
+    const status = () =>
+      ok(
+        KIT_SANDBOX,
+        'get_task_status',
+        { task_id: 'task_async_signed_io_q2', include_result: true },
+        'protocol/get-task-status-response.json',
+      )
+    expect(await status()).toMatchObject({ status: 'submitted', task_type: 'create_media_buy' })
+    const result = {
+      media_buy_id: 'mb_io_signed',
+      revision: 1,
+      confirmed_at: '2031-01-01T00:00:00Z',
+      packages: [],
+    }
+    const completed = await control('force_task_completion', { task_id: 'task_async_signed_io_q2', result })
+    expect(completed).toMatchObject({ success: true, current_state: 'completed' })
+    expect(await status()).toMatchObject({ status: 'completed', result })
   })
 
   it('serves get_products from a stale cache with a STALE_RESPONSE advisory once the upstream is down', async () => {

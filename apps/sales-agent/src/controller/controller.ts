@@ -8,6 +8,7 @@
  */
 import type { TaskContext } from '@adwire/agent-server'
 import { ACCOUNT_KIND } from '../accounts/resolve.js'
+import { moveTask } from '../async/task-records.js'
 import type { AccountRecord } from '../accounts/types.js'
 import { setCreativeStatus } from '../creatives/library.js'
 import { CREATIVE_KIND, creativeKey } from '../creatives/lookup.js'
@@ -194,7 +195,9 @@ export async function complyTestController(
       if (!updates)
         return controllerError('NOT_FOUND', `no forced task ${String(params.task_id)} in this process`, null)
       seller.forcedTasks.delete(String(params.task_id))
-      await updates.update('completed', isObject(params.result) ? params.result : {})
+      const result = isObject(params.result) ? params.result : {}
+      await moveTask(seller, String(params.task_id), 'completed', result)
+      await updates.update('completed', result)
       return transitioned('submitted', 'completed')
     }
     case 'force_upstream_unavailable': {
