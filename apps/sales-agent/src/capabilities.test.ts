@@ -24,6 +24,10 @@ describe('get_adcp_capabilities', () => {
     await client.close()
     expect(tools.map((tool) => tool.name)).toEqual([...TASK_NAMES].slice(0, tools.length))
     expect(tools.length).toBeGreaterThanOrEqual(1)
+    // The seller's list_creative_formats takes the media-buy request, not the creative agent's of the same name.
+    const formats = tools.find((tool) => tool.name === 'list_creative_formats')!.inputSchema.properties!
+    expect(Object.keys(formats)).toEqual(expect.arrayContaining(['publisher_domain', 'property_id']))
+    expect(Object.keys(formats)).not.toContain('include_pricing')
   })
 
   it('describes the seller over MCP, valid against the official schema, with context echoed', async () => {

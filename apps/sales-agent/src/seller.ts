@@ -26,8 +26,7 @@ export interface Seller {
 
 /** The caller of a protected task (the task server has authenticated it). */
 export function ownerOf(context: TaskContext): string {
-  if (!context.principal)
-    throw new AgentError('AUTH_REQUIRED', 'this task needs credentials', { status: 401 })
+  if (!context.principal) throw new AgentError('AUTH_MISSING', 'this task needs credentials', { status: 401 })
   return context.principal.principal_id
 }
 

@@ -4,9 +4,7 @@
  * down in order.
  * server.ts calls it with process.env; tests call it with their own env on port 0.
  */
-import type { Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
+import { listen, type Listener } from '@adwire/service-kit'
 import { createApp } from './app.js'
 import { openDeps, type DepsOverrides, type Runtime } from './deps.js'
 import type { SalesAgentEnv } from './env.js'
@@ -15,8 +13,10 @@ import { tickBuys } from './seller-runtime.js'
 
 export interface RunningSalesAgent {
   readonly port: number
-  /** Where it listens: `http://127.0.0.1:{port}` (or the listening host). */
+  /** A URL this machine reaches it at (the loopback URL when it listens on every interface). */
   readonly url: string
+  /** The socket: the address actually bound (`listener.boundUrl`) and the drain. */
+  readonly listener: Listener
   /** The agent's public base URL (PUBLIC_URL, else `url`): brand.json, the agent card. */
   readonly publicUrl: string
   readonly runtime: Runtime
@@ -43,33 +43,32 @@ export async function startSalesAgent(
   env: SalesAgentEnv,
   options: StartOptions = {},
 ): Promise<RunningSalesAgent> {
-  let handler: (request: Request) => Response | Promise<Response> = () =>
-    Response.json({ error: 'starting', message: 'the agent is starting' }, { status: 503 })
-  const server = await new Promise<Server>((resolve, reject) => {
-    const created = serve(
-      {
-        fetch: (request) => handler(request),
-        port: env.port,
-        ...(env.host ? { hostname: env.host } : {}),
-      },
-      () => resolve(created as Server),
-    ) as Server
-    created.once('error', reject)
+  const listener = await listen({
+    port: env.port,
+    host: env.host,
+    starting: () =>
+      Response.json(
+        {
+          adcp_error: {
+            code: 'SERVICE_UNAVAILABLE',
+            message: 'the agent is starting',
+            recovery: 'transient',
+          },
+        },
+        { status: 503, headers: { 'retry-after': '1', 'cache-control': 'no-store' } },
+      ),
   })
-  const address = server.address() as AddressInfo
-  const host = !env.host || env.host === '0.0.0.0' || env.host === '::' ? '127.0.0.1' : env.host
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`
+  const url = listener.url
   const publicUrl = env.publicUrl ?? url
 
   let runtime: Runtime
   try {
     runtime = await openDeps(env, publicUrl, options)
   } catch (error) {
-    await new Promise<void>((resolve) => server.close(() => resolve()))
+    await listener.close()
     throw error
   }
-  const app = createApp(runtime.deps)
-  handler = (request) => app.fetch(request)
+  listener.handle(createApp(runtime.deps).fetch)
   // The snapshot is readable now: a new capabilities_version is announced (capabilities.changed).
   await announceCapabilities(
     runtime.deps.storage.records,
@@ -102,8 +101,9 @@ export async function startSalesAgent(
 
   let closing: Promise<void> | undefined
   return {
-    port: address.port,
+    port: listener.port,
     url,
+    listener,
     publicUrl,
     runtime,
     close(graceMs = 10_000) {
@@ -111,13 +111,7 @@ export async function startSalesAgent(
         clearInterval(sweep)
         if (tick) clearInterval(tick)
         await ticking
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-        server.closeIdleConnections()
-        const idle = setInterval(() => server.closeIdleConnections(), 50)
-        const timer = setTimeout(() => server.closeAllConnections(), graceMs)
-        await closed
-        clearInterval(idle)
-        clearTimeout(timer)
+        await listener.close(graceMs)
         await runtime.close()
       })()
       return closing

@@ -16,7 +16,10 @@ import {
 } from '@a2a-js/sdk/client'
 import { ADCP_A2A_EXTENSION } from '@adwire/agent-server'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { expect } from 'vitest'
 import { parseEnv } from './env.js'
 import { startSalesAgent, type RunningSalesAgent, type StartOptions } from './service.js'
@@ -89,7 +92,18 @@ export async function mcpOk(
   return result.structuredContent
 }
 
-/** One MCP call that must fail with `code`; the adcp_error. */
+/** The HTTP status agent-server answers an auth refusal with (before any task code runs). */
+const HTTP_REFUSALS: Record<string, number> = {
+  AUTH_MISSING: 401,
+  AUTH_INVALID: 401,
+  INSUFFICIENT_PERMISSIONS: 403,
+}
+
+/**
+ * One MCP call that must fail with `code`; the adcp_error. A protected task's auth refusal comes at the HTTP
+ * layer (401 or 403 with a JSON-RPC error whose `data.adcp_error` is the error, checked here); every other
+ * failure, a public task's own credential check included, as an `isError` tool result.
+ */
 export async function mcpFails(
   agent: { url: string },
   token: string | undefined,
@@ -97,8 +111,28 @@ export async function mcpFails(
   args: Record<string, unknown>,
   code: string,
 ): Promise<Body> {
-  const error = mcpError(await mcpCall(agent, token, name, args))
+  const client = await mcpClient(agent, token)
+  let error: Body
+  try {
+    const result = await client.callTool({ name, arguments: args }).then(
+      (answer) => answer as ToolResult,
+      (failure: unknown) => failure,
+    )
+    error = result instanceof Error ? refusalError(result, code) : mcpError(result as ToolResult)
+  } finally {
+    await client.close()
+  }
   expect(error.code, JSON.stringify(error)).toBe(code)
+  return error
+}
+
+/** The adcp_error of an HTTP-layer refusal, whose status must be the one agent-server gives `code`. */
+function refusalError(failure: Error, code: string): Body {
+  expect(failure, failure.message).toBeInstanceOf(StreamableHTTPError)
+  expect((failure as StreamableHTTPError).code, failure.message).toBe(HTTP_REFUSALS[code])
+  const text = failure.message.replace(/^.*?Error POSTing to endpoint: /s, '')
+  const error = JSON.parse(text).error.data.adcp_error
+  expectOfficial('core/error.json', error)
   return error
 }
 

@@ -197,7 +197,7 @@ describe('governance and agent-level registrations', () => {
       undefined,
       'sync_agent_notification_configs',
       { notification_configs: configs },
-      'AUTH_REQUIRED',
+      'AUTH_MISSING',
     )
     const insecure = await startTestAgent({ ALLOW_INSECURE_WEBHOOK_URLS: '0' })
     try {

@@ -207,7 +207,7 @@ describe('validation', () => {
 
 describe('access and idempotency', () => {
   it('needs credentials and media_buys:write', async () => {
-    await mcpFails(agent, undefined, 'create_media_buy', buyRequest(), 'AUTH_REQUIRED')
+    await mcpFails(agent, undefined, 'create_media_buy', buyRequest(), 'AUTH_MISSING')
     await mcpFails(agent, READER_TOKEN, 'create_media_buy', buyRequest(), 'INSUFFICIENT_PERMISSIONS')
   })
 

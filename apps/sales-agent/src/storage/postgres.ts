@@ -2,6 +2,7 @@
  * The sales agent's storage on one PostgreSQL schema, shared by every instance: migrations run once under an
  * advisory lock; compare-and-set updates make concurrent writers of one buy safe.
  */
+import { migratePostgres } from '@adwire/service-kit'
 import { openPostgresStores } from '@adwire/store-postgres'
 import { MIGRATIONS, type RecordStore, type Storage, type StoredRecord } from './types.js'
 
@@ -30,31 +31,26 @@ const toRecord = <T>(row: Row): StoredRecord<T> => ({
 export async function openPostgresStorage(connectionString: string, schema: string): Promise<Storage> {
   const stores = await openPostgresStores({ connectionString, schema })
   const t = (name: string) => `"${schema}".${name}`
-  const client = await stores.pool.connect()
   try {
-    await client.query('BEGIN')
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`adwire_sales_agent:${schema}`])
-    await client.query(
-      `CREATE TABLE IF NOT EXISTS ${t('sales_agent_migrations')} (version INTEGER PRIMARY KEY)`,
-    )
-    const done = new Set(
-      (
-        await client.query<{ version: number }>(`SELECT version FROM ${t('sales_agent_migrations')}`)
-      ).rows.map((row) => row.version),
-    )
-    for (const [version, migration] of MIGRATIONS.entries()) {
-      if (done.has(version)) continue
-      for (const statement of migration(t, 'postgres')) await client.query(statement)
-      await client.query(`INSERT INTO ${t('sales_agent_migrations')} (version) VALUES ($1)`, [version])
-    }
-    await client.query('COMMIT')
+    await migratePostgres(stores.pool, `adwire_sales_agent:${schema}`, async (client) => {
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${t('sales_agent_migrations')} (version INTEGER PRIMARY KEY)`,
+      )
+      const done = new Set(
+        (
+          await client.query<{ version: number }>(`SELECT version FROM ${t('sales_agent_migrations')}`)
+        ).rows.map((row) => row.version),
+      )
+      for (const [version, migration] of MIGRATIONS.entries()) {
+        if (done.has(version)) continue
+        for (const statement of migration(t, 'postgres')) await client.query(statement)
+        await client.query(`INSERT INTO ${t('sales_agent_migrations')} (version) VALUES ($1)`, [version])
+      }
+    })
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => {})
-    client.release()
     await stores.close()
     throw error
   }
-  client.release()
   const pool = stores.pool
   const settings = t('sales_agent_settings')
   const table = t('sales_records')

@@ -1,4 +1,5 @@
 /** The sales agent's storage on one SQLite file (WAL; one writer at a time, so compare-and-set is exact). */
+import { migrateSqlite } from '@adwire/service-kit'
 import { openSqliteStores } from '@adwire/store-sqlite'
 import { MIGRATIONS, type RecordStore, type Storage, type StoredRecord } from './types.js'
 
@@ -28,19 +29,20 @@ export function openSqliteStorage(path: string): Storage {
   const stores = openSqliteStores({ path })
   const db = stores.database
   try {
-    db.exec('CREATE TABLE IF NOT EXISTS sales_agent_migrations (version INTEGER PRIMARY KEY)')
-    const done = new Set(
-      (db.prepare('SELECT version FROM sales_agent_migrations').all() as { version: number }[]).map(
-        (row) => row.version,
-      ),
-    )
-    db.transaction(() => {
+    // The version table is read inside the write lock: two processes opening one file do not both migrate.
+    migrateSqlite(db, () => {
+      db.exec('CREATE TABLE IF NOT EXISTS sales_agent_migrations (version INTEGER PRIMARY KEY)')
+      const done = new Set(
+        (db.prepare('SELECT version FROM sales_agent_migrations').all() as { version: number }[]).map(
+          (row) => row.version,
+        ),
+      )
       MIGRATIONS.forEach((migration, version) => {
         if (done.has(version)) return
         for (const statement of migration((name) => name, 'sqlite')) db.exec(statement)
         db.prepare('INSERT INTO sales_agent_migrations (version) VALUES (?)').run(version)
       })
-    }).immediate()
+    })
   } catch (error) {
     stores.close()
     throw error

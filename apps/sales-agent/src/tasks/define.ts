@@ -21,6 +21,11 @@ export interface SellerTaskSpec {
    * the tasks 3.1.19 has no schema for (sync_principal, sync_agent_notification_configs).
    */
   readonly request: string | ((request: Request) => void)
+  /**
+   * The MCP tool's `inputSchema` when the official schema agent-server finds by the task name is not this
+   * seller's (list_creative_formats: the creative agent's request has the same name).
+   */
+  readonly requestSchema?: z.ZodType
   readonly access: Access
   readonly idempotent?: boolean
   readonly handler: (input: Request, context: TaskContext) => Promise<object> | object
@@ -100,6 +105,7 @@ export function sellerTask(spec: SellerTaskSpec, options: DefineOptions): AnyTas
     output: z.looseObject({}),
     access: spec.access,
     idempotent: spec.idempotent ?? false,
+    ...(spec.requestSchema ? { requestSchema: spec.requestSchema } : {}),
     // Every 3.1 response carries the protocol envelope's `status` (core/protocol-envelope.json).
     handler: async (request, context) => {
       const response = (await spec.handler(request as Request, context)) as Record<string, unknown>

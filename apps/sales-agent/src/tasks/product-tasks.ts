@@ -9,6 +9,7 @@ import { getProducts } from '../catalog/get-products.js'
 import { UPSTREAM_KIND } from '../controller/scenarios.js'
 import { isSandboxPrincipal, type Seller } from '../seller.js'
 import { sellerTask, type DefineOptions } from './define.js'
+import { MediaBuyListCreativeFormatsRequest } from './format-request-schema.js'
 
 export const FORMAT_KIND = 'creative_format'
 
@@ -71,6 +72,7 @@ export function productTasks(seller: Seller, options: DefineOptions): AnyTask[] 
       description:
         "Lists the creative formats this seller's products accept (the creative agent's standard formats and any seeded ones), with every 3.1 filter and cursor pagination.",
       request: 'media-buy/list-creative-formats-request.json',
+      requestSchema: MediaBuyListCreativeFormatsRequest,
       access: 'public',
       handler: async (request, context) => {
         const seeded = await seller.records.list<{ format: Record<string, unknown> }>(FORMAT_KIND)
