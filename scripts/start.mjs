@@ -12,6 +12,7 @@ const APPS = {
   registry: { port: 4100, what: 'the registry REST service' },
   'creative-agent': { port: 4200, what: 'the creative agent (MCP and A2A)' },
   receiver: { port: 4300, what: 'the reference webhook receiver' },
+  'sales-agent': { port: 4500, what: 'the sales agent (MCP and A2A)' },
 }
 
 const wanted = process.argv[2]

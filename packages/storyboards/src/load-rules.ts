@@ -77,6 +77,12 @@ export function validateStoryboard(file: string, doc: unknown): Storyboard {
         fail(file, `phase ${phase.id} has a step without id or task`)
       }
       for (const output of step.context_outputs ?? []) {
+        // 3.1.19 data names the variable `key` in many storyboards (invalid_transitions, dependency_impairment,
+        // ...) where storyboard-schema.yaml says `name`: the two are one field.
+        const legacy = (output as { key?: unknown }).key
+        if (output.name === undefined && typeof legacy === 'string') output.name = legacy
+        if (typeof output.name !== 'string' || output.name === '')
+          fail(file, `${step.id}: a context_outputs entry without name (or key)`)
         const hasPath = typeof output.path === 'string'
         const hasGenerate = typeof output.generate === 'string'
         if (hasPath === hasGenerate)

@@ -19,15 +19,33 @@ const MISSING_STATE = new Set([
   'unsatisfied_contract',
 ])
 
-/** Fixture kinds in the seeding order of the foreign-key DAG, with their seed scenario. */
-const SEED_ORDER: readonly [string, string][] = [
-  ['accounts', 'seed_account'],
-  ['products', 'seed_product'],
-  ['pricing_options', 'seed_pricing_option'],
-  ['creatives', 'seed_creative'],
-  ['plans', 'seed_plan'],
-  ['media_buys', 'seed_media_buy'],
+/**
+ * Fixture kinds in the seeding order of the foreign-key DAG, with their seed scenario and the id fields lifted
+ * into `params` (storyboard-schema.yaml `fixtures`; comply-test-controller-request.json `params`): every other
+ * field of an entry rides in `params.fixture`, as the seed scenarios read it.
+ */
+const SEED_ORDER: readonly [kind: string, scenario: string, ids: readonly string[]][] = [
+  ['accounts', 'seed_account', ['account_id']],
+  ['products', 'seed_product', ['product_id']],
+  ['pricing_options', 'seed_pricing_option', ['product_id', 'pricing_option_id']],
+  ['creative_formats', 'seed_creative_format', ['format_id']],
+  ['creatives', 'seed_creative', ['creative_id']],
+  ['plans', 'seed_plan', ['plan_id']],
+  ['media_buys', 'seed_media_buy', ['media_buy_id']],
 ]
+
+/**
+ * The `params` of one seed call: the entry's id fields, and the rest as `fixture` (an entry that already nests
+ * its payload under `fixture`, as the schema's account example does, keeps it).
+ */
+export function seedParams(entry: Record<string, unknown>, ids: readonly string[]): Record<string, unknown> {
+  const params: Record<string, unknown> = {}
+  const rest: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(entry)) (ids.includes(key) ? params : rest)[key] = value
+  const nested = Object.keys(rest).length === 1 && typeof rest.fixture === 'object' && rest.fixture !== null
+  params.fixture = nested ? rest.fixture : rest
+  return params
+}
 
 function skippedAll(entry: BundleEntry, gate: Gate): StepResult[] {
   return entry.storyboard.phases.flatMap((phase) =>
@@ -47,11 +65,12 @@ async function seed(run: RunContext, entry: BundleEntry): Promise<Gate | undefin
   const { storyboard } = entry
   if (!storyboard.prerequisites?.controller_seeding || !storyboard.fixtures) return undefined
   if (!run.profile.tasks.has('comply_test_controller')) return undefined
-  for (const [kind, scenario] of SEED_ORDER) {
+  for (const [kind, scenario, ids] of SEED_ORDER) {
     for (const fixture of storyboard.fixtures[kind] ?? []) {
+      // The runner MUST assert a sandbox account on every controller request (comply-test-controller-request.json).
       const answer = await run.env.caller.call(
         'comply_test_controller',
-        { scenario, params: fixture },
+        { scenario, params: seedParams(fixture, ids), account: { sandbox: true } },
         run.env.stepTimeoutMs,
       )
       const code = (answer.body?.error ??

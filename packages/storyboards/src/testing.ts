@@ -38,8 +38,8 @@ export interface BrokenAgentOptions {
 /** A running broken agent. */
 export interface BrokenAgent {
   url: string
-  /** The `comply_test_controller` calls it received (scenario and params). */
-  controllerCalls: { scenario: string; params: unknown }[]
+  /** The `comply_test_controller` calls it received (scenario, params and the account asserted). */
+  controllerCalls: { scenario: string; params: unknown; account?: unknown }[]
   close(): Promise<void>
 }
 
@@ -145,7 +145,11 @@ export async function startBrokenAgent(
         const args = (call.params.arguments ?? {}) as Record<string, unknown>
         if (call.params.name === 'list_creatives' && active.has('hang')) await new Promise(() => {})
         if (call.params.name === 'comply_test_controller') {
-          controllerCalls.push({ scenario: String(args.scenario), params: args.params })
+          controllerCalls.push({
+            scenario: String(args.scenario),
+            params: args.params,
+            ...(args.account !== undefined ? { account: args.account } : {}),
+          })
           const body =
             options.controller === 'unknown_scenario'
               ? {

@@ -19,6 +19,7 @@ export interface Validation {
 
 /** One `context_outputs[]` entry: capture a response value, or mint one. */
 export interface ContextOutput {
+  /** The variable (`key` in some 3.1.19 storyboards: the loader copies it here). */
   name: string
   path?: string
   generate?: string

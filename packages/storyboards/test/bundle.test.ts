@@ -166,6 +166,17 @@ describe('the load rules', () => {
     expect(() => loadBundle(dir)).toThrow(/requires_scenarios reference "no_such_scenario" did not resolve/)
   })
 
+  it('reads a context output named by `key` (as 3.1.19 storyboards write it) under its name', () => {
+    const step = bundle
+      .get('media_buy_seller/invalid_transitions')
+      .storyboard.phases.flatMap((phase) => phase.steps)
+      .find((candidate) => candidate.id === 'get_products_brief')!
+    expect(step.context_outputs).toEqual([
+      expect.objectContaining({ name: 'product_id', path: 'products[0].product_id' }),
+      expect.objectContaining({ name: 'pricing_option_id' }),
+    ])
+  })
+
   it('fails on a missing bundle with its code', () => {
     try {
       loadBundle('/nonexistent-bundle')

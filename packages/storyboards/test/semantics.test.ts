@@ -21,13 +21,46 @@ describe('controller_seeding', () => {
   it('seeds the storyboard fixtures through comply_test_controller in dependency order before the phases', async () => {
     agent = await startBrokenAgent([], { controller: 'record' })
     await runStoryboards({ agentUrl: agent.url, bundle, storyboards: ['schema_validation'] })
+    // The id fields lifted into params, the rest under params.fixture, and the sandbox assertion on each call.
     expect(agent.controllerCalls.slice(0, 2)).toEqual([
-      { scenario: 'seed_product', params: expect.objectContaining({ product_id: 'test-product' }) },
+      {
+        scenario: 'seed_product',
+        params: {
+          product_id: 'test-product',
+          fixture: expect.objectContaining({ delivery_type: 'non_guaranteed' }),
+        },
+        account: { sandbox: true },
+      },
       {
         scenario: 'seed_pricing_option',
-        params: expect.objectContaining({ pricing_option_id: 'test-pricing' }),
+        params: {
+          product_id: 'test-product',
+          pricing_option_id: 'test-pricing',
+          fixture: expect.objectContaining({ pricing_model: 'cpm' }),
+        },
+        account: { sandbox: true },
       },
     ])
+    expect(
+      (agent.controllerCalls[0]!.params as { fixture: Record<string, unknown> }).fixture,
+    ).not.toHaveProperty('product_id')
+  })
+
+  it('seeds creative formats (seed_creative_format) and keeps a payload the entry already nests under fixture', async () => {
+    agent = await startBrokenAgent([], { controller: 'record' })
+    await runStoryboards({
+      agentUrl: agent.url,
+      bundle,
+      storyboards: ['universal/pagination-integrity-creative-formats'],
+    })
+    expect(agent.controllerCalls[0]).toEqual({
+      scenario: 'seed_creative_format',
+      params: {
+        format_id: 'pagination_integrity_format_1',
+        fixture: { name: 'Pagination Integrity Format A', type: 'display' },
+      },
+      account: { sandbox: true },
+    })
   })
 
   it('grades the storyboard not_applicable (fixture_seed_unsupported) when the controller lacks the seed scenario', async () => {

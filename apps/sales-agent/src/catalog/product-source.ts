@@ -1,0 +1,149 @@
+/**
+ * Where products come from: the demo catalog plus products seeded by the test controller (records of kind
+ * `product`, global to the seller), a seeded product replacing a demo one with the same id.
+ */
+import type { RecordStore } from '../storage/index.js'
+import { demoCatalog, type CatalogProduct } from './demo-catalog.js'
+
+export const PRODUCT_KIND = 'product'
+
+/** A seeded product as stored: the fixture made a valid core/product.json object. */
+export interface SeededProduct {
+  readonly product: Record<string, unknown>
+}
+
+export interface ProductSource {
+  /** Every product, demo first, seeded after. */
+  all(): Promise<CatalogProduct[]>
+  get(productId: string): Promise<CatalogProduct | undefined>
+}
+
+/**
+ * @example
+ * const source = productSource(storage.records, 'http://127.0.0.1:4200')
+ */
+export function productSource(records: RecordStore, creativeAgentUrl: string): ProductSource {
+  const demo = demoCatalog(creativeAgentUrl)
+  const seededOf = (stored: { body: SeededProduct }): CatalogProduct => ({
+    product: stored.body.product,
+    custom: false,
+    keywords: [],
+  })
+  return {
+    async all() {
+      const seeded = (await records.list<SeededProduct>(PRODUCT_KIND)).map(seededOf)
+      const ids = new Set(seeded.map((entry) => entry.product.product_id))
+      return [...demo.filter((entry) => !ids.has(entry.product.product_id)), ...seeded]
+    },
+    async get(productId) {
+      const stored = await records.get<SeededProduct>(PRODUCT_KIND, productId)
+      if (stored) return seededOf(stored)
+      return demo.find((entry) => entry.product.product_id === productId)
+    },
+  }
+}
+
+/** enums/channels.json, and what fixtures write for some of them (`video` in the media-buy storyboard). */
+const CHANNELS = new Set([
+  'display',
+  'olv',
+  'social',
+  'search',
+  'ctv',
+  'linear_tv',
+  'radio',
+  'streaming_audio',
+  'podcast',
+  'dooh',
+  'ooh',
+  'print',
+  'cinema',
+  'email',
+  'gaming',
+  'retail_media',
+  'influencer',
+  'affiliate',
+  'product_placement',
+  'sponsored_intelligence',
+])
+const CHANNEL_ALIASES: Readonly<Record<string, string>> = {
+  video: 'olv',
+  audio: 'streaming_audio',
+  native: 'display',
+  tv: 'ctv',
+}
+
+/** A fixture's channels as official channel values (aliases mapped, unknown ones dropped). */
+function channelsOf(value: unknown): string[] | undefined {
+  if (!Array.isArray(value)) return undefined
+  const mapped = value
+    .map((channel) => CHANNEL_ALIASES[String(channel)] ?? String(channel))
+    .filter((channel) => CHANNELS.has(channel))
+  return mapped.length > 0 ? [...new Set(mapped)] : undefined
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * A controller fixture (`seed_product`) as a valid product: defaults for what the fixture leaves out, format_ids
+ * without agent_url pointed at the creative agent, a default CPM option until `seed_pricing_option` adds one.
+ */
+export function productFromFixture(
+  productId: string,
+  fixture: Record<string, unknown>,
+  creativeAgentUrl: string,
+  existing?: Record<string, unknown>,
+): Record<string, unknown> {
+  const base: Record<string, unknown> = { ...(existing ?? {}), ...fixture }
+  const channels = channelsOf(base.channels)
+  const formatIds = Array.isArray(base.format_ids)
+    ? base.format_ids.filter(isObject).map((formatId) => ({ agent_url: creativeAgentUrl, ...formatId }))
+    : [{ agent_url: creativeAgentUrl, id: 'display_300x250_image' }]
+  const pricing =
+    Array.isArray(base.pricing_options) && base.pricing_options.length > 0 ? base.pricing_options : undefined
+  return {
+    ...base,
+    product_id: productId,
+    name: typeof base.name === 'string' ? base.name : productId.replaceAll('_', ' '),
+    description: typeof base.description === 'string' ? base.description : `Seeded product ${productId}`,
+    publisher_properties:
+      Array.isArray(base.publisher_properties) && base.publisher_properties.length > 0
+        ? base.publisher_properties
+        : [{ publisher_domain: 'sandbox-publisher.example', selection_type: 'all' }],
+    delivery_type: base.delivery_type === 'guaranteed' ? 'guaranteed' : 'non_guaranteed',
+    channels: channels ?? ['display'],
+    format_ids: formatIds,
+    pricing_options: pricing ?? [
+      { pricing_option_id: 'cpm_default', pricing_model: 'cpm', currency: 'USD', fixed_price: 10 },
+    ],
+    reporting_capabilities: isObject(base.reporting_capabilities)
+      ? base.reporting_capabilities
+      : {
+          available_reporting_frequencies: ['daily'],
+          expected_delay_minutes: 60,
+          timezone: 'UTC',
+          supports_webhooks: true,
+          available_metrics: ['impressions', 'spend', 'clicks', 'viewability'],
+          date_range_support: 'date_range',
+          windowed_pull_granularities: ['daily'],
+        },
+  }
+}
+
+/** A pricing option fixture (`seed_pricing_option`) added to (or replacing one of) a product's options. */
+export function withPricingOption(
+  product: Record<string, unknown>,
+  pricingOptionId: string,
+  fixture: Record<string, unknown>,
+): Record<string, unknown> {
+  const option = { pricing_model: 'cpm', currency: 'USD', ...fixture, pricing_option_id: pricingOptionId }
+  const current = (Array.isArray(product.pricing_options) ? product.pricing_options : []).filter(
+    // The placeholder option of a fixture without pricing goes once a real one is seeded.
+    (entry) =>
+      isObject(entry) &&
+      entry.pricing_option_id !== pricingOptionId &&
+      entry.pricing_option_id !== 'cpm_default',
+  )
+  return { ...product, pricing_options: [...current, option] }
+}

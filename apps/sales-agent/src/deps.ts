@@ -1,0 +1,199 @@
+/**
+ * The real dependencies of the sales agent, built from its environment: the stores on SQLite or PostgreSQL,
+ * the signing key, the bearer tokens (and the test-kit keys), the webhook sender on the durable outbox, the
+ * seller's domain (catalog, media buys, creatives, accounts, delivery clock) with its event seam, and the task
+ * server.
+ */
+import { createAgentServer, type AgentServer } from '@adwire/agent-server'
+import { createWebhookSender, type SenderLogEntry, type WebhookSender } from '@adwire/webhooks'
+import { loadTestKitCredentials, type TestKitCredential } from './auth/test-kits.js'
+import { resolveTokens, type ResolvedTokens } from './auth/tokens.js'
+import { capabilities } from './capabilities.js'
+import type { SalesAgentEnv } from './env.js'
+import { recordingEvents, type SellerEvents } from './events/seller-events.js'
+import { resolveSigningKey, type SigningKey } from './keys.js'
+import { openStorage, type Storage } from './storage/index.js'
+import { createSeller } from './seller-runtime.js'
+import type { Seller } from './seller.js'
+import { sellerTasks } from './tasks/index.js'
+import type { WebhookActivitySource } from './media-buys/get.js'
+import { guardedWebhookFetch } from './webhook-urls.js'
+
+/** A structured log line. */
+export type Log = (entry: Record<string, unknown>) => void
+
+/** The agent's version, reported in get_adcp_capabilities and the agent card. */
+export const AGENT_VERSION = '0.1.0'
+/** How long one request holds its idempotency key before a duplicate may take over, seconds. */
+export const IN_FLIGHT_MAX_SECONDS = 300
+/** How long the sender retries one webhook, seconds. */
+export const RETRY_HORIZON_SECONDS = 86_400
+
+/** What {@link createApp} needs; nothing in it reads the environment. */
+export interface SalesAgentDeps {
+  readonly publicUrl: string
+  readonly storage: Storage
+  readonly key: SigningKey
+  readonly tokens: ResolvedTokens
+  readonly sender: WebhookSender
+  readonly events: SellerEvents
+  /** The seller's domain (records, catalog, clock, event seam): what the clock's tick runs over. */
+  readonly seller: Seller
+  /** `ext.adwire.capabilities_version` of the snapshot this instance serves. */
+  readonly capabilitiesVersion: string
+  readonly agent: AgentServer
+  readonly log: Log
+}
+
+/** Replacements for tests and embedding. */
+export interface DepsOverrides {
+  readonly log?: Log
+  /** Unix seconds: the task server, the sender, the delivery clock. */
+  readonly now?: () => number
+  /** How often an idle sender looks for due webhooks, milliseconds. Default 500. */
+  readonly senderPollMs?: number
+  /** Webhook deliveries in flight at once (the sender's default when unset; 1 keeps one task's in order). */
+  readonly senderConcurrency?: number
+  /** The fetch webhooks are delivered with. Default: the SSRF-guarded global fetch. */
+  readonly webhookFetch?: typeof fetch
+  /** The event implementation (default: {@link recordingEvents}). */
+  readonly events?: (context: { readonly storage: Storage; readonly sender: WebhookSender }) => SellerEvents
+  /** Where get_media_buys reads webhook_activity (default: {@link registeredActivity}). */
+  readonly webhookActivity?: WebhookActivitySource
+}
+
+/**
+ * Until webhook emission records its fires per buy: an empty history for a buy with a registration (the seller
+ * keeps fire history; none fired), no field for one without.
+ */
+export const registeredActivity: WebhookActivitySource = async (buy) =>
+  buy.push_notification_config || buy.reporting_webhook ? [] : undefined
+
+export interface Runtime {
+  readonly deps: SalesAgentDeps
+  /** Waits for background work, stops the sender, closes the database. */
+  close(): Promise<void>
+}
+
+/**
+ * @example
+ * const runtime = await openDeps(parseEnv(), 'http://127.0.0.1:4500')
+ * const app = createApp(runtime.deps)
+ */
+export async function openDeps(
+  env: SalesAgentEnv,
+  publicUrl: string,
+  overrides: DepsOverrides = {},
+): Promise<Runtime> {
+  const log = overrides.log ?? (() => {})
+  const storage = await openStorage(env.database)
+  try {
+    const key = await resolveSigningKey(storage, env.signingKey)
+    const kits: TestKitCredential[] = env.testKitCredentials ? loadTestKitCredentials() : []
+    const tokens = await resolveTokens(storage, env.tokens, kits)
+    const now = overrides.now ?? (() => Date.now() / 1000)
+    const sender = createWebhookSender({
+      outbox: storage.outbox,
+      key: key.privateJwk,
+      fetch: overrides.webhookFetch ?? guardedWebhookFetch(env.allowInsecureWebhookUrls),
+      pollIntervalMs: overrides.senderPollMs ?? 500,
+      retryHorizonSeconds: RETRY_HORIZON_SECONDS,
+      ...(overrides.senderConcurrency ? { concurrency: overrides.senderConcurrency } : {}),
+      ...(overrides.now ? { now: overrides.now } : {}),
+      log: (entry: SenderLogEntry) => {
+        if (entry.event !== 'enqueued' && entry.event !== 'delivered') log({ webhook: entry })
+      },
+    })
+    const events = overrides.events ? overrides.events({ storage, sender }) : recordingEvents(log)
+    const snapshot = capabilities({
+      publicUrl,
+      signingAlgorithm: key.algorithm,
+      replayTtlSeconds: env.idempotencyTtlSeconds,
+      inFlightMaxSeconds: IN_FLIGHT_MAX_SECONDS,
+      version: AGENT_VERSION,
+      retryHorizonSeconds: RETRY_HORIZON_SECONDS,
+      ...(overrides.senderConcurrency ? { concurrency: overrides.senderConcurrency } : {}),
+    })
+    const inFlight = new Set<Promise<void>>()
+    const seller = createSeller({
+      env,
+      storage,
+      events,
+      kits,
+      now,
+      background(work) {
+        // After the current call has answered (the submitted response goes first).
+        const running: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+          .then(work)
+          .catch((error: unknown) => log({ background: 'failed', error: String(error) }))
+          .finally(() => inFlight.delete(running))
+        inFlight.add(running)
+      },
+      log,
+    })
+    const tasks = sellerTasks({
+      seller,
+      capabilities: () => snapshot,
+      webhookActivity: overrides.webhookActivity ?? registeredActivity,
+    })
+    const agent = createAgentServer({
+      tasks,
+      name: 'adwire-sales-agent',
+      version: AGENT_VERSION,
+      description:
+        'AdCP 3.1 sales agent: display, video, audio and CTV products, media buys, creatives and delivery reporting',
+      url: publicUrl,
+      auth: {
+        tokens: tokens.lookup,
+        ...(env.jwt
+          ? { jwt: { issuer: env.jwt.issuer, audience: env.jwt.audience, key: env.jwt.secret } }
+          : {}),
+      },
+      idempotency: {
+        store: storage.claims,
+        replayTtlSeconds: env.idempotencyTtlSeconds,
+        leaseSeconds: IN_FLIGHT_MAX_SECONDS,
+      },
+      sender,
+      // The media-buy storyboards register push_notification_config without operation_id (the spec's MAY).
+      requireOperationId: false,
+      ...(overrides.now ? { now: overrides.now } : {}),
+      onError: (error, task) => {
+        if (error.code === 'INTERNAL_ERROR')
+          log({
+            task,
+            error: error.code,
+            cause: String((error.cause as Error | undefined)?.stack ?? error.cause),
+          })
+      },
+    })
+    sender.start()
+    let closing: Promise<void> | undefined
+    return {
+      deps: {
+        publicUrl,
+        storage,
+        key,
+        tokens,
+        sender,
+        events,
+        seller,
+        agent,
+        log,
+        capabilitiesVersion: (snapshot.ext as { adwire: { capabilities_version: string } }).adwire
+          .capabilities_version,
+      },
+      close() {
+        closing ??= (async () => {
+          await Promise.allSettled([...inFlight])
+          await sender.stop()
+          await storage.close()
+        })()
+        return closing
+      },
+    }
+  } catch (error) {
+    await storage.close()
+    throw error
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * The sales agent's configuration, read once from the environment with zod. Everything else is derived from it
+ * in deps.ts; nothing else reads `process.env`.
+ */
+import type { Permission, Principal, Resource } from '@adwire/agent-server'
+import {
+  flag,
+  intIn,
+  optionalHttpUrl,
+  optionalText,
+  readEnv,
+  serviceFields,
+  serviceSettings,
+  type ServiceSettings,
+} from '@adwire/service-env'
+import { z } from 'zod'
+
+export { EnvError, type DatabaseConfig } from '@adwire/service-env'
+
+/** One configured bearer token: the caller it authenticates and what it may do. */
+export interface TokenGrant {
+  readonly token: string
+  readonly principal: Principal
+}
+
+/** When a new media buy waits for the seller's review before it is confirmed. */
+export type BuyReview = 'none' | 'over_budget' | 'always'
+
+/** The sales agent's settings: the shared ones (port, host, database, public URL) and its own. */
+export interface SalesAgentEnv extends ServiceSettings {
+  readonly publicUrl?: string
+  /** Bearer tokens from TOKENS; empty: one is generated at the first start and kept (hashed) in the database. */
+  readonly tokens: readonly TokenGrant[]
+  /** The official test-kit demo keys (`demo-<kit>-…` sandbox, `demo-<kit>-live-…` live) are accepted. */
+  readonly testKitCredentials: boolean
+  /** JWT bearer verification (HMAC secret), when JWT_SECRET is set. */
+  readonly jwt?: { readonly issuer: string; readonly audience: string; readonly secret: string }
+  /** The webhook-signing private JWK from SIGNING_KEY_JWK; unset: generated once and kept in the database. */
+  readonly signingKey?: Record<string, unknown>
+  /** Development only: webhook URLs may be plain http and reach loopback or private addresses. */
+  readonly allowInsecureWebhookUrls: boolean
+  readonly idempotencyTtlSeconds: number
+  /** The creative agent whose formats the catalog references (format_id agent_url). */
+  readonly creativeAgentUrl: string
+  /** Which buys wait for review when the buyer gave a push_notification_config. */
+  readonly buyReview: BuyReview
+  /** The total budget above which `over_budget` review applies. */
+  readonly reviewBudgetThreshold: number
+  /** How long the simulated review takes before the buy is confirmed, seconds. */
+  readonly reviewSeconds: number
+  /** Creatives in known formats: approved at once (`auto`) or after REVIEW_SECONDS (`manual`). */
+  readonly creativeReview: 'auto' | 'manual'
+  /** The seed of the delivery simulation (same seed, same delivery). */
+  readonly deliverySeed: string
+}
+
+export const RESOURCES: readonly Resource[] = ['products', 'media_buys', 'creatives', 'reports']
+const PERMISSIONS: readonly Permission[] = ['read', 'write', 'delete', 'approve']
+const TOKEN = /^[\x21-\x7e]{16,512}$/
+
+/**
+ * Permissions text: `+`-joined items, each `permission` (on every area) or `area.permission`
+ * (e.g. `products.read+media_buys.read+media_buys.write`). Undefined when an item is unknown.
+ */
+export function parsePermissions(text: string): Principal['permissions'] | undefined {
+  const granted: Partial<Record<Resource, Permission[]>> = {}
+  const items = text.split('+').filter(Boolean)
+  if (items.length === 0) return undefined
+  for (const item of items) {
+    const [first, second, ...rest] = item.split('.')
+    if (rest.length > 0) return undefined
+    const areas = second === undefined ? RESOURCES : [first as Resource]
+    const permission = (second ?? first) as Permission
+    if (!PERMISSIONS.includes(permission) || !areas.every((area) => RESOURCES.includes(area)))
+      return undefined
+    for (const area of areas) {
+      const list = (granted[area] ??= [])
+      if (!list.includes(permission)) list.push(permission)
+    }
+  }
+  return granted
+}
+
+/**
+ * TOKENS: comma-separated `principal_id:token[:permissions]` (see {@link parsePermissions}; default
+ * `read+write` on every area).
+ */
+function parseTokens(value: string | undefined, ctx: z.RefinementCtx): TokenGrant[] {
+  const grants: TokenGrant[] = []
+  const seen = new Set<string>()
+  for (const [index, entry] of (value ?? '').split(',').entries()) {
+    const item = entry.trim()
+    if (item === '') continue
+    const [principalId, token, permissions, ...rest] = item.split(':')
+    const problem = (message: string) =>
+      ctx.addIssue({ code: 'custom', message: `entry ${index + 1}: ${message}` })
+    if (rest.length > 0 || !principalId || !token) {
+      problem('expected principal_id:token[:permissions]')
+      continue
+    }
+    if (!/^[A-Za-z0-9_.@-]{1,128}$/.test(principalId)) {
+      problem('the principal id may hold letters, digits, _ . @ - (1 to 128)')
+      continue
+    }
+    if (!TOKEN.test(token)) {
+      problem('the token must be 16 to 512 printable ASCII characters without spaces, commas or colons')
+      continue
+    }
+    const granted = parsePermissions(permissions ?? 'read+write')
+    if (!granted) {
+      problem(
+        `permissions are read, write, delete, approve (optionally area.permission) joined with +, not "${permissions ?? ''}"`,
+      )
+      continue
+    }
+    if (seen.has(token)) {
+      problem('the same token is listed twice')
+      continue
+    }
+    seen.add(token)
+    grants.push({ token, principal: { principal_id: principalId, permissions: granted } })
+  }
+  return grants
+}
+
+const parseJwk = (value: string | undefined, ctx: z.RefinementCtx) => {
+  if (value === undefined) return undefined
+  try {
+    const jwk = JSON.parse(value) as unknown
+    if (typeof jwk === 'object' && jwk !== null && !Array.isArray(jwk)) {
+      const record = jwk as Record<string, unknown>
+      if (typeof record.d === 'string' && typeof record.kid === 'string') return record
+    }
+  } catch {
+    // reported below
+  }
+  ctx.addIssue({
+    code: 'custom',
+    message: 'SIGNING_KEY_JWK must be a private JWK (JSON with "kid" and "d"), Ed25519 or P-256',
+  })
+  return z.NEVER
+}
+
+const EnvSchema = z.object({
+  ...serviceFields({ name: 'sales-agent', port: 4500 }),
+  TOKENS: z.string().optional().transform(parseTokens),
+  TEST_KIT_CREDENTIALS: flag(true),
+  JWT_SECRET: optionalText.refine((value) => value === undefined || value.length >= 32, {
+    message: 'JWT_SECRET must be at least 32 characters',
+  }),
+  JWT_ISSUER: optionalText,
+  JWT_AUDIENCE: optionalText,
+  SIGNING_KEY_JWK: optionalText.transform(parseJwk),
+  ALLOW_INSECURE_WEBHOOK_URLS: flag(),
+  IDEMPOTENCY_TTL_SECONDS: intIn('IDEMPOTENCY_TTL_SECONDS', 3600, 604_800, 86_400),
+  CREATIVE_AGENT_URL: optionalHttpUrl('CREATIVE_AGENT_URL'),
+  BUY_REVIEW: z.enum(['none', 'over_budget', 'always']).default('over_budget'),
+  REVIEW_BUDGET_THRESHOLD: intIn('REVIEW_BUDGET_THRESHOLD', 0, 1_000_000_000, 100_000),
+  REVIEW_SECONDS: intIn('REVIEW_SECONDS', 0, 86_400, 2),
+  CREATIVE_REVIEW: z.enum(['auto', 'manual']).default('auto'),
+  DELIVERY_SEED: z.string().trim().default('adwire'),
+})
+
+/**
+ * Reads and checks the sales agent's environment variables; throws {@link EnvError} naming each bad variable
+ * (token values are never repeated in the message).
+ *
+ * @example
+ * const env = parseEnv({ PORT: '0', TOKENS: 'buyer-1:tok_0123456789abcdef:read+write' })
+ */
+export function parseEnv(source: Readonly<Record<string, string | undefined>> = process.env): SalesAgentEnv {
+  const values = readEnv(EnvSchema, source)
+  const settings = serviceSettings(values)
+  return {
+    ...settings,
+    tokens: values.TOKENS,
+    testKitCredentials: values.TEST_KIT_CREDENTIALS,
+    ...(values.JWT_SECRET
+      ? {
+          jwt: {
+            secret: values.JWT_SECRET,
+            issuer: values.JWT_ISSUER ?? settings.publicUrl ?? 'adwire-sales-agent',
+            audience: values.JWT_AUDIENCE ?? 'adwire-sales-agent',
+          },
+        }
+      : {}),
+    ...(values.SIGNING_KEY_JWK ? { signingKey: values.SIGNING_KEY_JWK } : {}),
+    allowInsecureWebhookUrls: values.ALLOW_INSECURE_WEBHOOK_URLS,
+    idempotencyTtlSeconds: values.IDEMPOTENCY_TTL_SECONDS,
+    creativeAgentUrl: (values.CREATIVE_AGENT_URL ?? 'http://127.0.0.1:4200').replace(/\/+$/, ''),
+    buyReview: values.BUY_REVIEW,
+    reviewBudgetThreshold: values.REVIEW_BUDGET_THRESHOLD,
+    reviewSeconds: values.REVIEW_SECONDS,
+    creativeReview: values.CREATIVE_REVIEW,
+    deliverySeed: values.DELIVERY_SEED,
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The agent's RFC 9421 signing key (webhooks it sends): a private JWK from SIGNING_KEY_JWK, or an Ed25519 key
+ * generated at the first start and kept in the database, so every instance and every restart signs with the
+ * same key. Its public half is published in the JWKS that brand.json points at.
+ */
+import { algorithmOfJwk, generateSigningKey, type AdcpJwk, type Jwks } from '@adwire/http-signatures'
+import type { Storage } from './storage/index.js'
+
+const SETTING = 'webhook_signing_jwk'
+
+export interface SigningKey {
+  readonly privateJwk: AdcpJwk
+  readonly publicJwk: AdcpJwk
+  readonly jwks: Jwks
+  /** Where the key came from. */
+  readonly source: 'env' | 'database' | 'generated'
+  /** The RFC 9421 algorithm name, for get_adcp_capabilities. */
+  readonly algorithm: 'ed25519' | 'ecdsa-p256-sha256'
+}
+
+/** The public JWK of a private one, shaped as AdCP publishes signing keys. */
+export function publicJwkOf(privateJwk: AdcpJwk): AdcpJwk {
+  const { d: _d, key_ops: _ops, ...rest } = privateJwk
+  return {
+    ...rest,
+    alg: privateJwk.alg ?? (privateJwk.kty === 'OKP' ? 'EdDSA' : 'ES256'),
+    use: 'sig',
+    key_ops: ['verify'],
+    adcp_use: typeof privateJwk.adcp_use === 'string' ? privateJwk.adcp_use : 'request-signing',
+  }
+}
+
+function keyFrom(privateJwk: AdcpJwk, source: SigningKey['source']): SigningKey {
+  const algorithm = algorithmOfJwk(privateJwk)
+  if (!algorithm || typeof privateJwk.d !== 'string')
+    throw new Error(`the ${source} signing key is not an Ed25519 or P-256 private JWK`)
+  const publicJwk = publicJwkOf(privateJwk)
+  return {
+    privateJwk: { ...privateJwk, key_ops: ['sign'] },
+    publicJwk,
+    jwks: { keys: [publicJwk] },
+    source,
+    algorithm,
+  }
+}
+
+/**
+ * @example
+ * const key = await resolveSigningKey(storage, env.signingKey)
+ * createWebhookSender({ outbox: storage.outbox, key: key.privateJwk })
+ */
+export async function resolveSigningKey(
+  storage: Storage,
+  envJwk?: Record<string, unknown>,
+): Promise<SigningKey> {
+  if (envJwk) return keyFrom(envJwk as unknown as AdcpJwk, 'env')
+  const stored = await storage.getSetting(SETTING)
+  if (stored) return keyFrom(JSON.parse(stored) as AdcpJwk, 'database')
+  const kid = `sales-agent-${new Date().toISOString().slice(0, 10)}-${crypto.randomUUID().slice(0, 8)}`
+  const generated = await generateSigningKey({ alg: 'ed25519', kid })
+  const text = JSON.stringify(generated.privateJwk)
+  const winner = await storage.putSettingIfAbsent(SETTING, text)
+  return keyFrom(JSON.parse(winner) as AdcpJwk, winner === text ? 'generated' : 'database')
+}

@@ -1,0 +1,51 @@
+/** What every domain operation of the seller is given: its records, products, event seam, clock and settings. */
+import type { TaskContext, TaskUpdates } from '@adwire/agent-server'
+import { AgentError } from '@adwire/agent-server'
+import type { TestKitCredential } from './auth/test-kits.js'
+import type { ProductSource } from './catalog/product-source.js'
+import type { SalesAgentEnv } from './env.js'
+import type { SellerEvents } from './events/seller-events.js'
+import type { RecordStore } from './storage/index.js'
+
+export interface Seller {
+  readonly records: RecordStore
+  readonly products: ProductSource
+  readonly events: SellerEvents
+  readonly env: SalesAgentEnv
+  readonly kits: readonly TestKitCredential[]
+  /** Unix seconds. */
+  readonly now: () => number
+  readonly background: (work: () => Promise<void>) => void
+  readonly log: (entry: Record<string, unknown>) => void
+  /**
+   * Status pushes of tasks answered `submitted` by a controller-forced arm, by task_id, until
+   * force_task_completion completes them (this process only).
+   */
+  readonly forcedTasks: Map<string, TaskUpdates>
+}
+
+/** The caller of a protected task (the task server has authenticated it). */
+export function ownerOf(context: TaskContext): string {
+  if (!context.principal) throw new AgentError('AUTH_MISSING', 'this task needs credentials', { status: 401 })
+  return context.principal.principal_id
+}
+
+/** Whether the caller authenticated with a live test-kit key (its accounts are never sandbox). */
+export function isLivePrincipal(seller: Seller, principalId: string): boolean {
+  return seller.kits.some((kit) => kit.live && kit.principal.principal_id === principalId)
+}
+
+/** Whether the caller authenticated with a sandbox test-kit key. */
+export function isSandboxPrincipal(seller: Seller, principalId: string): boolean {
+  return seller.kits.some((kit) => !kit.live && kit.principal.principal_id === principalId)
+}
+
+/** The seller clock as an ISO 8601 timestamp (second precision). */
+export const isoAt = (seconds: number) =>
+  new Date(Math.floor(seconds) * 1000).toISOString().replace('.000Z', 'Z')
+
+export const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** A fresh identifier with a prefix (`mb_…`, `pkg_…`). */
+export const newId = (prefix: string) => `${prefix}_${crypto.randomUUID().replaceAll('-', '').slice(0, 20)}`

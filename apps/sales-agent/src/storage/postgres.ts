@@ -1,0 +1,131 @@
+/**
+ * The sales agent's storage on one PostgreSQL schema, shared by every instance: migrations run once under an
+ * advisory lock; compare-and-set updates make concurrent writers of one buy safe.
+ */
+import { migratePostgres } from '@adwire/service-kit'
+import { openPostgresStores } from '@adwire/store-postgres'
+import { MIGRATIONS, type RecordStore, type Storage, type StoredRecord } from './types.js'
+
+interface Row {
+  seq: string
+  kind: string
+  id: string
+  owner: string
+  revision: number
+  body: string
+}
+
+const toRecord = <T>(row: Row): StoredRecord<T> => ({
+  kind: row.kind,
+  id: row.id,
+  owner: row.owner,
+  revision: Number(row.revision),
+  seq: Number(row.seq),
+  body: JSON.parse(row.body) as T,
+})
+
+/**
+ * @example
+ * const storage = await openPostgresStorage('postgres://postgres@127.0.0.1:5432/test', 'adwire_sales_agent')
+ */
+export async function openPostgresStorage(connectionString: string, schema: string): Promise<Storage> {
+  const stores = await openPostgresStores({ connectionString, schema })
+  const t = (name: string) => `"${schema}".${name}`
+  try {
+    await migratePostgres(stores.pool, `adwire_sales_agent:${schema}`, async (client) => {
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${t('sales_agent_migrations')} (version INTEGER PRIMARY KEY)`,
+      )
+      const done = new Set(
+        (
+          await client.query<{ version: number }>(`SELECT version FROM ${t('sales_agent_migrations')}`)
+        ).rows.map((row) => row.version),
+      )
+      for (const [version, migration] of MIGRATIONS.entries()) {
+        if (done.has(version)) continue
+        for (const statement of migration(t, 'postgres')) await client.query(statement)
+        await client.query(`INSERT INTO ${t('sales_agent_migrations')} (version) VALUES ($1)`, [version])
+      }
+    })
+  } catch (error) {
+    await stores.close()
+    throw error
+  }
+  const pool = stores.pool
+  const settings = t('sales_agent_settings')
+  const table = t('sales_records')
+  const columns = 'seq, kind, id, owner, revision, body'
+  const read = async (name: string) =>
+    (await pool.query<{ value: string }>(`SELECT value FROM ${settings} WHERE name = $1`, [name])).rows[0]
+      ?.value
+  const records: RecordStore = {
+    async get<T>(kind: string, id: string) {
+      const found = await pool.query<Row>(`SELECT ${columns} FROM ${table} WHERE kind = $1 AND id = $2`, [
+        kind,
+        id,
+      ])
+      return found.rows[0] ? toRecord<T>(found.rows[0]) : undefined
+    },
+    async insert(kind, id, owner, body) {
+      const inserted = await pool.query(
+        `INSERT INTO ${table} (kind, id, owner, revision, body, updated_at) VALUES ($1, $2, $3, 1, $4, $5)
+         ON CONFLICT (kind, id) DO NOTHING`,
+        [kind, id, owner, JSON.stringify(body), Date.now()],
+      )
+      return inserted.rowCount === 1
+    },
+    async put(kind, id, owner, body) {
+      await pool.query(
+        `INSERT INTO ${table} AS r (kind, id, owner, revision, body, updated_at) VALUES ($1, $2, $3, 1, $4, $5)
+         ON CONFLICT (kind, id) DO UPDATE SET owner = EXCLUDED.owner, body = EXCLUDED.body,
+         revision = r.revision + 1, updated_at = EXCLUDED.updated_at`,
+        [kind, id, owner, JSON.stringify(body), Date.now()],
+      )
+    },
+    async update(kind, id, revision, body) {
+      const updated = await pool.query(
+        `UPDATE ${table} SET body = $1, revision = revision + 1, updated_at = $2
+         WHERE kind = $3 AND id = $4 AND revision = $5`,
+        [JSON.stringify(body), Date.now(), kind, id, revision],
+      )
+      return updated.rowCount === 1
+    },
+    async list<T>(
+      kind: string,
+      options: { readonly owner?: string; readonly afterSeq?: number; readonly limit?: number } = {},
+    ) {
+      const params: unknown[] = [kind, options.afterSeq ?? 0, options.limit ?? 1_000_000]
+      if (options.owner !== undefined) params.push(options.owner)
+      const found = await pool.query<Row>(
+        `SELECT ${columns} FROM ${table} WHERE kind = $1 AND seq > $2
+         ${options.owner !== undefined ? 'AND owner = $4' : ''} ORDER BY seq LIMIT $3`,
+        params,
+      )
+      return found.rows.map((row) => toRecord<T>(row))
+    },
+    async delete(kind, id) {
+      await pool.query(`DELETE FROM ${table} WHERE kind = $1 AND id = $2`, [kind, id])
+    },
+  }
+  return {
+    kind: 'postgres',
+    claims: stores.claims,
+    outbox: stores.outbox,
+    records,
+    getSetting: read,
+    async putSettingIfAbsent(name, value) {
+      await pool.query(
+        `INSERT INTO ${settings} (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
+        [name, value],
+      )
+      return (await read(name))!
+    },
+    async ping() {
+      await pool.query('SELECT 1')
+    },
+    async sweep(now) {
+      await stores.sweep(now)
+    },
+    close: () => stores.close(),
+  }
+}

@@ -1,0 +1,126 @@
+/** The sales agent's storage on one SQLite file (WAL; one writer at a time, so compare-and-set is exact). */
+import { migrateSqlite } from '@adwire/service-kit'
+import { openSqliteStores } from '@adwire/store-sqlite'
+import { MIGRATIONS, type RecordStore, type Storage, type StoredRecord } from './types.js'
+
+interface Row {
+  seq: number
+  kind: string
+  id: string
+  owner: string
+  revision: number
+  body: string
+}
+
+const toRecord = <T>(row: Row): StoredRecord<T> => ({
+  kind: row.kind,
+  id: row.id,
+  owner: row.owner,
+  revision: Number(row.revision),
+  seq: Number(row.seq),
+  body: JSON.parse(row.body) as T,
+})
+
+/**
+ * @example
+ * const storage = openSqliteStorage('./data/sales-agent.sqlite')
+ */
+export function openSqliteStorage(path: string): Storage {
+  const stores = openSqliteStores({ path })
+  const db = stores.database
+  try {
+    // The version table is read inside the write lock: two processes opening one file do not both migrate.
+    migrateSqlite(db, () => {
+      db.exec('CREATE TABLE IF NOT EXISTS sales_agent_migrations (version INTEGER PRIMARY KEY)')
+      const done = new Set(
+        (db.prepare('SELECT version FROM sales_agent_migrations').all() as { version: number }[]).map(
+          (row) => row.version,
+        ),
+      )
+      MIGRATIONS.forEach((migration, version) => {
+        if (done.has(version)) return
+        for (const statement of migration((name) => name, 'sqlite')) db.exec(statement)
+        db.prepare('INSERT INTO sales_agent_migrations (version) VALUES (?)').run(version)
+      })
+    })
+  } catch (error) {
+    stores.close()
+    throw error
+  }
+  const selectSetting = db.prepare('SELECT value FROM sales_agent_settings WHERE name = ?')
+  const insertSetting = db.prepare(
+    'INSERT INTO sales_agent_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING',
+  )
+  const read = (name: string) => (selectSetting.get(name) as { value: string } | undefined)?.value
+  const columns = 'seq, kind, id, owner, revision, body'
+  const get = db.prepare(`SELECT ${columns} FROM sales_records WHERE kind = ? AND id = ?`)
+  const insert = db.prepare(
+    `INSERT INTO sales_records (kind, id, owner, revision, body, updated_at) VALUES (?, ?, ?, 1, ?, ?)
+     ON CONFLICT (kind, id) DO NOTHING`,
+  )
+  const put = db.prepare(
+    `INSERT INTO sales_records (kind, id, owner, revision, body, updated_at) VALUES (?, ?, ?, 1, ?, ?)
+     ON CONFLICT (kind, id) DO UPDATE SET owner = excluded.owner, body = excluded.body,
+     revision = sales_records.revision + 1, updated_at = excluded.updated_at`,
+  )
+  const update = db.prepare(
+    `UPDATE sales_records SET body = ?, revision = revision + 1, updated_at = ?
+     WHERE kind = ? AND id = ? AND revision = ?`,
+  )
+  const remove = db.prepare('DELETE FROM sales_records WHERE kind = ? AND id = ?')
+  const records: RecordStore = {
+    async get<T>(kind: string, id: string) {
+      const row = get.get(kind, id) as Row | undefined
+      return row ? toRecord<T>(row) : undefined
+    },
+    async insert(kind, id, owner, body) {
+      return insert.run(kind, id, owner, JSON.stringify(body), Date.now()).changes === 1
+    },
+    async put(kind, id, owner, body) {
+      put.run(kind, id, owner, JSON.stringify(body), Date.now())
+    },
+    async update(kind, id, revision, body) {
+      return update.run(JSON.stringify(body), Date.now(), kind, id, revision).changes === 1
+    },
+    async list<T>(
+      kind: string,
+      options: { readonly owner?: string; readonly afterSeq?: number; readonly limit?: number } = {},
+    ) {
+      const rows = db
+        .prepare(
+          `SELECT ${columns} FROM sales_records WHERE kind = ? AND seq > ?
+           ${options.owner !== undefined ? 'AND owner = ?' : ''} ORDER BY seq LIMIT ?`,
+        )
+        .all(
+          kind,
+          options.afterSeq ?? 0,
+          ...(options.owner !== undefined ? [options.owner] : []),
+          options.limit ?? 1_000_000,
+        ) as Row[]
+      return rows.map((row) => toRecord<T>(row))
+    },
+    async delete(kind, id) {
+      remove.run(kind, id)
+    },
+  }
+  return {
+    kind: 'sqlite',
+    claims: stores.claims,
+    outbox: stores.outbox,
+    records,
+    getSetting: async (name) => read(name),
+    async putSettingIfAbsent(name, value) {
+      insertSetting.run(name, value)
+      return read(name)!
+    },
+    async ping() {
+      db.prepare('SELECT 1').get()
+    },
+    async sweep(now) {
+      await stores.sweep(now)
+    },
+    async close() {
+      stores.close()
+    },
+  }
+}

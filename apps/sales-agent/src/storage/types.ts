@@ -1,0 +1,68 @@
+/**
+ * What the sales agent keeps: the @adwire/store-* stores (request idempotency claims and the webhook outbox), a
+ * settings table (the generated signing key and token hash) and its records (accounts, media buys, creatives,
+ * seeded products, review tasks, notification configs), one JSON document each, on one SQLite file or one
+ * PostgreSQL schema.
+ */
+import type { ClaimStore, OutboxStore } from '@adwire/webhooks'
+
+/** One stored record: a JSON document of a kind, under an id unique within the kind. */
+export interface StoredRecord<T = Record<string, unknown>> {
+  readonly kind: string
+  readonly id: string
+  /** The principal the record belongs to ('' for the seller's own records). */
+  readonly owner: string
+  /** Increases on every write: the compare-and-set token of {@link RecordStore.update}. */
+  readonly revision: number
+  /** Insertion order, stable across updates: the pagination cursor. */
+  readonly seq: number
+  readonly body: T
+}
+
+/** The record table, the same on SQLite and PostgreSQL. */
+export interface RecordStore {
+  get<T = Record<string, unknown>>(kind: string, id: string): Promise<StoredRecord<T> | undefined>
+  /** Inserts unless the id exists in the kind; resolves with whether it inserted. */
+  insert(kind: string, id: string, owner: string, body: object): Promise<boolean>
+  /** Inserts or replaces (the seq of an existing record is kept). */
+  put(kind: string, id: string, owner: string, body: object): Promise<void>
+  /** Replaces the body when the stored revision is still `revision`; resolves with whether it did. */
+  update(kind: string, id: string, revision: number, body: object): Promise<boolean>
+  /** Records of a kind in insertion order, optionally of one owner, after a seq, at most `limit`. */
+  list<T = Record<string, unknown>>(
+    kind: string,
+    options?: { readonly owner?: string; readonly afterSeq?: number; readonly limit?: number },
+  ): Promise<StoredRecord<T>[]>
+  delete(kind: string, id: string): Promise<void>
+}
+
+export interface Storage {
+  readonly kind: 'sqlite' | 'postgres'
+  readonly claims: ClaimStore
+  readonly outbox: OutboxStore
+  readonly records: RecordStore
+  getSetting(name: string): Promise<string | undefined>
+  /** Stores `value` unless the setting exists; resolves with the value that is stored now (first writer wins). */
+  putSettingIfAbsent(name: string, value: string): Promise<string>
+  /** Checks the database answers (for /health). */
+  ping(): Promise<void>
+  /** Deletes expired idempotency claims (and, on PostgreSQL, old outbox entries) at `now` (Unix seconds). */
+  sweep(now: number): Promise<void>
+  /** Closes the file or the pool. Idempotent. */
+  close(): Promise<void>
+}
+
+/** The schema migrations, in order; each runs once per database (its index is recorded). */
+export const MIGRATIONS: readonly ((
+  table: (name: string) => string,
+  dialect: 'sqlite' | 'postgres',
+) => string[])[] = [
+  (t, dialect) => [
+    `CREATE TABLE IF NOT EXISTS ${t('sales_agent_settings')} (name TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+    `CREATE TABLE IF NOT EXISTS ${t('sales_records')} (
+        seq ${dialect === 'sqlite' ? 'INTEGER PRIMARY KEY AUTOINCREMENT' : 'BIGSERIAL PRIMARY KEY'},
+        kind TEXT NOT NULL, id TEXT NOT NULL, owner TEXT NOT NULL, revision INTEGER NOT NULL,
+        body TEXT NOT NULL, updated_at BIGINT NOT NULL, UNIQUE (kind, id))`,
+    `CREATE INDEX IF NOT EXISTS sales_records_owner ON ${t('sales_records')} (kind, owner, seq)`,
+  ],
+]

@@ -1,0 +1,102 @@
+/**
+ * get_products (public, tiered by credentials) and list_creative_formats (public): the formats the catalog's
+ * products reference, served from the creative agent's standard catalog (its agent_url) plus formats seeded by
+ * the test controller, with every 3.1 filter and pagination of the creative agent's own implementation.
+ */
+import { AgentError, type AnyTask } from '@adwire/agent-server'
+import { CreativeError, listCreativeFormats, standardCatalog } from '@adwire/app-creative-agent'
+import { getProducts } from '../catalog/get-products.js'
+import { UPSTREAM_KIND } from '../controller/scenarios.js'
+import { isSandboxPrincipal, type Seller } from '../seller.js'
+import { sellerTask, type DefineOptions } from './define.js'
+import { MediaBuyListCreativeFormatsRequest } from './format-request-schema.js'
+
+export const FORMAT_KIND = 'creative_format'
+
+/**
+ * @example
+ * productTasks(seller, { allowInsecureWebhookUrls: false })
+ */
+export function productTasks(seller: Seller, options: DefineOptions): AnyTask[] {
+  const products = sellerTask(
+    {
+      name: 'get_products',
+      description:
+        'Finds products for a brief (or the wholesale feed): display, video, audio and CTV from five publishers. Anonymous callers see standard products without prices; credentialed callers see every product with its pricing options.',
+      request: 'media-buy/get-products-request.json',
+      access: 'public',
+      handler: async (request, context) => {
+        const principal = context.principal?.principal_id
+        const sandbox =
+          (typeof request.account === 'object' &&
+            (request.account as { sandbox?: unknown }).sandbox === true) ||
+          (principal !== undefined && isSandboxPrincipal(seller, principal))
+        const response = getProducts({
+          request,
+          credentialed: context.principal !== undefined,
+          products: await seller.products.all(),
+          sandbox,
+        })
+        const stale =
+          principal === undefined
+            ? undefined
+            : await seller.records.get<{ upstream: string; since: number }>(
+                UPSTREAM_KIND,
+                `${principal}/get_products`,
+              )
+        if (!stale) return response
+        // The advisory rides in the payload's errors[]; the transport stays a success.
+        return {
+          ...response,
+          errors: [
+            {
+              code: 'STALE_RESPONSE',
+              message: `${stale.body.upstream} is unreachable; these products come from the last good answer`,
+              recovery: 'transient',
+              details: {
+                served_from_cache: true,
+                cache_age_seconds: Math.max(0, Math.floor(seller.now() - stale.body.since)),
+                upstream: { name: stale.body.upstream },
+              },
+            },
+          ],
+        }
+      },
+    },
+    options,
+  )
+
+  const formats = sellerTask(
+    {
+      name: 'list_creative_formats',
+      description:
+        "Lists the creative formats this seller's products accept (the creative agent's standard formats and any seeded ones), with every 3.1 filter and cursor pagination.",
+      request: 'media-buy/list-creative-formats-request.json',
+      requestSchema: MediaBuyListCreativeFormatsRequest,
+      access: 'public',
+      handler: async (request, context) => {
+        const seeded = await seller.records.list<{ format: Record<string, unknown> }>(FORMAT_KIND)
+        const standard = standardCatalog(seller.env.creativeAgentUrl)
+        const catalog =
+          seeded.length > 0 ? standard.with(seeded.map((entry) => entry.body.format) as never) : standard
+        try {
+          const { context: _echo, ...input } = request
+          return await listCreativeFormats(input, {
+            agentUrl: seller.env.creativeAgentUrl,
+            now: context.now,
+            catalog,
+          })
+        } catch (error) {
+          if (CreativeError.is(error) && error.code !== 'INTERNAL_ERROR')
+            throw new AgentError(error.code, error.message, {
+              ...(error.field !== undefined ? { field: error.field } : {}),
+              status: error.status,
+            })
+          throw error
+        }
+      },
+    },
+    options,
+  )
+  return [products, formats]
+}

@@ -1,0 +1,63 @@
+/**
+ * Requests are checked against the official 3.1.19 JSON Schemas (the vendored copy, with Ajv) before a task
+ * runs: a request the schema refuses is INVALID_REQUEST naming the first offending field, never a 500.
+ */
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { AgentError } from '@adwire/agent-server'
+import { conformancePath, listConformanceFiles } from '@adwire/conformance'
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import addFormatsModule from 'ajv-formats'
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
+const ID_PREFIX = '/schemas/3.1.19/'
+
+let ajv: Ajv | undefined
+function validator(): Ajv {
+  if (ajv) return ajv
+  ajv = new Ajv({ strict: false, allErrors: false, validateSchema: false })
+  addFormats(ajv)
+  for (const format of ['uri-template', 'YYYYMMDD']) ajv.addFormat(format, true)
+  const root = conformancePath('schemas/3.1.19')
+  for (const file of listConformanceFiles('schemas/3.1.19', (name) => name.endsWith('.json'))) {
+    const schema = JSON.parse(readFileSync(path.join(root, file), 'utf8')) as { $id?: string }
+    if (schema?.$id === `${ID_PREFIX}${file}`) ajv.addSchema(schema)
+  }
+  return ajv
+}
+
+const compiled = new Map<string, ValidateFunction>()
+
+/** The compiled validator of an official schema file (e.g. `media-buy/create-media-buy-request.json`). */
+export function officialValidator(file: string): ValidateFunction {
+  let validate = compiled.get(file)
+  if (!validate) {
+    validate = validator().getSchema(`${ID_PREFIX}${file}`)
+    if (!validate) throw new Error(`no vendored schema ${file}`)
+    compiled.set(file, validate)
+  }
+  return validate
+}
+
+const fieldOf = (error: ErrorObject): string => {
+  const base = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part}`))
+    .join('')
+    .replace(/^\./, '')
+  const missing = error.keyword === 'required' ? String(error.params.missingProperty ?? '') : ''
+  return [base, missing].filter(Boolean).join('.') || '(root)'
+}
+
+/** Throws INVALID_REQUEST when `value` does not satisfy the official schema `file`. */
+export function assertOfficial(file: string, value: unknown): void {
+  const validate = officialValidator(file)
+  if (validate(value)) return
+  const error = validate.errors![0]!
+  const field = fieldOf(error)
+  throw new AgentError('INVALID_REQUEST', `${field} ${error.message ?? 'is invalid'} (${file})`, {
+    field,
+    status: 400,
+  })
+}
