@@ -10,7 +10,9 @@ import { loadTestKitCredentials, type TestKitCredential } from './auth/test-kits
 import { resolveTokens, type ResolvedTokens } from './auth/tokens.js'
 import { capabilities } from './capabilities.js'
 import type { SalesAgentEnv } from './env.js'
-import { recordingEvents, type SellerEvents } from './events/seller-events.js'
+import { startReportScheduler } from './events/report-scheduler.js'
+import type { SellerEvents } from './events/seller-events.js'
+import { createWebhookEvents } from './events/webhook-events.js'
 import { resolveSigningKey, type SigningKey } from './keys.js'
 import { openStorage, type Storage } from './storage/index.js'
 import { sellerTasks } from './tasks/index.js'
@@ -47,8 +49,12 @@ export interface DepsOverrides {
   readonly senderPollMs?: number
   /** The fetch webhooks are delivered with. Default: the SSRF-guarded global fetch. */
   readonly webhookFetch?: typeof fetch
-  /** The event implementation (default: {@link recordingEvents}). */
+  /** The event implementation (default: {@link createWebhookEvents}, webhooks through the outbox). */
   readonly events?: (context: { readonly storage: Storage; readonly sender: WebhookSender }) => SellerEvents
+  /** Every buy's delivery-report cadence, seconds (default: its reporting_webhook's reporting_frequency). */
+  readonly reportPeriodSeconds?: number
+  /** How often the report scheduler looks for due reports, milliseconds. Default 60,000. */
+  readonly reportTickMs?: number
 }
 
 export interface Runtime {
@@ -85,7 +91,17 @@ export async function openDeps(
         if (entry.event !== 'enqueued' && entry.event !== 'delivered') log({ webhook: entry })
       },
     })
-    const events = overrides.events ? overrides.events({ storage, sender }) : recordingEvents(log)
+    const webhookEvents = overrides.events
+      ? undefined
+      : createWebhookEvents({
+          storage,
+          sender,
+          now,
+          retryHorizonSeconds: RETRY_HORIZON_SECONDS,
+          ...(overrides.reportPeriodSeconds ? { reportPeriodSeconds: overrides.reportPeriodSeconds } : {}),
+          log,
+        })
+    const events = overrides.events ? overrides.events({ storage, sender }) : webhookEvents!
     const snapshot = capabilities({
       publicUrl,
       signingAlgorithm: key.algorithm,
@@ -143,11 +159,15 @@ export async function openDeps(
       },
     })
     sender.start()
+    const scheduler = webhookEvents
+      ? startReportScheduler(webhookEvents, overrides.reportTickMs ?? 60_000, log)
+      : undefined
     let closing: Promise<void> | undefined
     return {
       deps: { publicUrl, storage, key, tokens, sender, events, agent, log },
       close() {
         closing ??= (async () => {
+          await scheduler?.stop()
           await Promise.allSettled([...inFlight])
           await sender.stop()
           await storage.close()
