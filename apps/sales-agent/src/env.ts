@@ -48,6 +48,8 @@ export interface SalesAgentEnv extends ServiceSettings {
   readonly reviewBudgetThreshold: number
   /** How long the simulated review takes before the buy is confirmed, seconds. */
   readonly reviewSeconds: number
+  /** Creatives in known formats: approved at once (`auto`) or after REVIEW_SECONDS (`manual`). */
+  readonly creativeReview: 'auto' | 'manual'
   /** The seed of the delivery simulation (same seed, same delivery). */
   readonly deliverySeed: string
 }
@@ -155,6 +157,7 @@ const EnvSchema = z.object({
   BUY_REVIEW: z.enum(['none', 'over_budget', 'always']).default('over_budget'),
   REVIEW_BUDGET_THRESHOLD: intIn('REVIEW_BUDGET_THRESHOLD', 0, 1_000_000_000, 100_000),
   REVIEW_SECONDS: intIn('REVIEW_SECONDS', 0, 86_400, 2),
+  CREATIVE_REVIEW: z.enum(['auto', 'manual']).default('auto'),
   DELIVERY_SEED: z.string().trim().default('adwire'),
 })
 
@@ -188,6 +191,7 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
     buyReview: values.BUY_REVIEW,
     reviewBudgetThreshold: values.REVIEW_BUDGET_THRESHOLD,
     reviewSeconds: values.REVIEW_SECONDS,
+    creativeReview: values.CREATIVE_REVIEW,
     deliverySeed: values.DELIVERY_SEED,
   }
 }

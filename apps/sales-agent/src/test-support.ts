@@ -207,3 +207,39 @@ export async function until(condition: () => boolean, timeoutMs = 20_000): Promi
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }
+
+/** The natural-key account the tests buy on (acme-outdoor, as the storyboards). */
+export const ACCOUNT = { brand: { domain: 'acmeoutdoor.example' }, operator: 'pinnacle-agency.example' }
+
+/** A display creative in a format of the creative agent's catalog. */
+export function displayCreative(creativeId: string): Body {
+  return {
+    creative_id: creativeId,
+    name: `Creative ${creativeId}`,
+    format_id: { agent_url: 'http://127.0.0.1:4200', id: 'display_300x250_image' },
+    assets: {
+      image: { asset_type: 'image', url: 'https://cdn.example/a.png', width: 300, height: 250 },
+    },
+  }
+}
+
+/** A create_media_buy request on the Trailhead display product (CPM auction, floor 6). */
+export function buyRequest(extra: Body = {}, packageExtra: Body = {}): Body {
+  return {
+    idempotency_key: newKey(),
+    account: ACCOUNT,
+    brand: { domain: 'acmeoutdoor.example' },
+    start_time: 'asap',
+    end_time: '2099-06-30T23:59:59Z',
+    packages: [
+      {
+        product_id: 'trailhead_lifestyle_display',
+        pricing_option_id: 'cpm_standard',
+        budget: 5000,
+        bid_price: 7,
+        ...packageExtra,
+      },
+    ],
+    ...extra,
+  }
+}

@@ -1,7 +1,8 @@
 /** A creative in the seller's library (one record of kind `creative`). */
 
 /** `enums/creative-status.json`. */
-export type CreativeStatus = 'processing' | 'pending_review' | 'approved' | 'rejected' | 'archived'
+export type CreativeStatus =
+  'processing' | 'pending_review' | 'approved' | 'suspended' | 'rejected' | 'archived'
 
 export interface CreativeRecord {
   readonly creative_id: string
@@ -16,5 +17,7 @@ export interface CreativeRecord {
   rejection_reason?: string
   /** Set once purged softly: the tombstone list_creatives still shows. */
   purged_at?: string
+  /** The creative-event reason code of the purge. */
+  purge_reason_code?: string
   tags?: string[]
 }

@@ -54,6 +54,9 @@ export interface MediaBuyRecord {
   rejection_reason?: string
   /** Delivery added by simulate_delivery / simulate_budget_spend on top of the clock's pacing. */
   simulated?: { impressions: number; clicks: number; spend: number; conversions: number }
-  /** The buyer's pause (kept apart from the status it paused). */
+  /** When the buy served: [from, to) Unix seconds, `to` null while it is active (the delivery clock). */
+  serving: [number, number | null][]
+  /** The buyer asked for delivery to be held (update paused: true, or created paused). */
+  buyer_paused: boolean
   ext?: Record<string, unknown>
 }

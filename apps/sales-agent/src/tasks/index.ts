@@ -9,7 +9,10 @@ import type { SellerEvents } from '../events/seller-events.js'
 import type { Storage } from '../storage/index.js'
 import { productSource } from '../catalog/product-source.js'
 import type { Seller } from '../seller.js'
+import { accountTasks } from './account-tasks.js'
 import { capabilitiesTask } from './capabilities-task.js'
+import { creativeTasks } from './creative-tasks.js'
+import { mediaBuyTasks } from './media-buy-tasks.js'
 import { productTasks } from './product-tasks.js'
 
 export interface TaskDeps {
@@ -44,5 +47,11 @@ export function sellerTasks(deps: TaskDeps): AnyTask[] {
     background: deps.background,
     log: deps.log,
   }
-  return [capabilitiesTask(deps.capabilities, options), ...productTasks(seller, options)]
+  return [
+    capabilitiesTask(deps.capabilities, options),
+    ...productTasks(seller, options),
+    ...mediaBuyTasks(seller, options),
+    ...creativeTasks(seller, options),
+    ...accountTasks(seller, options),
+  ]
 }

@@ -1,0 +1,116 @@
+/**
+ * sync_accounts and list_accounts: buyer-declared accounts by natural key (brand + operator + sandbox), each
+ * created or updated with its billing, payment terms and account-level notification_configs (validated per
+ * account: a bad set fails that account with `action: failed`, `status: rejected` and the offending field);
+ * list_accounts pages the caller's accounts.
+ */
+import type { TaskContext } from '@adwire/agent-server'
+import { pageOf, pageResponse } from '../catalog/get-products.js'
+import { isoAt, isObject, ownerOf, type Seller } from '../seller.js'
+import { ACCOUNT_EVENT_TYPES, configProblem, normalizeConfigs } from './notification-configs.js'
+import { ACCOUNT_KIND, naturalAccountId, newAccount, sandboxOf } from './resolve.js'
+import type { AccountRecord } from './types.js'
+
+/** An account as core/account.json. */
+export function accountView(account: AccountRecord): Record<string, unknown> {
+  return {
+    account_id: account.account_id,
+    name: String(account.brand.domain ?? account.account_id),
+    status: account.status,
+    brand: account.brand,
+    ...(account.operator ? { operator: account.operator } : {}),
+    ...(account.billing ? { billing: account.billing } : {}),
+    ...(account.payment_terms ? { payment_terms: account.payment_terms } : {}),
+    account_scope: account.operator ? 'operator_brand' : 'brand',
+    ...(account.sandbox ? { sandbox: true } : {}),
+    notification_configs: account.notification_configs,
+  }
+}
+
+/**
+ * @example
+ * await syncAccounts(seller, { accounts: [{ brand: { domain: 'acme.example' }, operator: 'acme.example' }] }, context)
+ */
+export async function syncAccounts(
+  seller: Seller,
+  request: Record<string, unknown>,
+  context: TaskContext,
+): Promise<Record<string, unknown>> {
+  const owner = ownerOf(context)
+  const results: Record<string, unknown>[] = []
+  for (const entry of (request.accounts as unknown[]).filter(isObject)) {
+    const ref = {
+      brand: entry.brand,
+      operator: entry.operator,
+      ...(entry.sandbox === true ? { sandbox: true } : {}),
+    }
+    const echo = { brand: entry.brand, operator: entry.operator }
+    const problem =
+      entry.notification_configs === undefined
+        ? undefined
+        : configProblem(entry.notification_configs, ACCOUNT_EVENT_TYPES)
+    if (problem) {
+      results.push({
+        ...echo,
+        action: 'failed',
+        status: 'rejected',
+        errors: [{ code: 'INVALID_REQUEST', message: problem.message, field: problem.field }],
+      })
+      continue
+    }
+    const id = naturalAccountId(owner, ref)
+    const existing = await seller.records.get<AccountRecord>(ACCOUNT_KIND, id)
+    const changes: Partial<AccountRecord> = {
+      ...(typeof entry.billing === 'string' ? { billing: entry.billing } : {}),
+      ...(typeof entry.payment_terms === 'string' ? { payment_terms: entry.payment_terms } : {}),
+      ...(Array.isArray(entry.notification_configs)
+        ? { notification_configs: normalizeConfigs(entry.notification_configs as Record<string, unknown>[]) }
+        : {}),
+    }
+    const account: AccountRecord = existing
+      ? { ...existing.body, ...changes, updated_at: isoAt(seller.now()) }
+      : newAccount(seller, owner, ref, changes)
+    const unchanged =
+      existing !== undefined &&
+      JSON.stringify({ ...existing.body, updated_at: '' }) === JSON.stringify({ ...account, updated_at: '' })
+    if (request.dry_run !== true && !unchanged) await seller.records.put(ACCOUNT_KIND, id, owner, account)
+    results.push({
+      ...accountView(account),
+      ...echo,
+      action: existing ? (unchanged ? 'unchanged' : 'updated') : 'created',
+      sandbox: sandboxOf(seller, owner, ref),
+    })
+  }
+  return { ...(request.dry_run === true ? { dry_run: true } : {}), accounts: results }
+}
+
+/**
+ * @example
+ * await listAccounts(seller, { pagination: { max_results: 10 } }, context)
+ */
+export async function listAccounts(
+  seller: Seller,
+  request: Record<string, unknown>,
+  context: TaskContext,
+): Promise<Record<string, unknown>> {
+  const owner = ownerOf(context)
+  let accounts = (await seller.records.list<AccountRecord>(ACCOUNT_KIND, { owner })).map(
+    (stored) => stored.body,
+  )
+  if (typeof request.status === 'string')
+    accounts = accounts.filter((account) => account.status === request.status)
+  if (typeof request.sandbox === 'boolean')
+    accounts = accounts.filter((account) => account.sandbox === request.sandbox)
+  if (isObject(request.account)) {
+    const wanted =
+      typeof request.account.account_id === 'string'
+        ? request.account.account_id
+        : naturalAccountId(owner, request.account)
+    accounts = accounts.filter((account) => account.account_id === wanted)
+  }
+  const { limit, offset } = pageOf(request.pagination)
+  return {
+    accounts: accounts.slice(offset, offset + limit).map(accountView),
+    pagination: pageResponse(offset, limit, accounts.length),
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * The seller's creative library: sync_creatives (upsert per creative, per-creative action and status, dry
+ * runs, strict or lenient validation, bulk assignments to packages) and the inline creatives a
+ * create_media_buy package may carry. Approval: a creative in a format this seller's creative agent knows is
+ * approved at once (CREATIVE_REVIEW=auto) or after the seller's review (CREATIVE_REVIEW=manual); a format it
+ * does not know waits in pending_review. Every status change reaches the event seam and the buys using it.
+ */
+import { standardCatalog } from '@adwire/app-creative-agent'
+import { AgentError } from '@adwire/agent-server'
+import { reconcileBuys } from '../media-buys/reconcile.js'
+import { BUY_KIND, mutateBuy } from '../media-buys/repository.js'
+import type { MediaBuyRecord } from '../media-buys/types.js'
+import { isoAt, isObject, type Seller } from '../seller.js'
+import { CREATIVE_KIND, creativeKey } from './lookup.js'
+import type { CreativeRecord, CreativeStatus } from './types.js'
+
+/** The first status of a creative in this format. */
+function initialStatus(seller: Seller, formatId: Record<string, unknown>): CreativeStatus {
+  const catalog = standardCatalog(seller.env.creativeAgentUrl)
+  const known = catalog.get({ agent_url: String(formatId.agent_url), id: String(formatId.id) }) !== undefined
+  if (!known) return 'pending_review'
+  return seller.env.creativeReview === 'manual' ? 'pending_review' : 'approved'
+}
+
+/** Stores one creative (insert or update); resolves with the action taken and the stored record. */
+export async function upsertCreative(
+  seller: Seller,
+  owner: string,
+  input: Record<string, unknown>,
+  accountId?: string,
+): Promise<{ action: 'created' | 'updated' | 'unchanged'; creative: CreativeRecord; from?: CreativeStatus }> {
+  const id = String(input.creative_id)
+  const key = creativeKey(owner, id)
+  const at = isoAt(seller.now())
+  const existing = await seller.records.get<CreativeRecord>(CREATIVE_KIND, key)
+  const formatId = isObject(input.format_id) ? input.format_id : (existing?.body.format_id ?? {})
+  const base = {
+    name: typeof input.name === 'string' ? input.name : existing?.body.name,
+    format_id: formatId,
+    assets: isObject(input.assets) ? input.assets : existing?.body.assets,
+    ...(Array.isArray(input.tags) ? { tags: input.tags as string[] } : {}),
+  }
+  if (existing && !existing.body.purged_at) {
+    const same = JSON.stringify({ ...existing.body, ...base }) === JSON.stringify(existing.body)
+    if (same) return { action: 'unchanged', creative: existing.body }
+    const creative: CreativeRecord = { ...existing.body, ...base, updated_at: at }
+    await seller.records.put(CREATIVE_KIND, key, owner, creative)
+    return { action: 'updated', creative, from: existing.body.status }
+  }
+  const creative: CreativeRecord = {
+    creative_id: id,
+    owner,
+    ...(accountId ? { account_id: accountId } : {}),
+    ...base,
+    status: initialStatus(seller, formatId),
+    created_at: at,
+    updated_at: at,
+  }
+  await seller.records.put(CREATIVE_KIND, key, owner, creative)
+  return { action: 'created', creative }
+}
+
+/** Changes a creative's status; tells the event seam and settles the buys using it. */
+export async function setCreativeStatus(
+  seller: Seller,
+  owner: string,
+  creativeId: string,
+  status: CreativeStatus,
+  reason?: string,
+): Promise<CreativeRecord> {
+  const key = creativeKey(owner, creativeId)
+  const stored = await seller.records.get<CreativeRecord>(CREATIVE_KIND, key)
+  if (!stored)
+    throw new AgentError('CREATIVE_NOT_FOUND', `no creative ${creativeId}`, {
+      field: 'creative_id',
+      status: 404,
+    })
+  const creative: CreativeRecord = {
+    ...stored.body,
+    status,
+    updated_at: isoAt(seller.now()),
+    ...(reason ? { rejection_reason: reason } : {}),
+  }
+  await seller.records.put(CREATIVE_KIND, key, owner, creative)
+  if (stored.body.status !== status) {
+    await seller.events.creativeStatusChanged(creative, stored.body.status)
+    await reconcileBuys(seller, owner, new Set([creativeId]))
+  }
+  return creative
+}
+
+/** Schedules the seller's review of a pending creative (approved after REVIEW_SECONDS). */
+export function scheduleReview(seller: Seller, owner: string, creative: CreativeRecord): void {
+  if (creative.status !== 'pending_review' || seller.env.creativeReview !== 'manual') return
+  seller.background(async () => {
+    await new Promise((resolve) => setTimeout(resolve, seller.env.reviewSeconds * 1000))
+    await setCreativeStatus(seller, owner, creative.creative_id, 'approved')
+  })
+}
+
+/** Assigns a creative to a package of one of the caller's buys (PACKAGE_NOT_FOUND when no buy has it). */
+export async function assignCreative(
+  seller: Seller,
+  owner: string,
+  assignment: { creative_id: string; package_id: string; weight?: number },
+): Promise<void> {
+  const buys = await seller.records.list<MediaBuyRecord>(BUY_KIND, { owner })
+  const holder = buys.find((stored) =>
+    stored.body.packages.some((pkg) => pkg.package_id === assignment.package_id),
+  )
+  if (!holder)
+    throw new AgentError('PACKAGE_NOT_FOUND', `no package ${assignment.package_id}`, {
+      field: 'assignments',
+      status: 404,
+    })
+  await mutateBuy(seller.records, owner, holder.id, (buy) => {
+    const pkg = buy.packages.find((candidate) => candidate.package_id === assignment.package_id)!
+    if (!pkg.creative_assignments.some((a) => a.creative_id === assignment.creative_id))
+      pkg.creative_assignments.push({
+        creative_id: assignment.creative_id,
+        ...(assignment.weight !== undefined ? { weight: assignment.weight } : {}),
+      })
+  })
+}
+
+/** The inline creatives of a create_media_buy request's packages, stored in the library. */
+export async function storeInlineCreatives(
+  seller: Seller,
+  owner: string,
+  request: Record<string, unknown>,
+): Promise<void> {
+  if (!Array.isArray(request.packages)) return
+  for (const pkg of request.packages.filter(isObject))
+    if (Array.isArray(pkg.creatives))
+      for (const creative of pkg.creatives.filter(isObject)) {
+        const { creative: stored } = await upsertCreative(seller, owner, creative)
+        scheduleReview(seller, owner, stored)
+      }
+}

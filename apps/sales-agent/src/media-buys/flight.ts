@@ -1,0 +1,35 @@
+/**
+ * Flight dates: `start_time` is `asap` (now on the seller's clock) or an ISO 8601 time; `end_time` an ISO 8601
+ * time after it. A reversed flight, an end already past, or a start more than the grace period in the past is
+ * VALIDATION_ERROR naming the field.
+ */
+import { AgentError } from '@adwire/agent-server'
+import { isoAt } from '../seller.js'
+
+/** How far in the past a start may be (clock skew, slow review), seconds. */
+export const START_GRACE_SECONDS = 300
+
+const fail = (message: string, field: string) =>
+  new AgentError('VALIDATION_ERROR', message, { field, status: 400, recovery: 'correctable' })
+
+function parseTime(value: unknown, field: string): number {
+  const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN
+  if (Number.isNaN(ms)) throw fail(`${field} must be an ISO 8601 date-time`, field)
+  return ms / 1000
+}
+
+/** The resolved flight as ISO times; `now` is Unix seconds. */
+export function resolveFlight(
+  startTime: unknown,
+  endTime: unknown,
+  now: number,
+  fields: { start: string; end: string } = { start: 'start_time', end: 'end_time' },
+): { start_time: string; end_time: string } {
+  const start = startTime === 'asap' ? now : parseTime(startTime, fields.start)
+  const end = parseTime(endTime, fields.end)
+  if (end <= start) throw fail(`${fields.end} must be after ${fields.start}`, fields.end)
+  if (end <= now) throw fail(`${fields.end} is in the past`, fields.end)
+  if (startTime !== 'asap' && start < now - START_GRACE_SECONDS)
+    throw fail(`${fields.start} is in the past; use "asap" or a future time`, fields.start)
+  return { start_time: isoAt(start), end_time: isoAt(end) }
+}
