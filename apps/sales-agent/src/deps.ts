@@ -10,6 +10,8 @@ import { loadTestKitCredentials, type TestKitCredential } from './auth/test-kits
 import { resolveTokens, type ResolvedTokens } from './auth/tokens.js'
 import { capabilities } from './capabilities.js'
 import type { SalesAgentEnv } from './env.js'
+import { productSource } from './catalog/product-source.js'
+import { simulatedDelivery } from './events/delivery-snapshot.js'
 import { startReportScheduler } from './events/report-scheduler.js'
 import type { SellerEvents } from './events/seller-events.js'
 import { createWebhookEvents } from './events/webhook-events.js'
@@ -98,6 +100,7 @@ export async function openDeps(
           sender,
           now,
           retryHorizonSeconds: RETRY_HORIZON_SECONDS,
+          delivery: simulatedDelivery(productSource(storage.records, env.creativeAgentUrl), env.deliverySeed),
           ...(overrides.reportPeriodSeconds ? { reportPeriodSeconds: overrides.reportPeriodSeconds } : {}),
           log,
         })

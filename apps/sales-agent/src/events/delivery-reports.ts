@@ -133,7 +133,7 @@ export function deliveryReports(options: DeliveryReportsOptions) {
       return send(buy, {
         ...base(buy, 'scheduled', after.sequence_number, before.window_start, at),
         next_expected_at: iso(after.next_at),
-        media_buy_deliveries: [deliveryRow(delivery, buy, before.window_start, at)],
+        media_buy_deliveries: [await deliveryRow(delivery, buy, before.window_start, at)],
       })
     },
 
@@ -155,7 +155,7 @@ export function deliveryReports(options: DeliveryReportsOptions) {
           : type === 'adjusted'
             ? { is_adjusted: true }
             : { is_final: true, finalized_at: iso(claimed.at) }
-      const row = deliveryRow(delivery, buy, window.start, window.end, extra)
+      const row = await deliveryRow(delivery, buy, window.start, window.end, extra)
       if (type === 'window_update')
         row.by_package = (row.by_package as Record<string, unknown>[]).map((pkg) => ({
           ...pkg,
@@ -192,7 +192,7 @@ export function deliveryReports(options: DeliveryReportsOptions) {
       const result = {
         ...base(buy, 'final', sequence, seconds(buy.start_time), Math.max(at, seconds(buy.start_time))),
         media_buy_deliveries: [
-          deliveryRow(delivery, buy, undefined, at, { is_final: true, finalized_at: iso(at) }),
+          await deliveryRow(delivery, buy, undefined, at, { is_final: true, finalized_at: iso(at) }),
         ],
       }
       const key = await webhooks(buy).finish(status, { result })

@@ -46,9 +46,13 @@ export interface SellerEvents {
   /**
    * get_media_buys `include_webhook_activity`: the buy's recent fires on its persistent channels (delivery
    * reports, impairments), one `core/webhook-activity-record.json` row per attempt, newest first, only those
-   * made for the buy's owner (the caller, since get_media_buys lists the caller's buys only).
+   * made for `principalId` (the caller).
    */
-  webhookActivity(buy: MediaBuyRecord, limit?: number): Promise<Record<string, unknown>[]>
+  webhookActivity(
+    buy: MediaBuyRecord,
+    principalId: string,
+    limit?: number,
+  ): Promise<Record<string, unknown>[]>
 }
 
 /** One recorded event (what {@link recordingEvents} keeps). */

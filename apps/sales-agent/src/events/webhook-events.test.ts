@@ -12,7 +12,7 @@ import type { MediaBuyRecord } from '../media-buys/types.js'
 import type { RunningSalesAgent } from '../service.js'
 import { expectOfficial, startTestAgent } from '../test-support.js'
 import { LEGACY_SECRET, startBuyerReceiver, type BuyerReceiver } from '../testing/buyer-receiver.js'
-import { putAgentConfigs } from './agent-configs.js'
+import { AGENT_CONFIGS_KIND } from '../accounts/governance.js'
 import type { WebhookEvents } from './webhook-events.js'
 
 const logs: string[] = []
@@ -115,6 +115,7 @@ async function storedBuy(id: string, reporting: Record<string, unknown> = {}): P
     },
     impairments: [],
     history: [],
+    serving: [[now() - 60, null]],
     buyer_paused: false,
   } as MediaBuyRecord
   await agent.runtime.deps.storage.records.put('media_buy', id, 'buyer-1', buy)
@@ -282,18 +283,22 @@ describe('SellerEvents through the outbox', () => {
   })
 
   it('capabilities.changed goes to the agent-level configs that list it, with capabilities_version', async () => {
-    await putAgentConfigs(agent.runtime.deps.storage.records, 'buyer-1', [
-      {
-        subscriber_id: 'caps',
-        url: `${buyer.origin}/hooks/capabilities-changed/buyer-1`,
-        event_types: ['capabilities.changed'],
-      },
-      {
-        subscriber_id: 'other',
-        url: `${buyer.origin}/hooks/capabilities-changed/other`,
-        event_types: ['creative.purged'],
-      },
-    ])
+    await agent.runtime.deps.storage.records.put(AGENT_CONFIGS_KIND, 'buyer-1', 'buyer-1', {
+      principal_id: 'buyer-1',
+      updated_at: iso(now()),
+      notification_configs: [
+        {
+          subscriber_id: 'caps',
+          url: `${buyer.origin}/hooks/capabilities-changed/buyer-1`,
+          event_types: ['capabilities.changed'],
+        },
+        {
+          subscriber_id: 'other',
+          url: `${buyer.origin}/hooks/capabilities-changed/other`,
+          event_types: ['creative.purged'],
+        },
+      ],
+    })
     await events.capabilitiesChanged('caps-v2')
     await buyer.waitFor(() => of('hooks-capabilities-changed-buyer-1').length === 1)
     await agent.runtime.deps.sender.drain()
@@ -324,7 +329,7 @@ describe('SellerEvents through the outbox', () => {
     )
     expect(new Set(nonces).size).toBe(3)
 
-    const activity = await events.webhookActivity(buy)
+    const activity = await events.webhookActivity(buy, 'buyer-1')
     for (const row of activity) expectOfficial('core/webhook-activity-record.json', row)
     expect(activity.map((row) => [row.attempt, row.status, row.http_status_code])).toEqual([
       [3, 'success', 200],
@@ -339,7 +344,7 @@ describe('SellerEvents through the outbox', () => {
       error_message: null,
     })
     // Another principal's copy of the buy sees none of these fires.
-    expect(await events.webhookActivity({ ...buy, owner: 'reader-1' })).toEqual([])
+    expect(await events.webhookActivity(buy, 'reader-1')).toEqual([])
   })
 
   it('legacy HMAC-SHA256 when the reporting registration asks for it (no RFC 9421 headers)', async () => {

@@ -19,7 +19,7 @@ import { allAgentConfigs, CAPABILITIES_CHANGED } from './agent-configs.js'
 import { buyDestination, notificationsOf } from './buy-registrations.js'
 import { creativeFires } from './creative-fires.js'
 import { deliveryReports, type OffCadenceType } from './delivery-reports.js'
-import { evenPacing, type DeliverySource } from './delivery-snapshot.js'
+import type { DeliverySource } from './delivery-snapshot.js'
 import { notificationFires } from './notification-fires.js'
 import type { SellerEvents } from './seller-events.js'
 
@@ -32,8 +32,8 @@ export interface WebhookEventsOptions {
   /** Unix seconds. */
   readonly now: () => number
   readonly retryHorizonSeconds: number
-  /** Cumulative delivery of a buy at an instant (default: {@link evenPacing}). */
-  readonly delivery?: DeliverySource
+  /** Cumulative delivery of a buy at an instant (the seller's delivery clock: `simulatedDelivery`). */
+  readonly delivery: DeliverySource
   /** Replaces every buy's reporting cadence, seconds (demos, tests). */
   readonly reportPeriodSeconds?: number
   readonly log?: (entry: Record<string, unknown>) => void
@@ -64,7 +64,7 @@ export function createWebhookEvents(options: WebhookEventsOptions): WebhookEvent
   const reports = deliveryReports({
     records,
     sender,
-    delivery: options.delivery ?? evenPacing,
+    delivery: options.delivery,
     now,
     ...(options.reportPeriodSeconds ? { periodSeconds: options.reportPeriodSeconds } : {}),
   })
@@ -160,8 +160,8 @@ export function createWebhookEvents(options: WebhookEventsOptions): WebhookEvent
         )
     },
 
-    webhookActivity: (buy, limit) =>
-      webhookActivity(records, sender, buyDestination(buy.media_buy_id), buy.owner, limit),
+    webhookActivity: (buy, principalId, limit) =>
+      webhookActivity(records, sender, buyDestination(buy.media_buy_id), principalId, limit),
 
     async tick() {
       let sent = 0

@@ -50,7 +50,9 @@ export function sellerTasks(deps: TaskDeps): AnyTask[] {
   return [
     capabilitiesTask(deps.capabilities, options),
     ...productTasks(seller, options),
-    ...mediaBuyTasks(seller, options),
+    ...mediaBuyTasks(seller, options, (buy, principalId, limit) =>
+      deps.events.webhookActivity(buy, principalId, limit),
+    ),
     ...creativeTasks(seller, options),
     ...accountTasks(seller, options),
   ]
