@@ -20,6 +20,8 @@ export interface Delivery {
   readonly headers: Record<string, string>
   readonly body: string
   readonly status: number
+  /** The receiver's answer body (`{"status":"accepted"}`, `duplicate`, an error). */
+  readonly answer: string
 }
 
 export interface BuyerReceiver {
@@ -98,7 +100,7 @@ export async function startBuyerReceiver(
         text = await answer.text()
         answerHeaders = Object.fromEntries(answer.headers)
       }
-      deliveries.push({ path, headers, body: body.toString('utf8'), status })
+      deliveries.push({ path, headers, body: body.toString('utf8'), status, answer: text })
       response.writeHead(status, answerHeaders).end(text)
     })()
   })
