@@ -1,5 +1,5 @@
 /** What every domain operation of the seller is given: its records, products, event seam, clock and settings. */
-import type { TaskContext } from '@adwire/agent-server'
+import type { TaskContext, TaskUpdates } from '@adwire/agent-server'
 import { AgentError } from '@adwire/agent-server'
 import type { TestKitCredential } from './auth/test-kits.js'
 import type { ProductSource } from './catalog/product-source.js'
@@ -17,6 +17,11 @@ export interface Seller {
   readonly now: () => number
   readonly background: (work: () => Promise<void>) => void
   readonly log: (entry: Record<string, unknown>) => void
+  /**
+   * Status pushes of tasks answered `submitted` by a controller-forced arm, by task_id, until
+   * force_task_completion completes them (this process only).
+   */
+  readonly forcedTasks: Map<string, TaskUpdates>
 }
 
 /** The caller of a protected task (the task server has authenticated it). */

@@ -136,7 +136,8 @@ export async function createMediaBuy(
     owner,
   )
   if (forced) await seller.records.delete(FORCED_ARM_KIND, owner)
-  if (forced?.body.arm === 'submitted' && forced.body.task_id)
+  if (forced?.body.arm === 'submitted' && forced.body.task_id) {
+    seller.forcedTasks.set(forced.body.task_id, context.updates(forced.body.task_id))
     return {
       status: 'submitted',
       task_id: forced.body.task_id,
@@ -144,6 +145,7 @@ export async function createMediaBuy(
         forced.body.message ??
         'The buy awaits IO signature; the outcome is pushed to push_notification_config.',
     }
+  }
   await storeInlineCreatives(seller, owner, request)
   const buy = await buildBuy(seller, owner, request)
   if (!needsReview(seller, request, buy.total_budget)) return commitBuy(seller, buy, owner)

@@ -43,10 +43,18 @@ export function settledStatus(
   return status
 }
 
+/** A creative state that stops delivery: its impairment reason code and offline state (impairment.json). */
 const OFFLINE: Readonly<Record<string, string>> = {
   rejected: 'content_rejected',
+  suspended: 'policy_violation',
   archived: 'seller_removed',
   purged: 'seller_removed',
+}
+const OFFLINE_STATE: Readonly<Record<string, string>> = {
+  rejected: 'rejected',
+  suspended: 'suspended',
+  archived: 'withdrawn',
+  purged: 'withdrawn',
 }
 
 /**
@@ -86,7 +94,7 @@ export function creativeImpairments(
       resource_type: 'creative',
       resource_id: creativeId,
       package_ids: [...new Set(packageIds)],
-      transition: { from: 'approved', to: state },
+      transition: { from: 'approved', to: OFFLINE_STATE[state]! },
       reason_code: OFFLINE[state]!,
       ...(creative.rejection_reason ? { reason: creative.rejection_reason.slice(0, 500) } : {}),
       observed_at: (kept?.observed_at as string | undefined) ?? isoAt(now),

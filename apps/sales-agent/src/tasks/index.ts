@@ -11,6 +11,7 @@ import { productSource } from '../catalog/product-source.js'
 import type { Seller } from '../seller.js'
 import { accountTasks } from './account-tasks.js'
 import { capabilitiesTask } from './capabilities-task.js'
+import { controllerTask } from './controller-task.js'
 import { creativeTasks } from './creative-tasks.js'
 import { mediaBuyTasks } from './media-buy-tasks.js'
 import { productTasks } from './product-tasks.js'
@@ -46,6 +47,7 @@ export function sellerTasks(deps: TaskDeps): AnyTask[] {
     now: deps.now,
     background: deps.background,
     log: deps.log,
+    forcedTasks: new Map(),
   }
   return [
     capabilitiesTask(deps.capabilities, options),
@@ -55,5 +57,6 @@ export function sellerTasks(deps: TaskDeps): AnyTask[] {
     ),
     ...creativeTasks(seller, options),
     ...accountTasks(seller, options),
+    controllerTask(seller, options),
   ]
 }

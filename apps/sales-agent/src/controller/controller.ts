@@ -1,0 +1,209 @@
+/**
+ * comply_test_controller: sandbox callers only (a live test-kit key, or a caller whose account is not sandbox,
+ * gets FORBIDDEN before any scenario runs); list_scenarios, the force_* transitions (creative, account and
+ * media buy status, creative purge, the forced create arm and its completion), simulate_delivery and
+ * simulate_budget_spend on the delivery clock, and the seed_* scenarios (seed.ts). State machine violations are
+ * INVALID_TRANSITION, unknown entities NOT_FOUND, unknown scenarios UNKNOWN_SCENARIO; every change goes
+ * through the same domain code (and event seam) as buyer calls.
+ */
+import type { TaskContext } from '@adwire/agent-server'
+import { ACCOUNT_KIND } from '../accounts/resolve.js'
+import type { AccountRecord } from '../accounts/types.js'
+import { setCreativeStatus } from '../creatives/library.js'
+import { CREATIVE_KIND, creativeKey } from '../creatives/lookup.js'
+import type { CreativeRecord, CreativeStatus } from '../creatives/types.js'
+import { announce, reconcileBuys } from '../media-buys/reconcile.js'
+import { BUY_KIND, mutateBuy } from '../media-buys/repository.js'
+import { canTransition } from '../media-buys/state-machine.js'
+import { setStatus } from '../media-buys/status.js'
+import type { MediaBuyRecord, MediaBuyStatus } from '../media-buys/types.js'
+import { FORCED_ARM_KIND } from '../media-buys/create.js'
+import { isLivePrincipal, isoAt, isObject, isSandboxPrincipal, ownerOf, type Seller } from '../seller.js'
+import { controllerError, transitioned, type ControllerAnswer } from './answers.js'
+import { CONTROLLER_SCENARIOS } from './scenarios.js'
+import { runSeed } from './seed.js'
+
+type Params = Record<string, unknown>
+
+async function forceCreative(seller: Seller, owner: string, params: Params): Promise<ControllerAnswer> {
+  const id = String(params.creative_id)
+  const stored = await seller.records.get<CreativeRecord>(CREATIVE_KIND, creativeKey(owner, id))
+  if (!stored || stored.body.purged_at) return controllerError('NOT_FOUND', `no creative ${id}`, null)
+  const previous = stored.body.status
+  const reason = typeof params.rejection_reason === 'string' ? params.rejection_reason : undefined
+  const creative = await setCreativeStatus(seller, owner, id, params.status as CreativeStatus, reason)
+  return transitioned(previous, creative.status)
+}
+
+async function purgeCreative(seller: Seller, owner: string, params: Params): Promise<ControllerAnswer> {
+  const id = String(params.creative_id)
+  const key = creativeKey(owner, id)
+  const stored = await seller.records.get<CreativeRecord>(CREATIVE_KIND, key)
+  if (!stored || stored.body.purged_at) return controllerError('NOT_FOUND', `no creative ${id}`, null)
+  const kind = params.purge_kind === 'hard' ? 'hard' : 'soft'
+  const purged: CreativeRecord = {
+    ...stored.body,
+    purged_at: isoAt(seller.now()),
+    purge_reason_code: typeof params.reason_code === 'string' ? params.reason_code : 'advertiser_request',
+  }
+  // The buys using it see it purged (their impairments) before a hard purge removes it from the library.
+  await seller.records.put(CREATIVE_KIND, key, owner, purged)
+  await reconcileBuys(seller, owner, new Set([id]))
+  if (kind === 'hard') await seller.records.delete(CREATIVE_KIND, key)
+  await seller.events.creativePurged(purged, kind)
+  return transitioned(stored.body.status, 'purged', `creative ${id} ${kind}-purged`)
+}
+
+async function forceAccount(seller: Seller, owner: string, params: Params): Promise<ControllerAnswer> {
+  const id = String(params.account_id)
+  const stored = await seller.records.get<AccountRecord>(ACCOUNT_KIND, id)
+  if (!stored || stored.owner !== owner) return controllerError('NOT_FOUND', `no account ${id}`, null)
+  const previous = stored.body.status
+  const account = { ...stored.body, status: String(params.status), updated_at: isoAt(seller.now()) }
+  await seller.records.put(ACCOUNT_KIND, id, owner, account)
+  if (previous !== account.status) await seller.events.accountStatusChanged(account, previous)
+  return transitioned(previous, account.status)
+}
+
+async function forceMediaBuy(seller: Seller, owner: string, params: Params): Promise<ControllerAnswer> {
+  const id = String(params.media_buy_id)
+  const stored = await seller.records.get<MediaBuyRecord>(BUY_KIND, id)
+  if (!stored || stored.owner !== owner) return controllerError('NOT_FOUND', `no media buy ${id}`, null)
+  const to = params.status as MediaBuyStatus
+  if (!canTransition(stored.body.status, to))
+    return controllerError(
+      'INVALID_TRANSITION',
+      `a ${stored.body.status} buy cannot become ${to}`,
+      stored.body.status,
+    )
+  const previous = stored.body.status
+  const now = seller.now()
+  const { buy } = await mutateBuy(seller.records, owner, id, (draft) => {
+    setStatus(draft, to, now, 'controller')
+    if (to === 'rejected' && typeof params.rejection_reason === 'string')
+      draft.rejection_reason = params.rejection_reason
+    if (to === 'canceled') draft.cancellation = { canceled_at: isoAt(now), canceled_by: 'seller' }
+  })
+  await announce(seller, buy, previous, 'controller')
+  return transitioned(previous, buy.status)
+}
+
+async function simulate(
+  seller: Seller,
+  owner: string,
+  scenario: string,
+  params: Params,
+): Promise<ControllerAnswer> {
+  let ids: string[] = typeof params.media_buy_id === 'string' ? [params.media_buy_id] : []
+  if (ids.length === 0 && typeof params.account_id === 'string')
+    ids = (await seller.records.list<MediaBuyRecord>(BUY_KIND, { owner }))
+      .filter((stored) => stored.body.account_id === params.account_id)
+      .map((stored) => stored.id)
+  if (ids.length === 0) return controllerError('NOT_FOUND', 'no media buy to simulate on', null)
+  const added = { impressions: 0, clicks: 0, spend: 0, conversions: 0 }
+  let cumulative = { ...added }
+  for (const id of ids) {
+    const stored = await seller.records.get<MediaBuyRecord>(BUY_KIND, id)
+    if (!stored || stored.owner !== owner) return controllerError('NOT_FOUND', `no media buy ${id}`, null)
+    const { buy } = await mutateBuy(seller.records, owner, id, (draft) => {
+      const current = draft.simulated ?? { impressions: 0, clicks: 0, spend: 0, conversions: 0 }
+      const spend =
+        scenario === 'simulate_budget_spend'
+          ? (draft.total_budget * Number(params.spend_percentage ?? 0)) / 100
+          : isObject(params.reported_spend)
+            ? Number(params.reported_spend.amount ?? 0)
+            : 0
+      added.impressions = Number(params.impressions ?? 0)
+      added.clicks = Number(params.clicks ?? 0)
+      added.conversions = Number(params.conversions ?? 0)
+      added.spend = spend
+      draft.simulated = {
+        impressions: current.impressions + added.impressions,
+        clicks: current.clicks + added.clicks,
+        spend: current.spend + spend,
+        conversions: current.conversions + added.conversions,
+      }
+    })
+    cumulative = { ...buy.simulated! }
+    await seller.events.deliveryAdvanced(buy)
+  }
+  return {
+    success: true,
+    simulated:
+      scenario === 'simulate_budget_spend'
+        ? { spend_percentage: params.spend_percentage, spend: added.spend }
+        : added,
+    ...(scenario === 'simulate_delivery' ? { cumulative } : {}),
+  }
+}
+
+/** Whether this caller may drive the controller (sandbox only). */
+function gate(seller: Seller, owner: string, request: Params): ControllerAnswer | undefined {
+  if (isLivePrincipal(seller, owner))
+    return controllerError(
+      'FORBIDDEN',
+      'comply_test_controller requires a sandbox account; this caller is live',
+    )
+  const account = isObject(request.account) ? request.account : {}
+  if (!isSandboxPrincipal(seller, owner) && account.sandbox !== true)
+    return controllerError('FORBIDDEN', 'comply_test_controller requires a sandbox account')
+  return undefined
+}
+
+/**
+ * @example
+ * await complyTestController(seller, { scenario: 'list_scenarios', account: { sandbox: true } }, context)
+ */
+export async function complyTestController(
+  seller: Seller,
+  request: Params,
+  context: TaskContext,
+): Promise<ControllerAnswer> {
+  const owner = ownerOf(context)
+  const denied = gate(seller, owner, request)
+  if (denied) return denied
+  const scenario = String(request.scenario)
+  const params = isObject(request.params) ? request.params : {}
+  switch (scenario) {
+    case 'list_scenarios':
+      return { success: true, scenarios: [...CONTROLLER_SCENARIOS] }
+    case 'force_creative_status':
+      return forceCreative(seller, owner, params)
+    case 'force_creative_purge':
+      return purgeCreative(seller, owner, params)
+    case 'force_account_status':
+      return forceAccount(seller, owner, params)
+    case 'force_media_buy_status':
+      return forceMediaBuy(seller, owner, params)
+    case 'force_create_media_buy_arm': {
+      const forced = {
+        arm: String(params.arm),
+        ...(typeof params.task_id === 'string' ? { task_id: params.task_id } : {}),
+      }
+      if (forced.arm !== 'submitted')
+        return controllerError('INVALID_PARAMS', 'only the submitted arm is supported')
+      await seller.records.put(FORCED_ARM_KIND, owner, owner, forced)
+      return {
+        success: true,
+        forced,
+        message: 'the next create_media_buy from this caller answers submitted',
+      }
+    }
+    case 'force_task_completion': {
+      const updates = seller.forcedTasks.get(String(params.task_id))
+      if (!updates)
+        return controllerError('NOT_FOUND', `no forced task ${String(params.task_id)} in this process`, null)
+      seller.forcedTasks.delete(String(params.task_id))
+      await updates.update('completed', isObject(params.result) ? params.result : {})
+      return transitioned('submitted', 'completed')
+    }
+    case 'simulate_delivery':
+    case 'simulate_budget_spend':
+      return simulate(seller, owner, scenario, params)
+    default:
+      return (
+        (await runSeed(seller, owner, scenario, params)) ??
+        controllerError('UNKNOWN_SCENARIO', `scenario ${scenario} is not implemented`)
+      )
+  }
+}
