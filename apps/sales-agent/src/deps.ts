@@ -11,6 +11,7 @@ import { resolveTokens, type ResolvedTokens } from './auth/tokens.js'
 import { capabilities } from './capabilities.js'
 import type { SalesAgentEnv } from './env.js'
 import { productSource } from './catalog/product-source.js'
+import { announceCapabilities } from './events/capabilities-announcer.js'
 import { simulatedDelivery } from './events/delivery-snapshot.js'
 import { startReportScheduler } from './events/report-scheduler.js'
 import type { SellerEvents } from './events/seller-events.js'
@@ -61,6 +62,11 @@ export interface DepsOverrides {
 
 export interface Runtime {
   readonly deps: SalesAgentDeps
+  /**
+   * Call once the app serves requests: a capability snapshot new since the last one announced is now readable,
+   * so capabilities.changed goes to the agent-level configs (in the background).
+   */
+  serving(): void
   /** Waits for background work, stops the sender, closes the database. */
   close(): Promise<void>
 }
@@ -168,6 +174,16 @@ export async function openDeps(
     let closing: Promise<void> | undefined
     return {
       deps: { publicUrl, storage, key, tokens, sender, events, agent, log },
+      serving() {
+        const adwire = (snapshot.ext as { adwire?: { capabilities_version?: unknown } } | undefined)?.adwire
+        const version = adwire?.capabilities_version
+        if (typeof version !== 'string') return
+        const running: Promise<void> = announceCapabilities(storage.records, events, version)
+          .then(() => undefined)
+          .catch((error: unknown) => log({ capabilities: 'announce failed', error: String(error) }))
+          .finally(() => inFlight.delete(running))
+        inFlight.add(running)
+      },
       close() {
         closing ??= (async () => {
           await scheduler?.stop()

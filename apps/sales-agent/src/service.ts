@@ -66,6 +66,7 @@ export async function startSalesAgent(
   }
   const app = createApp(runtime.deps)
   handler = (request) => app.fetch(request)
+  runtime.serving()
 
   const now = options.now ?? (() => Date.now() / 1000)
   const sweep = setInterval(

@@ -13,9 +13,9 @@ import type { RunningSalesAgent } from '../service.js'
 import { expectOfficial, startTestAgent } from '../test-support.js'
 import { LEGACY_SECRET, startBuyerReceiver, type BuyerReceiver } from '../testing/buyer-receiver.js'
 import { AGENT_CONFIGS_KIND } from '../accounts/governance.js'
+import { announceCapabilities } from './capabilities-announcer.js'
 import type { WebhookEvents } from './webhook-events.js'
 
-const logs: string[] = []
 let offset = 0
 const now = () => Date.now() / 1000 + offset
 let agent: RunningSalesAgent
@@ -30,7 +30,6 @@ beforeAll(async () => {
       now,
       reportPeriodSeconds: 3600,
       reportTickMs: 3_600_000,
-      log: (e) => void logs.push(JSON.stringify(e)),
     },
   )
   buyer = await startBuyerReceiver(agent.url, now)
@@ -225,7 +224,6 @@ describe('SellerEvents through the outbox', () => {
     await agent.runtime.deps.sender.drain()
     expect(of('hooks-mcp-mb_close')).toHaveLength(2)
     expect(of('hooks-mcp-mb_close-reports')).toHaveLength(1)
-    expect(logs.filter((line) => line.includes('lease_lost'))).toEqual([])
   })
 
   it('off-cadence reports: delayed, adjusted, window_update take the next sequence numbers', async () => {
@@ -299,7 +297,15 @@ describe('SellerEvents through the outbox', () => {
         },
       ],
     })
-    await events.capabilitiesChanged('caps-v2')
+    const records = agent.runtime.deps.storage.records
+    // The snapshot the agent serves was recorded at start: announcing it again fires nothing.
+    const served = (await records.get<{ capabilities_version: string }>(
+      'capabilities_announcement',
+      'current',
+    ))!
+    expect(await announceCapabilities(records, events, served.body.capabilities_version)).toBe(false)
+    expect(await announceCapabilities(records, events, 'caps-v2')).toBe(true)
+    expect(await announceCapabilities(records, events, 'caps-v2')).toBe(false)
     await buyer.waitFor(() => of('hooks-capabilities-changed-buyer-1').length === 1)
     await agent.runtime.deps.sender.drain()
     expect(of('hooks-capabilities-changed-buyer-1')[0]!.payload).toMatchObject({
