@@ -50,6 +50,10 @@ export interface DepsOverrides {
   readonly now?: () => number
   /** How often an idle sender looks for due webhooks, milliseconds. Default 500. */
   readonly senderPollMs?: number
+  /** How long a leased outbox entry belongs to this sender, seconds (default 60; must exceed the timeout). */
+  readonly senderLeaseSeconds?: number
+  /** Time limit of one webhook attempt, milliseconds (default 10,000). */
+  readonly senderTimeoutMs?: number
   /** The fetch webhooks are delivered with. Default: the SSRF-guarded global fetch. */
   readonly webhookFetch?: typeof fetch
   /** The event implementation (default: {@link createWebhookEvents}, webhooks through the outbox). */
@@ -94,6 +98,8 @@ export async function openDeps(
       fetch: overrides.webhookFetch ?? guardedWebhookFetch(env.allowInsecureWebhookUrls),
       pollIntervalMs: overrides.senderPollMs ?? 500,
       retryHorizonSeconds: RETRY_HORIZON_SECONDS,
+      ...(overrides.senderLeaseSeconds ? { leaseSeconds: overrides.senderLeaseSeconds } : {}),
+      ...(overrides.senderTimeoutMs ? { timeoutMs: overrides.senderTimeoutMs } : {}),
       ...(overrides.now ? { now: overrides.now } : {}),
       log: (entry: SenderLogEntry) => {
         if (entry.event !== 'enqueued' && entry.event !== 'delivered') log({ webhook: entry })

@@ -23,6 +23,16 @@ const TRANSITIONS: Record<string, Record<string, string>> = {
   suspended: { approved: 'review_passed', rejected: 'policy_revocation' },
 }
 
+/** `enums/creative-event-reason-code.json` values a purge may carry. */
+const PURGE_REASONS = new Set([
+  'retention_expired',
+  'legal_erasure',
+  'takedown_request',
+  'advertiser_request',
+  'account_closed',
+  'source_deleted',
+])
+
 const safeId = (value: string) => value.replace(/[^A-Za-z0-9_.:-]/g, '_').slice(0, 200)
 const iso = (seconds: number) => new Date(Math.floor(seconds) * 1000).toISOString().replace('.000Z', 'Z')
 const isoOf = (value: string | undefined, fallback: number) =>
@@ -82,7 +92,11 @@ export function creativeFires(options: {
           creative_id: creative.creative_id,
           purge_kind: kind,
           purged_at: isoOf(creative.purged_at, now()),
-          reason_code: kind === 'hard' ? 'legal_erasure' : 'retention_expired',
+          reason_code: PURGE_REASONS.has(String(creative.purge_reason_code))
+            ? creative.purge_reason_code
+            : kind === 'hard'
+              ? 'legal_erasure'
+              : 'retention_expired',
           initiator: 'seller',
         }),
       )
