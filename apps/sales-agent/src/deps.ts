@@ -12,10 +12,13 @@ import { capabilities } from './capabilities.js'
 import type { SalesAgentEnv } from './env.js'
 import { productSource } from './catalog/product-source.js'
 import { announceCapabilities } from './events/capabilities-announcer.js'
+import { settleBuy } from './media-buys/reconcile.js'
+import type { MediaBuyRecord } from './media-buys/types.js'
+import type { Seller } from './seller.js'
 import { simulatedDelivery } from './events/delivery-snapshot.js'
 import { startReportScheduler } from './events/report-scheduler.js'
 import type { SellerEvents } from './events/seller-events.js'
-import { createWebhookEvents } from './events/webhook-events.js'
+import { createWebhookEvents, type WebhookEvents } from './events/webhook-events.js'
 import { resolveSigningKey, type SigningKey } from './keys.js'
 import { openStorage, type Storage } from './storage/index.js'
 import { sellerTasks } from './tasks/index.js'
@@ -105,18 +108,46 @@ export async function openDeps(
         if (entry.event !== 'enqueued' && entry.event !== 'delivered') log({ webhook: entry })
       },
     })
-    const webhookEvents = overrides.events
+    const inFlight = new Set<Promise<void>>()
+    const background = (work: () => Promise<void>) => {
+      // After the current call has answered (the submitted response goes first).
+      const running: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(work)
+        .catch((error: unknown) => log({ background: 'failed', error: String(error) }))
+        .finally(() => inFlight.delete(running))
+      inFlight.add(running)
+    }
+    const products = productSource(storage.records, env.creativeAgentUrl)
+    // The report scheduler settles a due buy on the seller's clock first (a flight that ended completes it,
+    // and its final report goes instead of another scheduled one).
+    let seller: Seller | undefined
+    const settle = async (buy: MediaBuyRecord): Promise<MediaBuyRecord> => {
+      seller ??= {
+        records: storage.records,
+        products,
+        events,
+        env,
+        kits,
+        now,
+        background,
+        log,
+        forcedTasks: new Map(),
+      }
+      return (await settleBuy(seller, buy.owner, buy.media_buy_id, 'seller')).buy
+    }
+    const webhookEvents: WebhookEvents | undefined = overrides.events
       ? undefined
       : createWebhookEvents({
           storage,
           sender,
           now,
           retryHorizonSeconds: RETRY_HORIZON_SECONDS,
-          delivery: simulatedDelivery(productSource(storage.records, env.creativeAgentUrl), env.deliverySeed),
+          delivery: simulatedDelivery(products, env.deliverySeed),
+          settle,
           ...(overrides.reportPeriodSeconds ? { reportPeriodSeconds: overrides.reportPeriodSeconds } : {}),
           log,
         })
-    const events = overrides.events ? overrides.events({ storage, sender }) : webhookEvents!
+    const events: SellerEvents = overrides.events ? overrides.events({ storage, sender }) : webhookEvents!
     const snapshot = capabilities({
       publicUrl,
       signingAlgorithm: key.algorithm,
@@ -125,7 +156,6 @@ export async function openDeps(
       version: AGENT_VERSION,
       retryHorizonSeconds: RETRY_HORIZON_SECONDS,
     })
-    const inFlight = new Set<Promise<void>>()
     const tasks = sellerTasks({
       env,
       publicUrl,
@@ -134,14 +164,7 @@ export async function openDeps(
       kits,
       capabilities: () => snapshot,
       now,
-      background(work) {
-        // After the current call has answered (the submitted response goes first).
-        const running: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
-          .then(work)
-          .catch((error: unknown) => log({ background: 'failed', error: String(error) }))
-          .finally(() => inFlight.delete(running))
-        inFlight.add(running)
-      },
+      background,
       log,
     })
     const agent = createAgentServer({

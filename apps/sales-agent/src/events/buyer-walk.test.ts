@@ -168,4 +168,72 @@ describe("a buyer's walk with webhooks", () => {
     expect(native.kind ?? Object.keys(native)[0]).toMatch(/task/)
     expect(JSON.stringify(native)).toContain('completed')
   })
+
+  it('update_media_buy: a reporting_webhook added to an existing buy starts its reports', async () => {
+    const created = await mcpOk(
+      agent,
+      BUYER_TOKEN,
+      'create_media_buy',
+      buyRequest({}, assigned),
+      'media-buy/create-media-buy-response.json',
+    )
+    expect(created.status).toBe('completed')
+    await mcpOk(
+      agent,
+      BUYER_TOKEN,
+      'update_media_buy',
+      {
+        idempotency_key: newKey(),
+        account: ACCOUNT,
+        media_buy_id: created.media_buy_id,
+        reporting_webhook: {
+          url: `${buyer.origin}/hmac/mcp/late-reports`,
+          reporting_frequency: 'daily',
+          authentication: { schemes: ['HMAC-SHA256'], credentials: LEGACY_SECRET },
+        },
+      },
+      'media-buy/update-media-buy-response.json',
+    )
+    offset += 3601
+    await (agent.runtime.deps.events as WebhookEvents).tick()
+    await buyer.waitFor(() =>
+      buyer.published.some((event) => event.registrationId === 'hmac-mcp-late-reports'),
+    )
+    const report = buyer.published.find((event) => event.registrationId === 'hmac-mcp-late-reports')!
+    expect(report.payload.result).toMatchObject({
+      notification_type: 'scheduled',
+      sequence_number: 1,
+      media_buy_deliveries: [{ media_buy_id: created.media_buy_id }],
+    })
+  })
+
+  it('the scheduler completes a buy whose flight ended and sends its final report instead of a scheduled one', async () => {
+    const created = await mcpOk(
+      agent,
+      BUYER_TOKEN,
+      'create_media_buy',
+      buyRequest(
+        {
+          end_time: new Date((now() + 1800) * 1000).toISOString(),
+          reporting_webhook: {
+            url: `${buyer.origin}/hmac/mcp/ending-reports`,
+            reporting_frequency: 'hourly',
+            authentication: { schemes: ['HMAC-SHA256'], credentials: LEGACY_SECRET },
+          },
+        },
+        assigned,
+      ),
+      'media-buy/create-media-buy-response.json',
+    )
+    offset += 3601
+    await (agent.runtime.deps.events as WebhookEvents).tick()
+    const ending = () => buyer.published.filter((event) => event.registrationId === 'hmac-mcp-ending-reports')
+    await buyer.waitFor(() => ending().length === 1)
+    await agent.runtime.deps.sender.drain()
+    expect(ending()).toHaveLength(1)
+    expect(ending()[0]!.payload.result).toMatchObject({
+      notification_type: 'final',
+      media_buy_deliveries: [{ media_buy_id: created.media_buy_id, status: 'completed' }],
+    })
+  })
 })

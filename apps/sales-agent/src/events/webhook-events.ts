@@ -34,6 +34,8 @@ export interface WebhookEventsOptions {
   readonly retryHorizonSeconds: number
   /** Cumulative delivery of a buy at an instant (the seller's delivery clock: `simulatedDelivery`). */
   readonly delivery: DeliverySource
+  /** Brings a stored buy up to the seller's clock (and announces what changed) before a scheduled report. */
+  readonly settle?: (buy: MediaBuyRecord) => Promise<MediaBuyRecord>
   /** Replaces every buy's reporting cadence, seconds (demos, tests). */
   readonly reportPeriodSeconds?: number
   readonly log?: (entry: Record<string, unknown>) => void
@@ -166,13 +168,15 @@ export function createWebhookEvents(options: WebhookEventsOptions): WebhookEvent
     async tick() {
       let sent = 0
       for (const schedule of await reports.due(now())) {
-        const buy = await buyRecord(schedule.media_buy_id)
-        if (!buy) continue
+        const stored = await buyRecord(schedule.media_buy_id)
+        if (!stored) continue
         try {
+          // A buy whose flight ended completes here: its final report goes (buyClosed), not a scheduled one.
+          const buy = options.settle ? await options.settle(stored) : stored
           if (await reports.scheduled(buy)) sent++
         } catch (error) {
           if (!afterFinal(error))
-            log({ event: 'report_failed', media_buy_id: buy.media_buy_id, error: String(error) })
+            log({ event: 'report_failed', media_buy_id: stored.media_buy_id, error: String(error) })
         }
       }
       return sent
