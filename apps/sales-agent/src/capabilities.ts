@@ -66,12 +66,21 @@ export function capabilities(input: CapabilitiesInput): Record<string, unknown> 
       buying_modes: ['brief', 'wholesale', 'refine'],
       reporting_delivery_methods: ['webhook'],
       creative_approval_mode: 'auto_approve',
+      // Impairments show on the buy snapshot (health, impairments[]); webhook propagation lands with emission.
+      propagation_surfaces: ['snapshot'],
+      features: {
+        inline_creative_management: false,
+        property_list_filtering: false,
+        catalog_management: false,
+      },
       reporting_capabilities: {
         windowed_pull_granularities: [...WINDOWED_PULL_GRANULARITIES],
         available_reporting_frequencies: ['daily'],
         date_range_support: 'date_range',
       },
     },
+    // The seller keeps a creative library (sync_creatives, list_creatives); it does not build creatives.
+    creative: { has_creative_library: true, supports_generation: false, supports_transformation: false },
     request_signing: { supported: false },
     webhook_signing: {
       supported: true,

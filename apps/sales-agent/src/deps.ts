@@ -11,17 +11,18 @@ import { resolveTokens, type ResolvedTokens } from './auth/tokens.js'
 import { capabilities } from './capabilities.js'
 import type { SalesAgentEnv } from './env.js'
 import { productSource } from './catalog/product-source.js'
-import { announceCapabilities } from './events/capabilities-announcer.js'
 import { settleBuy } from './media-buys/reconcile.js'
 import type { MediaBuyRecord } from './media-buys/types.js'
-import type { Seller } from './seller.js'
 import { simulatedDelivery } from './events/delivery-snapshot.js'
 import { startReportScheduler } from './events/report-scheduler.js'
 import type { SellerEvents } from './events/seller-events.js'
 import { createWebhookEvents, type WebhookEvents } from './events/webhook-events.js'
 import { resolveSigningKey, type SigningKey } from './keys.js'
 import { openStorage, type Storage } from './storage/index.js'
+import { createSeller } from './seller-runtime.js'
+import type { Seller } from './seller.js'
 import { sellerTasks } from './tasks/index.js'
+import type { WebhookActivitySource } from './media-buys/get.js'
 import { guardedWebhookFetch } from './webhook-urls.js'
 
 /** A structured log line. */
@@ -42,6 +43,10 @@ export interface SalesAgentDeps {
   readonly tokens: ResolvedTokens
   readonly sender: WebhookSender
   readonly events: SellerEvents
+  /** The seller's domain (records, catalog, clock, event seam): what the clock's tick runs over. */
+  readonly seller: Seller
+  /** `ext.adwire.capabilities_version` of the snapshot this instance serves. */
+  readonly capabilitiesVersion: string
   readonly agent: AgentServer
   readonly log: Log
 }
@@ -57,6 +62,8 @@ export interface DepsOverrides {
   readonly senderLeaseSeconds?: number
   /** Time limit of one webhook attempt, milliseconds (default 10,000). */
   readonly senderTimeoutMs?: number
+  /** Webhook deliveries in flight at once (the sender's default when unset; 1 keeps one task's in order). */
+  readonly senderConcurrency?: number
   /** The fetch webhooks are delivered with. Default: the SSRF-guarded global fetch. */
   readonly webhookFetch?: typeof fetch
   /** The event implementation (default: {@link createWebhookEvents}, webhooks through the outbox). */
@@ -65,15 +72,12 @@ export interface DepsOverrides {
   readonly reportPeriodSeconds?: number
   /** How often the report scheduler looks for due reports, milliseconds. Default 60,000. */
   readonly reportTickMs?: number
+  /** Where get_media_buys reads webhook_activity (default: the events' record of fires). */
+  readonly webhookActivity?: WebhookActivitySource
 }
 
 export interface Runtime {
   readonly deps: SalesAgentDeps
-  /**
-   * Call once the app serves requests: a capability snapshot new since the last one announced is now readable,
-   * so capabilities.changed goes to the agent-level configs (in the background).
-   */
-  serving(): void
   /** Waits for background work, stops the sender, closes the database. */
   close(): Promise<void>
 }
@@ -103,6 +107,7 @@ export async function openDeps(
       retryHorizonSeconds: RETRY_HORIZON_SECONDS,
       ...(overrides.senderLeaseSeconds ? { leaseSeconds: overrides.senderLeaseSeconds } : {}),
       ...(overrides.senderTimeoutMs ? { timeoutMs: overrides.senderTimeoutMs } : {}),
+      ...(overrides.senderConcurrency ? { concurrency: overrides.senderConcurrency } : {}),
       ...(overrides.now ? { now: overrides.now } : {}),
       log: (entry: SenderLogEntry) => {
         if (entry.event !== 'enqueued' && entry.event !== 'delivered') log({ webhook: entry })
@@ -121,20 +126,8 @@ export async function openDeps(
     // The report scheduler settles a due buy on the seller's clock first (a flight that ended completes it,
     // and its final report goes instead of another scheduled one).
     let seller: Seller | undefined
-    const settle = async (buy: MediaBuyRecord): Promise<MediaBuyRecord> => {
-      seller ??= {
-        records: storage.records,
-        products,
-        events,
-        env,
-        kits,
-        now,
-        background,
-        log,
-        forcedTasks: new Map(),
-      }
-      return (await settleBuy(seller, buy.owner, buy.media_buy_id, 'seller')).buy
-    }
+    const settle = async (buy: MediaBuyRecord): Promise<MediaBuyRecord> =>
+      seller ? (await settleBuy(seller, buy.owner, buy.media_buy_id, 'seller')).buy : buy
     const webhookEvents: WebhookEvents | undefined = overrides.events
       ? undefined
       : createWebhookEvents({
@@ -155,17 +148,16 @@ export async function openDeps(
       inFlightMaxSeconds: IN_FLIGHT_MAX_SECONDS,
       version: AGENT_VERSION,
       retryHorizonSeconds: RETRY_HORIZON_SECONDS,
+      ...(overrides.senderConcurrency ? { concurrency: overrides.senderConcurrency } : {}),
     })
+    const domain = createSeller({ env, storage, events, kits, now, background, log })
+    seller = domain
     const tasks = sellerTasks({
-      env,
-      publicUrl,
-      storage,
-      events,
-      kits,
+      seller: domain,
       capabilities: () => snapshot,
-      now,
-      background,
-      log,
+      webhookActivity:
+        overrides.webhookActivity ??
+        ((buy, principalId, limit) => events.webhookActivity(buy, principalId, limit)),
     })
     const agent = createAgentServer({
       tasks,
@@ -186,6 +178,8 @@ export async function openDeps(
         leaseSeconds: IN_FLIGHT_MAX_SECONDS,
       },
       sender,
+      // The media-buy storyboards register push_notification_config without operation_id (the spec's MAY).
+      requireOperationId: false,
       ...(overrides.now ? { now: overrides.now } : {}),
       onError: (error, task) => {
         if (error.code === 'INTERNAL_ERROR')
@@ -202,16 +196,18 @@ export async function openDeps(
       : undefined
     let closing: Promise<void> | undefined
     return {
-      deps: { publicUrl, storage, key, tokens, sender, events, agent, log },
-      serving() {
-        const adwire = (snapshot.ext as { adwire?: { capabilities_version?: unknown } } | undefined)?.adwire
-        const version = adwire?.capabilities_version
-        if (typeof version !== 'string') return
-        const running: Promise<void> = announceCapabilities(storage.records, events, version)
-          .then(() => undefined)
-          .catch((error: unknown) => log({ capabilities: 'announce failed', error: String(error) }))
-          .finally(() => inFlight.delete(running))
-        inFlight.add(running)
+      deps: {
+        publicUrl,
+        storage,
+        key,
+        tokens,
+        sender,
+        events,
+        seller: domain,
+        agent,
+        log,
+        capabilitiesVersion: (snapshot.ext as { adwire: { capabilities_version: string } }).adwire
+          .capabilities_version,
       },
       close() {
         closing ??= (async () => {

@@ -10,6 +10,8 @@ import { serve } from '@hono/node-server'
 import { createApp } from './app.js'
 import { openDeps, type DepsOverrides, type Runtime } from './deps.js'
 import type { SalesAgentEnv } from './env.js'
+import { announceCapabilities } from './capabilities-version.js'
+import { tickBuys } from './seller-runtime.js'
 
 export interface RunningSalesAgent {
   readonly port: number
@@ -25,6 +27,8 @@ export interface RunningSalesAgent {
 export interface StartOptions extends DepsOverrides {
   /** How often expired idempotency records are swept, seconds. Default 60. */
   readonly sweepIntervalSeconds?: number
+  /** How often the seller's clock ticks over the live buys (see seller-runtime.ts), seconds. Default 30; 0: never. */
+  readonly tickSeconds?: number
 }
 
 /**
@@ -66,7 +70,12 @@ export async function startSalesAgent(
   }
   const app = createApp(runtime.deps)
   handler = (request) => app.fetch(request)
-  runtime.serving()
+  // The snapshot is readable now: a new capabilities_version is announced (capabilities.changed).
+  await announceCapabilities(
+    runtime.deps.storage.records,
+    runtime.deps.events,
+    runtime.deps.capabilitiesVersion,
+  ).catch((error: unknown) => runtime.deps.log({ capabilities: 'announce failed', error: String(error) }))
 
   const now = options.now ?? (() => Date.now() / 1000)
   const sweep = setInterval(
@@ -77,6 +86,19 @@ export async function startSalesAgent(
     (options.sweepIntervalSeconds ?? 60) * 1000,
   )
   sweep.unref()
+  // One tick at a time: a slow tick is not overlapped by the next.
+  let ticking: Promise<unknown> | undefined
+  const tickSeconds = options.tickSeconds ?? 30
+  const tick =
+    tickSeconds > 0
+      ? setInterval(() => {
+          if (ticking) return
+          ticking = tickBuys(runtime.deps.seller)
+            .catch((error: unknown) => runtime.deps.log({ tick: 'failed', error: String(error) }))
+            .finally(() => (ticking = undefined))
+        }, tickSeconds * 1000)
+      : undefined
+  tick?.unref()
 
   let closing: Promise<void> | undefined
   return {
@@ -87,6 +109,8 @@ export async function startSalesAgent(
     close(graceMs = 10_000) {
       closing ??= (async () => {
         clearInterval(sweep)
+        if (tick) clearInterval(tick)
+        await ticking
         const closed = new Promise<void>((resolve) => server.close(() => resolve()))
         server.closeIdleConnections()
         const idle = setInterval(() => server.closeIdleConnections(), 50)

@@ -81,7 +81,7 @@ const SPECS: readonly Spec[] = [
     channels: ['display'],
     formats: ['display_300x250_image', 'display_300x600_image', 'native_in_feed', 'display_300x250'],
     delivery: 'non_guaranteed',
-    pricing: [cpm('cpm_standard', { floor: 6 })],
+    pricing: [cpm('cpm_standard', { floor: 6 }), cpm('cpm_fixed', { fixed: 11 })],
     keywords: ['outdoor', 'lifestyle', 'hiking', 'camping', 'gear', 'adventure'],
   },
   {

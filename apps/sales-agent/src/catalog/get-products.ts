@@ -7,6 +7,7 @@
  */
 import { AgentError } from '@adwire/agent-server'
 import type { CatalogProduct } from './demo-catalog.js'
+import { refine } from './refine.js'
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -45,7 +46,11 @@ function passesFilters(product: Record<string, unknown>, filters: Record<string,
     if (!formats.some((f) => wanted.some((w) => w.id === f.id && norm(w.agent_url) === norm(f.agent_url))))
       return false
   }
-  if (typeof filters.is_fixed_price === 'boolean' && options.some(samePrice) !== filters.is_fixed_price)
+  // A product with both fixed and auction options matches either value.
+  if (
+    typeof filters.is_fixed_price === 'boolean' &&
+    !options.some((option) => samePrice(option) === filters.is_fixed_price)
+  )
     return false
   if (Array.isArray(filters.pricing_currencies)) {
     if (!options.some((option) => (filters.pricing_currencies as unknown[]).includes(option.currency)))
@@ -59,6 +64,22 @@ function passesFilters(product: Record<string, unknown>, filters: Record<string,
     if (Math.min(...minimums) > filters.budget_range.max) return false
   }
   return true
+}
+
+/**
+ * The product with only the pricing options the filters ask for: fixed or auction (`is_fixed_price`) and in
+ * the buyer's currencies (`pricing_currencies`), as the spec requires of sellers.
+ */
+function prunedOptions(
+  product: Record<string, unknown>,
+  filters: Record<string, unknown>,
+): Record<string, unknown> {
+  let options = (product.pricing_options as Record<string, unknown>[]) ?? []
+  if (typeof filters.is_fixed_price === 'boolean')
+    options = options.filter((option) => samePrice(option) === filters.is_fixed_price)
+  if (Array.isArray(filters.pricing_currencies))
+    options = options.filter((option) => (filters.pricing_currencies as unknown[]).includes(option.currency))
+  return { ...product, pricing_options: options }
 }
 
 /** A product as an anonymous caller sees it: pricing options without prices. */
@@ -131,17 +152,16 @@ export function getProducts(input: GetProductsInput): Record<string, unknown> {
       for (const item of matching) matchedWords.set(item.entry, item.matched)
     }
   }
+  let refinementApplied: Record<string, unknown>[] | undefined
   if (request.buying_mode === 'refine' && Array.isArray(request.refine)) {
-    const ids = new Set(
-      request.refine
-        .filter(isObject)
-        .flatMap((entry) => (typeof entry.product_id === 'string' ? [entry.product_id] : [])),
-    )
-    if (ids.size > 0) entries = entries.filter((entry) => ids.has(entry.product.product_id as string))
+    const refined = refine(entries, request.refine)
+    entries = refined.products
+    refinementApplied = refined.applied
   }
   const { limit, offset } = pageOf(request.pagination)
   const page = entries.slice(offset, offset + limit).map((entry) => {
-    const product = input.credentialed ? entry.product : publicView(entry.product)
+    const pruned = prunedOptions(entry.product, filters)
+    const product = input.credentialed ? pruned : publicView(pruned)
     const matched = matchedWords.get(entry)
     return matched ? { ...product, brief_relevance: `Matches the brief on: ${matched.join(', ')}` } : product
   })
@@ -149,6 +169,7 @@ export function getProducts(input: GetProductsInput): Record<string, unknown> {
     products: page,
     // Prices differ by tier, so a credentialed answer is cached per account.
     cache_scope: input.credentialed ? 'account' : 'public',
+    ...(refinementApplied ? { refinement_applied: refinementApplied } : {}),
     pagination: pageResponse(offset, limit, entries.length),
     ...(input.sandbox ? { sandbox: true } : {}),
   }

@@ -43,6 +43,45 @@ export function productSource(records: RecordStore, creativeAgentUrl: string): P
   }
 }
 
+/** enums/channels.json, and what fixtures write for some of them (`video` in the media-buy storyboard). */
+const CHANNELS = new Set([
+  'display',
+  'olv',
+  'social',
+  'search',
+  'ctv',
+  'linear_tv',
+  'radio',
+  'streaming_audio',
+  'podcast',
+  'dooh',
+  'ooh',
+  'print',
+  'cinema',
+  'email',
+  'gaming',
+  'retail_media',
+  'influencer',
+  'affiliate',
+  'product_placement',
+  'sponsored_intelligence',
+])
+const CHANNEL_ALIASES: Readonly<Record<string, string>> = {
+  video: 'olv',
+  audio: 'streaming_audio',
+  native: 'display',
+  tv: 'ctv',
+}
+
+/** A fixture's channels as official channel values (aliases mapped, unknown ones dropped). */
+function channelsOf(value: unknown): string[] | undefined {
+  if (!Array.isArray(value)) return undefined
+  const mapped = value
+    .map((channel) => CHANNEL_ALIASES[String(channel)] ?? String(channel))
+    .filter((channel) => CHANNELS.has(channel))
+  return mapped.length > 0 ? [...new Set(mapped)] : undefined
+}
+
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
 
@@ -56,7 +95,8 @@ export function productFromFixture(
   creativeAgentUrl: string,
   existing?: Record<string, unknown>,
 ): Record<string, unknown> {
-  const base = { ...(existing ?? {}), ...fixture }
+  const base: Record<string, unknown> = { ...(existing ?? {}), ...fixture }
+  const channels = channelsOf(base.channels)
   const formatIds = Array.isArray(base.format_ids)
     ? base.format_ids.filter(isObject).map((formatId) => ({ agent_url: creativeAgentUrl, ...formatId }))
     : [{ agent_url: creativeAgentUrl, id: 'display_300x250_image' }]
@@ -72,6 +112,7 @@ export function productFromFixture(
         ? base.publisher_properties
         : [{ publisher_domain: 'sandbox-publisher.example', selection_type: 'all' }],
     delivery_type: base.delivery_type === 'guaranteed' ? 'guaranteed' : 'non_guaranteed',
+    channels: channels ?? ['display'],
     format_ids: formatIds,
     pricing_options: pricing ?? [
       { pricing_option_id: 'cpm_default', pricing_model: 'cpm', currency: 'USD', fixed_price: 10 },

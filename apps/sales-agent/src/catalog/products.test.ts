@@ -86,6 +86,30 @@ describe('get_products', () => {
     ])
   })
 
+  it('refines: request-scope delivery type applied, products kept, unknown ones and proposals unable', async () => {
+    const refine = [
+      { scope: 'request', ask: 'Only guaranteed packages. Must include completion rate SLA above 80%.' },
+      { scope: 'product', product_id: 'harbor_audio_streaming', ask: 'Increase budget allocation to $30K' },
+      { scope: 'product', product_id: 'no_such_product', ask: 'more' },
+      { scope: 'proposal', proposal_id: 'prop_1', ask: 'finalize' },
+    ]
+    const refined = await mcpOk(
+      agent,
+      BUYER_TOKEN,
+      'get_products',
+      { buying_mode: 'refine', refine },
+      PRODUCTS,
+    )
+    expect(refined.refinement_applied.map((entry: Body) => [entry.scope, entry.status])).toEqual([
+      ['request', 'applied'],
+      ['product', 'applied'],
+      ['product', 'unable'],
+      ['proposal', 'unable'],
+    ])
+    expect(ids(refined)[0]).toBe('harbor_audio_streaming')
+    for (const product of refined.products.slice(1)) expect(product.delivery_type).toBe('guaranteed')
+  })
+
   it('pages with a cursor and refuses a foreign one', async () => {
     const first = await mcpOk(
       agent,
@@ -112,6 +136,27 @@ describe('get_products', () => {
       'get_products',
       { buying_mode: 'wholesale', pagination: { cursor: 'bm90LW91cnM' } },
       'INVALID_REQUEST',
+    )
+  })
+
+  it('negotiates the version: another major is VERSION_UNSUPPORTED, major 3 is served', async () => {
+    const context = { correlation_id: 'version' }
+    for (const pin of [{ adcp_major_version: 99 }, { adcp_version: '99.0' }]) {
+      const error = await mcpFails(
+        agent,
+        undefined,
+        'get_products',
+        { buying_mode: 'brief', brief: 'probe', ...pin, context },
+        'VERSION_UNSUPPORTED',
+      )
+      expect(error.details.supported_versions).toEqual(['3.0', '3.1'])
+    }
+    await mcpOk(
+      agent,
+      undefined,
+      'get_products',
+      { buying_mode: 'brief', brief: 'probe', adcp_major_version: 3 },
+      PRODUCTS,
     )
   })
 

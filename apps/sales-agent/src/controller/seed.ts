@@ -81,6 +81,8 @@ async function seedAccount(seller: Seller, owner: string, params: Params): Promi
   const account: AccountRecord = {
     brand: isObject(fixture.brand) ? fixture.brand : { domain: 'sandbox.example' },
     ...(typeof fixture.operator === 'string' ? { operator: fixture.operator } : {}),
+    ...(typeof fixture.billing === 'string' ? { billing: fixture.billing } : {}),
+    ...(typeof fixture.payment_terms === 'string' ? { payment_terms: fixture.payment_terms } : {}),
     notification_configs: Array.isArray(fixture.notification_configs)
       ? (fixture.notification_configs as Record<string, unknown>[])
       : [],

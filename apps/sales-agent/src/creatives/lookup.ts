@@ -4,8 +4,11 @@ import type { CreativeRecord } from './types.js'
 
 export const CREATIVE_KIND = 'creative'
 
-/** The record id of a caller's creative (creative ids are the buyer's, unique per owner). */
-export const creativeKey = (owner: string, creativeId: string) => `${owner}\u0000${creativeId}`
+/**
+ * The record id of a caller's creative (creative ids are the buyer's, unique per owner): the owner's length
+ * prefix keeps it unambiguous whatever characters either id holds (PostgreSQL text holds no NUL).
+ */
+export const creativeKey = (owner: string, creativeId: string) => `${owner.length}:${owner}/${creativeId}`
 
 /** The caller's creatives with these ids that exist. */
 export async function creativesById(

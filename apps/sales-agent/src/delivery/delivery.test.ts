@@ -67,6 +67,7 @@ describe('simulated delivery', () => {
     expect(buy.totals.spend).toBeGreaterThan(8000 * 0.25 * 0.8)
     expect(buy.totals.spend).toBeLessThan(8000 * 0.25 * 1.2)
     expect(buy.totals.impressions).toBeGreaterThan(0)
+    expect(buy.totals.viewability).toMatchObject({ standard: 'mrc', viewed_seconds: expect.any(Number) })
     expect(buy.totals.viewability.viewable_impressions).toBeLessThanOrEqual(
       buy.totals.viewability.measurable_impressions,
     )

@@ -22,6 +22,8 @@ export interface ReportOptions {
 
 const sum = (days: readonly DayDelivery[], key: keyof Omit<DayDelivery, 'date'>) =>
   days.reduce((total, day) => total + day[key], 0)
+/** Average in-view seconds per measurable impression (the simulation's constant). */
+const VIEWED_SECONDS = 7.5
 const round = (value: number) => Math.round(value * 100) / 100
 
 /** Delivery metrics (core/delivery-metrics.json) of some days. */
@@ -44,9 +46,10 @@ export function metrics(days: readonly DayDelivery[], video: boolean): Record<st
         }
       : {}),
     viewability: {
+      standard: 'mrc',
       measurable_impressions: measurable,
       viewable_impressions: viewable,
-      ...(measurable > 0 ? { viewable_rate: viewable / measurable } : {}),
+      ...(measurable > 0 ? { viewable_rate: viewable / measurable, viewed_seconds: VIEWED_SECONDS } : {}),
     },
   }
 }

@@ -13,7 +13,7 @@ import type { RunningSalesAgent } from '../service.js'
 import { expectOfficial, startTestAgent } from '../test-support.js'
 import { LEGACY_SECRET, startBuyerReceiver, type BuyerReceiver } from '../testing/buyer-receiver.js'
 import { AGENT_CONFIGS_KIND } from '../accounts/governance.js'
-import { announceCapabilities } from './capabilities-announcer.js'
+import { announceCapabilities } from '../capabilities-version.js'
 import type { WebhookEvents } from './webhook-events.js'
 
 let offset = 0
@@ -299,11 +299,7 @@ describe('SellerEvents through the outbox', () => {
     })
     const records = agent.runtime.deps.storage.records
     // The snapshot the agent serves was recorded at start: announcing it again fires nothing.
-    const served = (await records.get<{ capabilities_version: string }>(
-      'capabilities_announcement',
-      'current',
-    ))!
-    expect(await announceCapabilities(records, events, served.body.capabilities_version)).toBe(false)
+    expect(await announceCapabilities(records, events, agent.runtime.deps.capabilitiesVersion)).toBe(false)
     expect(await announceCapabilities(records, events, 'caps-v2')).toBe(true)
     expect(await announceCapabilities(records, events, 'caps-v2')).toBe(false)
     await buyer.waitFor(() => of('hooks-capabilities-changed-buyer-1').length === 1)

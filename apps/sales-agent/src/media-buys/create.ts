@@ -10,6 +10,7 @@ import { assertUsable, resolveAccount } from '../accounts/resolve.js'
 import { creativesById } from '../creatives/lookup.js'
 import { storeInlineCreatives } from '../creatives/library.js'
 import { isoAt, isObject, newId, ownerOf, type Seller } from '../seller.js'
+import { templateOf } from './actions.js'
 import { resolveFlight } from './flight.js'
 import { creativeImpairments, settledStatus } from './lifecycle.js'
 import { packageFromRequest } from './packages.js'
@@ -42,14 +43,16 @@ async function buildBuy(
       status: 400,
     })
   const packages: PackageRecord[] = []
+  const products: Record<string, unknown>[] = []
   const currencies = new Set<string>()
   for (const [index, item] of request.packages.entries()) {
-    const { pkg, currency } = await packageFromRequest(
+    const { pkg, currency, product } = await packageFromRequest(
       seller.products,
       item as Record<string, unknown>,
       `packages[${index}]`,
     )
     packages.push(pkg)
+    products.push(product)
     currencies.add(currency)
   }
   if (currencies.size > 1)
@@ -93,6 +96,7 @@ async function buildBuy(
     history: [],
     serving: [],
     buyer_paused: paused,
+    ...(templateOf(products) ? { allowed_actions: templateOf(products)! } : {}),
   }
 }
 
@@ -115,8 +119,10 @@ async function commitBuy(
   return createResponse(buy, 1)
 }
 
+/** A review runs async only when its outcome can be pushed: a push_notification_config with an operation_id. */
 function needsReview(seller: Seller, request: Record<string, unknown>, total: number): boolean {
-  if (!isObject(request.push_notification_config)) return false
+  const push = request.push_notification_config
+  if (!isObject(push) || typeof push.operation_id !== 'string') return false
   if (seller.env.buyReview === 'always') return true
   return seller.env.buyReview === 'over_budget' && total > seller.env.reviewBudgetThreshold
 }

@@ -214,6 +214,7 @@ describe('access and idempotency', () => {
   it('replays the same buy for the same idempotency_key and refuses a changed request under it', async () => {
     const request = buyRequest()
     const first = await mcpOk(agent, BUYER_TOKEN, 'create_media_buy', request, CREATE)
+    expect(first.replayed).toBe(false)
     const again = await mcpOk(agent, BUYER_TOKEN, 'create_media_buy', request, CREATE)
     expect(again.media_buy_id).toBe(first.media_buy_id)
     expect(again.replayed).toBe(true)

@@ -39,7 +39,7 @@ export async function packageFromRequest(
   products: ProductSource,
   request: Record<string, unknown>,
   field: string,
-): Promise<{ pkg: PackageRecord; currency: string }> {
+): Promise<{ pkg: PackageRecord; currency: string; product: Record<string, unknown> }> {
   const productId = String(request.product_id)
   const entry = await products.get(productId)
   if (!entry) throw invalid('PRODUCT_NOT_FOUND', `no product ${productId}`, `${field}.product_id`, 404)
@@ -111,5 +111,5 @@ export async function packageFromRequest(
     ...(typeof request.start_time === 'string' ? { start_time: request.start_time } : {}),
     ...(typeof request.end_time === 'string' ? { end_time: request.end_time } : {}),
   }
-  return { pkg, currency: String(option.currency) }
+  return { pkg, currency: String(option.currency), product }
 }

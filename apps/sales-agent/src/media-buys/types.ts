@@ -56,6 +56,8 @@ export interface MediaBuyRecord {
   simulated?: { impressions: number; clicks: number; spend: number; conversions: number }
   /** When the buy served: [from, to) Unix seconds, `to` null while it is active (the delivery clock). */
   serving: [number, number | null][]
+  /** The products' allowed_actions[] template (see actions.ts); absent: the seller's default actions. */
+  allowed_actions?: Record<string, unknown>[]
   /** The buyer asked for delivery to be held (update paused: true, or created paused). */
   buyer_paused: boolean
   ext?: Record<string, unknown>

@@ -13,7 +13,8 @@ import { packageFromRequest } from './packages.js'
 import { announce } from './reconcile.js'
 import { loadBuy, mutateBuy } from './repository.js'
 import { effectiveAt, setStatus } from './status.js'
-import { assertUpdatable, availableActions, validActions } from './state-machine.js'
+import { assertActionsAllowed, availableActionsOf, validActionsOf } from './actions.js'
+import { assertUpdatable } from './state-machine.js'
 import type { MediaBuyRecord, MediaBuyStatus, PackageRecord } from './types.js'
 import { packageView } from './view.js'
 
@@ -64,6 +65,7 @@ export async function updateMediaBuy(
   const mediaBuyId = String(request.media_buy_id)
   const current = await loadBuy(seller.records, owner, mediaBuyId)
   assertUpdatable(current.body.status, mediaBuyId, request.canceled === true)
+  assertActionsAllowed(current.body, request)
   if (typeof request.revision === 'number' && request.revision !== current.revision)
     throw new AgentError(
       'CONFLICT',
@@ -175,8 +177,8 @@ export async function updateMediaBuy(
     affected_packages: buy.packages
       .filter((pkg) => affected.has(pkg.package_id) || request.canceled === true)
       .map((pkg) => packageView(pkg)),
-    valid_actions: validActions(buy.status),
-    available_actions: availableActions(buy.status),
+    valid_actions: validActionsOf(buy),
+    available_actions: availableActionsOf(buy),
     ...(buy.sandbox ? { sandbox: true } : {}),
   }
 }

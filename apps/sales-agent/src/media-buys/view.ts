@@ -1,5 +1,5 @@
 /** How a stored media buy is shown: create/update responses and get_media_buys entries (official shapes). */
-import { availableActions, validActions } from './state-machine.js'
+import { availableActionsOf, validActionsOf } from './actions.js'
 import type { MediaBuyRecord, PackageRecord } from './types.js'
 
 /** A package as core/package.json. */
@@ -44,8 +44,8 @@ export function createResponse(buy: MediaBuyRecord, revision: number): Record<st
     revision,
     currency: buy.currency,
     total_budget: buy.total_budget,
-    valid_actions: validActions(buy.status),
-    available_actions: availableActions(buy.status),
+    valid_actions: validActionsOf(buy),
+    available_actions: availableActionsOf(buy),
     packages: buy.packages.map((pkg) => {
       const { currency: _omit, ...view } = packageView(pkg)
       return view
@@ -78,8 +78,8 @@ export function buyView(
     created_at: buy.created_at,
     updated_at: buy.updated_at,
     ...(buy.context ? { context: buy.context } : {}),
-    valid_actions: validActions(buy.status),
-    available_actions: availableActions(buy.status),
+    valid_actions: validActionsOf(buy),
+    available_actions: availableActionsOf(buy),
     ...(options.webhookActivity ? { webhook_activity: options.webhookActivity } : {}),
     ...(options.history
       ? {

@@ -5,7 +5,7 @@
  * checked for https and public addresses; the output is the handler's object (tests check it against the
  * official response schemas).
  */
-import { defineTask, type Access, type AnyTask, type TaskContext } from '@adwire/agent-server'
+import { AgentError, defineTask, type Access, type AnyTask, type TaskContext } from '@adwire/agent-server'
 import { z } from 'zod'
 import { assertOfficial } from '../validation/official.js'
 import { assertWebhookUrl } from '../webhook-urls.js'
@@ -52,6 +52,27 @@ function webhookUrls(input: Request): { field: string; url: unknown }[] {
   return found
 }
 
+/** The AdCP releases this agent serves (a release of the same major is served at the closest one). */
+export const SUPPORTED_VERSIONS = ['3.0', '3.1'] as const
+
+/** VERSION_UNSUPPORTED for a request pinned to another major version (adcp_major_version or adcp_version). */
+export function assertSupportedVersion(request: Request): void {
+  const major = request.adcp_major_version
+  const release = request.adcp_version
+  const releaseMajor = typeof release === 'string' ? release.split('.')[0] : undefined
+  const unsupported = (major !== undefined && major !== 3) || (release !== undefined && releaseMajor !== '3')
+  if (unsupported)
+    throw new AgentError(
+      'VERSION_UNSUPPORTED',
+      `this agent serves AdCP ${SUPPORTED_VERSIONS.join(' and ')}; the request asks for ${String(release ?? major)}`,
+      {
+        field: release !== undefined ? 'adcp_version' : 'adcp_major_version',
+        status: 400,
+        details: { supported_versions: [...SUPPORTED_VERSIONS], major_versions: [3] },
+      },
+    )
+}
+
 /**
  * @example
  * sellerTask({ name: 'get_products', request: 'media-buy/get-products-request.json', access: 'public', handler }, options)
@@ -62,8 +83,11 @@ export function sellerTask(spec: SellerTaskSpec, options: DefineOptions): AnyTas
       idempotency_key: z.unknown().optional(),
       context: z.unknown().optional(),
       push_notification_config: z.unknown().optional(),
+      adcp_major_version: z.unknown().optional(),
+      adcp_version: z.unknown().optional(),
     })
     .superRefine((value) => {
+      assertSupportedVersion(value)
       if (typeof spec.request === 'string') assertOfficial(spec.request, value)
       else spec.request(value)
       for (const { field, url } of webhookUrls(value))
@@ -79,7 +103,9 @@ export function sellerTask(spec: SellerTaskSpec, options: DefineOptions): AnyTas
     // Every 3.1 response carries the protocol envelope's `status` (core/protocol-envelope.json).
     handler: async (request, context) => {
       const response = (await spec.handler(request as Request, context)) as Record<string, unknown>
-      return 'status' in response ? response : { status: 'completed', ...response }
+      // A first execution says so (`replayed: false`); the task server marks a replay `replayed: true`.
+      const first = spec.idempotent ? { replayed: false } : {}
+      return 'status' in response ? { ...response, ...first } : { status: 'completed', ...response, ...first }
     },
   })
 }

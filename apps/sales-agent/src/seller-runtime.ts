@@ -1,0 +1,62 @@
+/**
+ * The seller's domain assembled (records, catalog, event seam, clock) and the clock's tick: every tick settles
+ * each live buy (flight start and end cross without anyone reading) and tells the event seam that delivery
+ * moved for the active ones, which is where scheduled delivery reports are decided.
+ */
+import type { TestKitCredential } from './auth/test-kits.js'
+import { productSource } from './catalog/product-source.js'
+import type { SalesAgentEnv } from './env.js'
+import type { SellerEvents } from './events/seller-events.js'
+import { settleBuy } from './media-buys/reconcile.js'
+import { BUY_KIND } from './media-buys/repository.js'
+import { TERMINAL } from './media-buys/state-machine.js'
+import type { MediaBuyRecord } from './media-buys/types.js'
+import type { Seller } from './seller.js'
+import type { Storage } from './storage/index.js'
+
+export interface SellerParts {
+  readonly env: SalesAgentEnv
+  readonly storage: Storage
+  readonly events: SellerEvents
+  readonly kits: readonly TestKitCredential[]
+  readonly now: () => number
+  readonly background: (work: () => Promise<void>) => void
+  readonly log: (entry: Record<string, unknown>) => void
+}
+
+/** The seller over its parts. */
+export function createSeller(parts: SellerParts): Seller {
+  return {
+    records: parts.storage.records,
+    products: productSource(parts.storage.records, parts.env.creativeAgentUrl),
+    events: parts.events,
+    env: parts.env,
+    kits: parts.kits,
+    now: parts.now,
+    background: parts.background,
+    log: parts.log,
+    forcedTasks: new Map(),
+  }
+}
+
+/**
+ * One tick of the seller's clock over every live buy (all callers); resolves with how many it settled.
+ *
+ * @example
+ * setInterval(() => void tickBuys(seller), 30_000)
+ */
+export async function tickBuys(seller: Seller): Promise<number> {
+  let settled = 0
+  let afterSeq = 0
+  for (;;) {
+    const page = await seller.records.list<MediaBuyRecord>(BUY_KIND, { afterSeq, limit: 500 })
+    if (page.length === 0) return settled
+    afterSeq = page.at(-1)!.seq
+    for (const stored of page) {
+      if (TERMINAL.has(stored.body.status)) continue
+      const { buy } = await settleBuy(seller, stored.owner, stored.id)
+      settled++
+      if (buy.status === 'active') await seller.events.deliveryAdvanced(buy)
+    }
+  }
+}
