@@ -125,9 +125,9 @@ export async function openDeps(
     const products = productSource(storage.records, env.creativeAgentUrl)
     // The report scheduler settles a due buy on the seller's clock first (a flight that ended completes it,
     // and its final report goes instead of another scheduled one).
-    let seller: Seller | undefined
+    const late: { seller?: Seller } = {}
     const settle = async (buy: MediaBuyRecord): Promise<MediaBuyRecord> =>
-      seller ? (await settleBuy(seller, buy.owner, buy.media_buy_id, 'seller')).buy : buy
+      late.seller ? (await settleBuy(late.seller, buy.owner, buy.media_buy_id, 'seller')).buy : buy
     const webhookEvents: WebhookEvents | undefined = overrides.events
       ? undefined
       : createWebhookEvents({
@@ -151,7 +151,7 @@ export async function openDeps(
       ...(overrides.senderConcurrency ? { concurrency: overrides.senderConcurrency } : {}),
     })
     const domain = createSeller({ env, storage, events, kits, now, background, log })
-    seller = domain
+    late.seller = domain
     const tasks = sellerTasks({
       seller: domain,
       capabilities: () => snapshot,
