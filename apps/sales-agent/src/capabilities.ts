@@ -26,7 +26,11 @@ export const TASK_NAMES = [
   'sync_principal',
   'sync_agent_notification_configs',
   'comply_test_controller',
+  'get_task_status',
 ] as const
+
+/** Who may be billed (`account.supported_billing`); sync_accounts refuses the others per account. */
+export const SUPPORTED_BILLING = ['operator', 'agent'] as const
 
 /** The time granularities get_media_buy_delivery honours (`time_granularity`). */
 export const WINDOWED_PULL_GRANULARITIES = ['daily'] as const
@@ -57,7 +61,7 @@ export function capabilities(input: CapabilitiesInput): Record<string, unknown> 
     specialisms: ['sales-non-guaranteed', 'sales-guaranteed'],
     account: {
       require_operator_auth: false,
-      supported_billing: ['operator', 'agent'],
+      supported_billing: [...SUPPORTED_BILLING],
       required_for_products: false,
       sandbox: true,
     },

@@ -113,6 +113,16 @@ describe('sync_accounts and list_accounts', () => {
     expect(duplicate.accounts[0].errors[0].field).toBe('notification_configs[1].subscriber_id')
   })
 
+  it('refuses a billing party the seller does not offer, per account (BILLING_NOT_SUPPORTED)', async () => {
+    const refused = await syncAccounts([{ ...ACCOUNT, billing: 'advertiser' }])
+    expect(refused.accounts[0]).toMatchObject({ action: 'failed', status: 'rejected' })
+    expect(refused.accounts[0].errors[0]).toMatchObject({
+      code: 'BILLING_NOT_SUPPORTED',
+      recovery: 'correctable',
+      details: { scope: 'capability', supported_billing: ['operator', 'agent'] },
+    })
+  })
+
   it('marks test-kit sandbox accounts as sandbox', async () => {
     const response = await mcpOk(
       agent,

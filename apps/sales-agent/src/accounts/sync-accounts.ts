@@ -5,6 +5,7 @@
  * list_accounts pages the caller's accounts.
  */
 import type { TaskContext } from '@adwire/agent-server'
+import { SUPPORTED_BILLING } from '../capabilities.js'
 import { pageOf, pageResponse } from '../catalog/get-products.js'
 import { isoAt, isObject, ownerOf, type Seller } from '../seller.js'
 import { ACCOUNT_EVENT_TYPES, configProblem, normalizeConfigs } from './notification-configs.js'
@@ -49,6 +50,30 @@ export async function syncAccounts(
       entry.notification_configs === undefined
         ? undefined
         : configProblem(entry.notification_configs, ACCOUNT_EVENT_TYPES)
+    if (
+      typeof entry.billing === 'string' &&
+      !(SUPPORTED_BILLING as readonly string[]).includes(entry.billing)
+    ) {
+      results.push({
+        ...echo,
+        action: 'failed',
+        status: 'rejected',
+        errors: [
+          {
+            code: 'BILLING_NOT_SUPPORTED',
+            message: `billing ${entry.billing} is not offered; this seller bills ${SUPPORTED_BILLING.join(' or ')}`,
+            field: 'billing',
+            recovery: 'correctable',
+            details: {
+              scope: 'capability',
+              supported_billing: [...SUPPORTED_BILLING],
+              suggested_billing: SUPPORTED_BILLING[0],
+            },
+          },
+        ],
+      })
+      continue
+    }
     if (problem) {
       results.push({
         ...echo,

@@ -2,8 +2,7 @@
  * comply_test_controller through the official MCP client with the official test-kit keys: the live key is
  * FORBIDDEN before any scenario runs (also a non-sandbox caller); seeded products and pricing options are sold;
  * a rejected creative impairs the packages using it (health, impairments[]) until approved again; the state
- * machine refuses completed → active with INVALID_TRANSITION; simulated delivery shows in the report; the forced
- * submitted arm answers with the forced task_id. Every answer validates against the official schemas.
+ * machine refuses completed → active with INVALID_TRANSITION; simulated delivery shows in the report. Every answer validates against the official schemas.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningSalesAgent } from '../service.js'
@@ -196,28 +195,6 @@ describe('seeding and forcing', () => {
     )
     expect(report.media_buy_deliveries[0].totals.impressions).toBeGreaterThanOrEqual(10_000)
     expect(report.media_buy_deliveries[0].totals.clicks).toBeGreaterThanOrEqual(50)
-  })
-
-  it('drives the next create_media_buy into the submitted arm with the forced task_id', async () => {
-    const forced = await control('force_create_media_buy_arm', {
-      arm: 'submitted',
-      task_id: 'task_async_signed_io_q2',
-    })
-    expect(forced.forced).toEqual({ arm: 'submitted', task_id: 'task_async_signed_io_q2' })
-    const created = await ok(
-      KIT_SANDBOX,
-      'create_media_buy',
-      buyRequest({ account: sandboxAccount }),
-      'media-buy/create-media-buy-response.json',
-    )
-    expect(created).toMatchObject({ status: 'submitted', task_id: 'task_async_signed_io_q2' })
-    expect(created.media_buy_id).toBeUndefined()
-    expect(
-      await control('force_task_completion', { task_id: 'task_async_signed_io_q2', result: {} }),
-    ).toMatchObject({
-      success: true,
-      current_state: 'completed',
-    })
   })
 
   it('forces account status', async () => {

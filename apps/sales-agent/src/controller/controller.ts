@@ -8,6 +8,7 @@
  */
 import type { TaskContext } from '@adwire/agent-server'
 import { ACCOUNT_KIND } from '../accounts/resolve.js'
+import { moveTask } from '../async/task-records.js'
 import type { AccountRecord } from '../accounts/types.js'
 import { setCreativeStatus } from '../creatives/library.js'
 import { CREATIVE_KIND, creativeKey } from '../creatives/lookup.js'
@@ -20,7 +21,7 @@ import type { MediaBuyRecord, MediaBuyStatus } from '../media-buys/types.js'
 import { FORCED_ARM_KIND } from '../media-buys/create.js'
 import { isLivePrincipal, isoAt, isObject, isSandboxPrincipal, ownerOf, type Seller } from '../seller.js'
 import { controllerError, transitioned, type ControllerAnswer } from './answers.js'
-import { CONTROLLER_SCENARIOS } from './scenarios.js'
+import { CONTROLLER_SCENARIOS, UPSTREAM_KIND } from './scenarios.js'
 import { runSeed } from './seed.js'
 
 type Params = Record<string, unknown>
@@ -194,8 +195,21 @@ export async function complyTestController(
       if (!updates)
         return controllerError('NOT_FOUND', `no forced task ${String(params.task_id)} in this process`, null)
       seller.forcedTasks.delete(String(params.task_id))
-      await updates.update('completed', isObject(params.result) ? params.result : {})
+      const result = isObject(params.result) ? params.result : {}
+      await moveTask(seller, String(params.task_id), 'completed', result)
+      await updates.update('completed', result)
       return transitioned('submitted', 'completed')
+    }
+    case 'force_upstream_unavailable': {
+      // The named tool answers from its (stale) cache with a STALE_RESPONSE advisory until the record goes.
+      const tool = typeof params.tool === 'string' ? params.tool : 'get_products'
+      const upstream = typeof params.upstream_name === 'string' ? params.upstream_name : 'inventory-service'
+      await seller.records.put(UPSTREAM_KIND, `${owner}/${tool}`, owner, {
+        tool,
+        upstream,
+        since: seller.now(),
+      })
+      return transitioned('available', 'unavailable', `${upstream} is unreachable for ${tool}`)
     }
     case 'simulate_delivery':
     case 'simulate_budget_spend':

@@ -16,6 +16,10 @@ export const CONTROLLER_SCENARIOS = [
   'seed_media_buy',
   'seed_account',
   'seed_creative_format',
+  'force_upstream_unavailable',
 ] as const
 
 export type ControllerScenario = (typeof CONTROLLER_SCENARIOS)[number]
+
+/** Where force_upstream_unavailable marks a caller's tool as served from a stale cache (`{owner}/{tool}`). */
+export const UPSTREAM_KIND = 'upstream_unavailable'

@@ -14,6 +14,7 @@ import { templateOf } from './actions.js'
 import { resolveFlight } from './flight.js'
 import { creativeImpairments, settledStatus } from './lifecycle.js'
 import { packageFromRequest } from './packages.js'
+import { moveTask, openTask } from '../async/task-records.js'
 import { BUY_KIND } from './repository.js'
 import { setStatus } from './status.js'
 import type { MediaBuyRecord, PackageRecord } from './types.js'
@@ -144,6 +145,13 @@ export async function createMediaBuy(
   if (forced) await seller.records.delete(FORCED_ARM_KIND, owner)
   if (forced?.body.arm === 'submitted' && forced.body.task_id) {
     seller.forcedTasks.set(forced.body.task_id, context.updates(forced.body.task_id))
+    await openTask(seller, owner, {
+      task_id: forced.body.task_id,
+      task_type: 'create_media_buy',
+      status: 'submitted',
+      has_webhook: isObject(request.push_notification_config),
+      ...(isObject(request.context) ? { context: request.context } : {}),
+    })
     return {
       status: 'submitted',
       task_id: forced.body.task_id,
@@ -157,8 +165,15 @@ export async function createMediaBuy(
   if (!needsReview(seller, request, buy.total_budget)) return commitBuy(seller, buy, owner)
   const taskId = newId('task')
   const updates = context.updates(taskId)
+  await openTask(seller, owner, {
+    task_id: taskId,
+    task_type: 'create_media_buy',
+    status: 'submitted',
+    has_webhook: true,
+  })
   seller.background(async () => {
     await new Promise((resolve) => setTimeout(resolve, seller.env.reviewSeconds * 1000))
+    await moveTask(seller, taskId, 'working')
     await updates.update('working', {
       percentage: 50,
       current_step: 'seller_review',
@@ -166,6 +181,7 @@ export async function createMediaBuy(
       total_steps: 2,
     })
     const response = await commitBuy(seller, { ...buy, confirmed_at: isoAt(seller.now()) }, 'seller-review')
+    await moveTask(seller, taskId, 'completed', response)
     await updates.update('completed', response)
   })
   return {

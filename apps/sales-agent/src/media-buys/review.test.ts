@@ -92,6 +92,21 @@ describe('a buy in the seller review', () => {
     }
     const result = pushes[1]!.data!
     expectOfficial('media-buy/create-media-buy-response.json', result)
+    const polled = await mcpOk(
+      agent,
+      BUYER_TOKEN,
+      'get_task_status',
+      { task_id: submitted.task_id, include_result: true, include_history: true },
+      'protocol/get-task-status-response.json',
+    )
+    expect(polled).toMatchObject({ task_type: 'create_media_buy', status: 'completed', has_webhook: true })
+    expect(polled.result.media_buy_id).toBe(result.media_buy_id)
+    expect(polled.history.map((entry: { data: { status: string } }) => entry.data.status)).toEqual([
+      'submitted',
+      'working',
+      'completed',
+    ])
+    await mcpFails(agent, BUYER_TOKEN, 'get_task_status', { task_id: 'task_unknown' }, 'REFERENCE_NOT_FOUND')
     const read = await mcpOk(
       agent,
       BUYER_TOKEN,

@@ -7,7 +7,7 @@ import type { WebhookActivitySource } from '../media-buys/get.js'
 import type { Seller } from '../seller.js'
 import { accountTasks } from './account-tasks.js'
 import { capabilitiesTask } from './capabilities-task.js'
-import { controllerTask } from './controller-task.js'
+import { controllerTask, taskStatusTask } from './controller-task.js'
 import { creativeTasks } from './creative-tasks.js'
 import { mediaBuyTasks } from './media-buy-tasks.js'
 import { productTasks } from './product-tasks.js'
@@ -34,5 +34,6 @@ export function sellerTasks(deps: TaskDeps): AnyTask[] {
     ...creativeTasks(seller, options),
     ...accountTasks(seller, options),
     controllerTask(seller, options),
+    taskStatusTask(seller, options),
   ]
 }

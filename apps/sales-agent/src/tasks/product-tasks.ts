@@ -6,6 +6,7 @@
 import { AgentError, type AnyTask } from '@adwire/agent-server'
 import { CreativeError, listCreativeFormats, standardCatalog } from '@adwire/app-creative-agent'
 import { getProducts } from '../catalog/get-products.js'
+import { UPSTREAM_KIND } from '../controller/scenarios.js'
 import { isSandboxPrincipal, type Seller } from '../seller.js'
 import { sellerTask, type DefineOptions } from './define.js'
 
@@ -29,12 +30,36 @@ export function productTasks(seller: Seller, options: DefineOptions): AnyTask[] 
           (typeof request.account === 'object' &&
             (request.account as { sandbox?: unknown }).sandbox === true) ||
           (principal !== undefined && isSandboxPrincipal(seller, principal))
-        return getProducts({
+        const response = getProducts({
           request,
           credentialed: context.principal !== undefined,
           products: await seller.products.all(),
           sandbox,
         })
+        const stale =
+          principal === undefined
+            ? undefined
+            : await seller.records.get<{ upstream: string; since: number }>(
+                UPSTREAM_KIND,
+                `${principal}/get_products`,
+              )
+        if (!stale) return response
+        // The advisory rides in the payload's errors[]; the transport stays a success.
+        return {
+          ...response,
+          errors: [
+            {
+              code: 'STALE_RESPONSE',
+              message: `${stale.body.upstream} is unreachable; these products come from the last good answer`,
+              recovery: 'transient',
+              details: {
+                served_from_cache: true,
+                cache_age_seconds: Math.max(0, Math.floor(seller.now() - stale.body.since)),
+                upstream: { name: stale.body.upstream },
+              },
+            },
+          ],
+        }
       },
     },
     options,
