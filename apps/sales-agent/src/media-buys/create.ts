@@ -5,7 +5,7 @@
  * working and completed statuses are pushed as the review runs. A controller-forced submitted arm answers with
  * the forced task_id.
  */
-import { AgentError, type TaskContext } from '@adwire/agent-server'
+import { AgentError, type TaskContext, type TaskUpdates } from '@adwire/agent-server'
 import { assertUsable, resolveAccount } from '../accounts/resolve.js'
 import { creativesById } from '../creatives/lookup.js'
 import { storeInlineCreatives } from '../creatives/library.js'
@@ -120,12 +120,35 @@ async function commitBuy(
   return createResponse(buy, 1)
 }
 
-/** A review runs async only when its outcome can be pushed: a push_notification_config with an operation_id. */
-function needsReview(seller: Seller, request: Record<string, unknown>, total: number): boolean {
-  const push = request.push_notification_config
-  if (!isObject(push) || typeof push.operation_id !== 'string') return false
+/**
+ * Whether the buy waits for the seller's review (an IO signature): only when the buyer registered a
+ * push_notification_config (so it expects an async answer), and per BUY_REVIEW: always, or (over_budget) above
+ * the threshold or with a guaranteed product.
+ */
+function needsReview(
+  seller: Seller,
+  request: Record<string, unknown>,
+  total: number,
+  guaranteed: boolean,
+): boolean {
+  if (!isObject(request.push_notification_config)) return false
   if (seller.env.buyReview === 'always') return true
-  return seller.env.buyReview === 'over_budget' && total > seller.env.reviewBudgetThreshold
+  return seller.env.buyReview === 'over_budget' && (total > seller.env.reviewBudgetThreshold || guaranteed)
+}
+
+/** Pushes a status when the registration can carry it (an MCP-shape push needs an operation_id); else logs. */
+async function push(
+  seller: Seller,
+  updates: TaskUpdates,
+  taskId: string,
+  status: string,
+  result: Record<string, unknown>,
+) {
+  try {
+    await updates.update(status, result)
+  } catch (error) {
+    seller.log({ task_id: taskId, push: status, skipped: String(error) })
+  }
 }
 
 /**
@@ -162,7 +185,9 @@ export async function createMediaBuy(
   }
   await storeInlineCreatives(seller, owner, request)
   const buy = await buildBuy(seller, owner, request)
-  if (!needsReview(seller, request, buy.total_budget)) return commitBuy(seller, buy, owner)
+  const products = await Promise.all(buy.packages.map((pkg) => seller.products.get(pkg.product_id)))
+  const guaranteed = products.some((entry) => entry?.product.delivery_type === 'guaranteed')
+  if (!needsReview(seller, request, buy.total_budget, guaranteed)) return commitBuy(seller, buy, owner)
   const taskId = newId('task')
   const updates = context.updates(taskId)
   await openTask(seller, owner, {
@@ -174,7 +199,7 @@ export async function createMediaBuy(
   seller.background(async () => {
     await new Promise((resolve) => setTimeout(resolve, seller.env.reviewSeconds * 1000))
     await moveTask(seller, taskId, 'working')
-    await updates.update('working', {
+    await push(seller, updates, taskId, 'working', {
       percentage: 50,
       current_step: 'seller_review',
       step_number: 1,
@@ -182,7 +207,7 @@ export async function createMediaBuy(
     })
     const response = await commitBuy(seller, { ...buy, confirmed_at: isoAt(seller.now()) }, 'seller-review')
     await moveTask(seller, taskId, 'completed', response)
-    await updates.update('completed', response)
+    await push(seller, updates, taskId, 'completed', response)
   })
   return {
     status: 'submitted',

@@ -3,7 +3,7 @@
  * `submitted` with a task_id and no media_buy_id, then pushes `working` and `completed` (the full create
  * response, its media_buy_id readable through get_media_buys) to a real receiver from @adwire/webhooks that
  * verifies the RFC 9421 signatures with the key it finds through the agent's brand.json; operation_id and
- * context come back verbatim. Push URLs that are not https or point at private addresses are refused.
+ * context come back verbatim; without an operation_id the buyer polls get_task_status instead. Push URLs that are not https or point at private addresses are refused.
  */
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -117,15 +117,30 @@ describe('a buy in the seller review', () => {
     expect(read.media_buys[0]).toMatchObject({ media_buy_id: result.media_buy_id, context })
   })
 
-  it('skips the review (synchronous) when the registration has no operation_id to push under', async () => {
-    const created = await mcpOk(
+  it('answers submitted without an operation_id too, and the buyer polls get_task_status to the buy', async () => {
+    const submitted = await mcpOk(
       agent,
       BUYER_TOKEN,
       'create_media_buy',
       buyRequest({ push_notification_config: { url: `${hooks}/no-op` } }),
       'media-buy/create-media-buy-response.json',
     )
-    expect(created.media_buy_id).toEqual(expect.any(String))
+    expect(submitted.status).toBe('submitted')
+    let polled: Record<string, unknown> = {}
+    for (let attempt = 0; attempt < 100 && polled.status !== 'completed'; attempt++) {
+      polled = await mcpOk(
+        agent,
+        BUYER_TOKEN,
+        'get_task_status',
+        { task_id: submitted.task_id, include_result: true },
+        'protocol/get-task-status-response.json',
+      )
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(polled.status).toBe('completed')
+    expect((polled.result as { media_buy_id: string }).media_buy_id).toMatch(/^mb_/)
+    // No push could carry it (an MCP-shape push needs an operation_id).
+    expect(events.filter((event) => event.taskId === submitted.task_id)).toEqual([])
   })
 })
 
