@@ -3,7 +3,7 @@
  * the signing key, the bearer tokens, the webhook sender on the durable outbox, the preview store and the
  * task server.
  */
-import { createAgentServer, type AgentServer } from '@adwire/agent-server'
+import { createAgentServer, webhookFetch, type AgentServer } from '@adwire/agent-server'
 import { createWebhookSender, type SenderLogEntry, type WebhookSender } from '@adwire/webhooks'
 import { capabilities } from './capabilities.js'
 import { standardCatalog, type FormatCatalog } from '@adwire/formats'
@@ -16,7 +16,6 @@ import { openStorage, type Storage } from './storage.js'
 import { creativeTasks, type Log } from './tasks.js'
 import { resolveTokens, type ResolvedTokens } from './tokens.js'
 import type { TargetPolicy } from '@adwire/http-signatures/node'
-import { webhookFetch } from './webhook-urls.js'
 
 export type { Log } from './tasks.js'
 

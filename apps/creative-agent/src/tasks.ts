@@ -5,7 +5,13 @@
  * asks for it with `ext.adwire.async: true`.
  */
 import { randomUUID } from 'node:crypto'
-import { AgentError, defineTask, type AnyTask, type TaskContext } from '@adwire/agent-server'
+import {
+  AgentError,
+  assertWebhookUrl,
+  defineTask,
+  type AnyTask,
+  type TaskContext,
+} from '@adwire/agent-server'
 import { FormatsError, listCreativeFormats, type FormatCatalog } from '@adwire/formats'
 import { z } from 'zod'
 import { buildCreative, checkBuildCreativeRequest } from './creative/build-creative.js'
@@ -13,7 +19,6 @@ import type { CreativeAgentRef, CreativeContext } from './creative/context.js'
 import { CreativeError } from './creative/errors.js'
 import { previewCreative } from './creative/preview-creative.js'
 import type { PreviewSource, TaskPreviews } from './previews.js'
-import { assertWebhookUrl } from './webhook-urls.js'
 
 /** A structured log line. */
 export type Log = (entry: Record<string, unknown>) => void

@@ -3,7 +3,8 @@
  * generated at the first start and kept in the database, so every instance and every restart signs with the
  * same key. Its public half is published in the JWKS that brand.json points at.
  */
-import { algorithmOfJwk, generateSigningKey, type AdcpJwk, type Jwks } from '@adwire/http-signatures'
+import { generateSigningKey, type AdcpJwk, type Jwks } from '@adwire/http-signatures'
+import { algorithmOfJwk } from '@adwire/http-signatures/internal'
 import type { Storage } from './storage/index.js'
 
 const SETTING = 'webhook_signing_jwk'

@@ -46,3 +46,9 @@ export {
 export { createHttpAuthGate, type HttpAuthGateOptions } from './http-auth.js'
 export { toolAnnotations, toolInputSchema, toolOutputSchema } from './tool-schemas.js'
 export type * from './types.js'
+export {
+  assertWebhookUrl,
+  webhookFetch,
+  webhookUrlProblem,
+  type WebhookFetchOptions,
+} from './webhook-urls.js'

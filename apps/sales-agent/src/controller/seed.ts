@@ -3,7 +3,7 @@
  * options), creatives, formats, accounts, media buys and plans, so storyboards can run against known state.
  * A malformed fixture is INVALID_PARAMS.
  */
-import { standardCatalog } from '@adwire/app-creative-agent'
+import { standardCatalog } from '@adwire/formats'
 import { ACCOUNT_KIND } from '../accounts/resolve.js'
 import type { AccountRecord } from '../accounts/types.js'
 import { PRODUCT_KIND, productFromFixture, withPricingOption } from '../catalog/product-source.js'

@@ -5,7 +5,7 @@
  * approved at once (CREATIVE_REVIEW=auto) or after the seller's review (CREATIVE_REVIEW=manual); a format it
  * does not know waits in pending_review. Every status change reaches the event seam and the buys using it.
  */
-import { standardCatalog } from '@adwire/app-creative-agent'
+import { standardCatalog } from '@adwire/formats'
 import { AgentError } from '@adwire/agent-server'
 import { reconcileBuys } from '../media-buys/reconcile.js'
 import { BUY_KIND, mutateBuy } from '../media-buys/repository.js'

@@ -5,10 +5,16 @@
  * checked for https and public addresses; the output is the handler's object (tests check it against the
  * official response schemas).
  */
-import { AgentError, defineTask, type Access, type AnyTask, type TaskContext } from '@adwire/agent-server'
+import {
+  AgentError,
+  assertWebhookUrl,
+  defineTask,
+  type Access,
+  type AnyTask,
+  type TaskContext,
+} from '@adwire/agent-server'
 import { z } from 'zod'
 import { assertOfficial } from '../validation/official.js'
-import { assertWebhookUrl } from '../webhook-urls.js'
 
 /** A request as the handler sees it: the whole JSON object, envelope fields included. */
 export type Request = Record<string, unknown>

@@ -4,7 +4,7 @@
  * the test controller, with every 3.1 filter and pagination of the creative agent's own implementation.
  */
 import { AgentError, type AnyTask } from '@adwire/agent-server'
-import { CreativeError, listCreativeFormats, standardCatalog } from '@adwire/app-creative-agent'
+import { FormatsError, listCreativeFormats, standardCatalog } from '@adwire/formats'
 import { getProducts } from '../catalog/get-products.js'
 import { UPSTREAM_KIND } from '../controller/scenarios.js'
 import { isSandboxPrincipal, type Seller } from '../seller.js'
@@ -74,7 +74,7 @@ export function productTasks(seller: Seller, options: DefineOptions): AnyTask[] 
       request: 'media-buy/list-creative-formats-request.json',
       requestSchema: MediaBuyListCreativeFormatsRequest,
       access: 'public',
-      handler: async (request, context) => {
+      handler: async (request) => {
         const seeded = await seller.records.list<{ format: Record<string, unknown> }>(FORMAT_KIND)
         const standard = standardCatalog(seller.env.creativeAgentUrl)
         const catalog =
@@ -83,14 +83,16 @@ export function productTasks(seller: Seller, options: DefineOptions): AnyTask[] 
           const { context: _echo, ...input } = request
           return await listCreativeFormats(input, {
             agentUrl: seller.env.creativeAgentUrl,
-            now: context.now,
             catalog,
           })
         } catch (error) {
-          if (CreativeError.is(error) && error.code !== 'INTERNAL_ERROR')
+          if (FormatsError.is(error))
             throw new AgentError(error.code, error.message, {
               ...(error.field !== undefined ? { field: error.field } : {}),
+              ...(error.details !== undefined ? { details: error.details } : {}),
               status: error.status,
+              recovery: error.recovery,
+              cause: error,
             })
           throw error
         }
