@@ -78,7 +78,15 @@ const payloads = (name: string) => of(name).map((event) => JSON.parse(event.payl
 async function until(what: string, condition: () => boolean, ms = 90_000): Promise<void> {
   const end = Date.now() + ms
   while (!condition()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${agent?.output().slice(-3000)}`)
+    if (Date.now() > end)
+      throw new Error(
+        `timed out waiting for ${what}\n${agent
+          ?.output()
+          .split('\n')
+          .filter((line) => !line.includes('legacy_auth'))
+          .join('\n')
+          .slice(-4000)}`,
+      )
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
