@@ -3,7 +3,8 @@
  * requires_tool, the advertised tools), checks the request against its `schema_ref`, calls the agent, grades
  * every validation, and captures the step's `context_outputs`.
  */
-import { errorCodeOf, jsonEqual } from './checks.js'
+import { isErrorAnswer, jsonEqual } from './checks.js'
+import { conventionalCaptures } from './conventional-captures.js'
 import { gradeValidation } from './grade.js'
 import { resolvePath } from './path.js'
 import type { StepResult, ValidationResult } from './result.js'
@@ -209,7 +210,7 @@ export async function runStep(phase: Phase, step: Step, run: RunContext): Promis
     return { ...base, status: 'failed', validations: [], error: response.error }
   }
   const results = await grade(validations, run.gradeInput(request, response, step.response_schema_ref))
-  const isError = response.transportError || errorCodeOf(response.body) !== undefined
+  const isError = response.transportError || isErrorAnswer(response.body)
   if (step.expect_error === true && !isError && response.body) {
     results.push(
       synthesized(
@@ -236,6 +237,7 @@ export async function runStep(phase: Phase, step: Step, run: RunContext): Promis
   }
   let failed = results.some((result) => !result.passed && result.severity === 'required')
   if (!failed) {
+    for (const [name, value] of conventionalCaptures(task, response.body)) run.scope.context.set(name, value)
     for (const output of step.context_outputs ?? []) {
       if (output.path === undefined) continue
       const value = resolvePath(response.body, output.path)

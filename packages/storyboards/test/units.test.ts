@@ -1,5 +1,7 @@
 /** The runner's parts: paths, placeholders, skip_if expressions and the check kinds. */
 import { describe, expect, it } from 'vitest'
+import { isErrorAnswer } from '../src/checks.js'
+import { conventionalCaptures } from '../src/conventional-captures.js'
 import { gradeValidation, type GradeInput } from '../src/grade.js'
 import { evaluateExpression, parseExpression } from '../src/expression.js'
 import { resolveAll, resolvePath } from '../src/path.js'
@@ -289,5 +291,30 @@ describe('check kinds', () => {
       passed: false,
       detail: 'unknown check kind "telepathy": this runner does not grade it',
     })
+  })
+})
+
+describe('conventional captures', () => {
+  it('leave the id a task answers with under its conventional name, and nothing absent or empty', () => {
+    expect(conventionalCaptures('create_media_buy', { media_buy_id: 'mb_1', status: 'completed' })).toEqual([
+      ['media_buy_id', 'mb_1'],
+    ])
+    expect(
+      conventionalCaptures('get_products', { products: [], proposals: [{ proposal_id: 'p1' }] }),
+    ).toEqual([['proposal_id', 'p1']])
+    expect(conventionalCaptures('get_products', { products: [] })).toEqual([])
+    expect(conventionalCaptures('create_media_buy', { media_buy_id: '' })).toEqual([])
+    expect(conventionalCaptures('list_creatives', { creatives: [{ creative_id: 'c' }] })).toEqual([])
+  })
+})
+
+describe('expect_error', () => {
+  it("counts the controller's ControllerError arm (success: false with an error code) as an error answer", () => {
+    expect(isErrorAnswer({ success: false, error: 'FORBIDDEN', error_detail: 'live account' })).toBe(true)
+    expect(isErrorAnswer({ errors: [{ code: 'INVALID_REQUEST', message: 'x' }] })).toBe(true)
+    expect(isErrorAnswer({ adcp_error: { code: 'AUTH_MISSING', message: 'x' } })).toBe(true)
+    expect(isErrorAnswer({ success: true, previous_state: 'a', current_state: 'b' })).toBe(false)
+    expect(isErrorAnswer({ success: false })).toBe(false)
+    expect(isErrorAnswer(undefined)).toBe(false)
   })
 })
