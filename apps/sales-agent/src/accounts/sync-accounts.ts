@@ -28,6 +28,10 @@ export function accountView(account: AccountRecord): Record<string, unknown> {
   }
 }
 
+/** Whether the caller authenticated with an official test-kit key (sandbox or live). */
+const isKitPrincipal = (seller: Seller, owner: string) =>
+  seller.kits.some((kit) => kit.principal.principal_id === owner)
+
 /**
  * @example
  * await syncAccounts(seller, { accounts: [{ brand: { domain: 'acme.example' }, operator: 'acme.example' }] }, context)
@@ -69,6 +73,26 @@ export async function syncAccounts(
               supported_billing: [...SUPPORTED_BILLING],
               suggested_billing: SUPPORTED_BILLING[0],
             },
+          },
+        ],
+      })
+      continue
+    }
+    if (entry.billing === 'agent' && isKitPrincipal(seller, owner)) {
+      // The official test-kit callers are onboarded as passthrough-only buyer agents (billing-gate-runner.yaml
+      // commercial_relationship): agent billing is refused for them, naming the party they may use instead.
+      results.push({
+        ...echo,
+        action: 'failed',
+        status: 'rejected',
+        errors: [
+          {
+            code: 'BILLING_NOT_PERMITTED_FOR_AGENT',
+            message:
+              'this buyer agent is onboarded as passthrough-only; agent billing is not permitted for it',
+            field: 'billing',
+            recovery: 'correctable',
+            details: { rejected_billing: 'agent', suggested_billing: 'operator' },
           },
         ],
       })
