@@ -27,7 +27,17 @@ export interface RegistrationInput {
 
 const common = {
   shape: z
-    .enum(['mcp', 'a2a', 'property-list', 'collection-list', 'artifact-push', 'revocation-notification'])
+    .enum([
+      'mcp',
+      'a2a',
+      'property-list',
+      'collection-list',
+      'artifact-push',
+      'revocation-notification',
+      'creative-status-changed',
+      'creative-purged',
+      'capabilities-changed',
+    ])
     .optional(),
   /**
    * The seller these deliveries come from (its agent URL, say): registrations naming the same sender share one

@@ -10,7 +10,13 @@ import { loadTestKitCredentials, type TestKitCredential } from './auth/test-kits
 import { resolveTokens, type ResolvedTokens } from './auth/tokens.js'
 import { capabilities } from './capabilities.js'
 import type { SalesAgentEnv } from './env.js'
-import { recordingEvents, type SellerEvents } from './events/seller-events.js'
+import { productSource } from './catalog/product-source.js'
+import { settleBuy } from './media-buys/reconcile.js'
+import type { MediaBuyRecord } from './media-buys/types.js'
+import { simulatedDelivery } from './events/delivery-snapshot.js'
+import { startReportScheduler } from './events/report-scheduler.js'
+import type { SellerEvents } from './events/seller-events.js'
+import { createWebhookEvents, type WebhookEvents } from './events/webhook-events.js'
 import { resolveSigningKey, type SigningKey } from './keys.js'
 import { openStorage, type Storage } from './storage/index.js'
 import { createSeller } from './seller-runtime.js'
@@ -52,22 +58,23 @@ export interface DepsOverrides {
   readonly now?: () => number
   /** How often an idle sender looks for due webhooks, milliseconds. Default 500. */
   readonly senderPollMs?: number
+  /** How long a leased outbox entry belongs to this sender, seconds (default 60; must exceed the timeout). */
+  readonly senderLeaseSeconds?: number
+  /** Time limit of one webhook attempt, milliseconds (default 10,000). */
+  readonly senderTimeoutMs?: number
   /** Webhook deliveries in flight at once (the sender's default when unset; 1 keeps one task's in order). */
   readonly senderConcurrency?: number
   /** The fetch webhooks are delivered with. Default: the SSRF-guarded global fetch. */
   readonly webhookFetch?: typeof fetch
-  /** The event implementation (default: {@link recordingEvents}). */
+  /** The event implementation (default: {@link createWebhookEvents}, webhooks through the outbox). */
   readonly events?: (context: { readonly storage: Storage; readonly sender: WebhookSender }) => SellerEvents
-  /** Where get_media_buys reads webhook_activity (default: {@link registeredActivity}). */
+  /** Every buy's delivery-report cadence, seconds (default: its reporting_webhook's reporting_frequency). */
+  readonly reportPeriodSeconds?: number
+  /** How often the report scheduler looks for due reports, milliseconds. Default 60,000. */
+  readonly reportTickMs?: number
+  /** Where get_media_buys reads webhook_activity (default: the events' record of fires). */
   readonly webhookActivity?: WebhookActivitySource
 }
-
-/**
- * Until webhook emission records its fires per buy: an empty history for a buy with a registration (the seller
- * keeps fire history; none fired), no field for one without.
- */
-export const registeredActivity: WebhookActivitySource = async (buy) =>
-  buy.push_notification_config || buy.reporting_webhook ? [] : undefined
 
 export interface Runtime {
   readonly deps: SalesAgentDeps
@@ -98,13 +105,42 @@ export async function openDeps(
       fetch: overrides.webhookFetch ?? guardedWebhookFetch(env.allowInsecureWebhookUrls),
       pollIntervalMs: overrides.senderPollMs ?? 500,
       retryHorizonSeconds: RETRY_HORIZON_SECONDS,
+      ...(overrides.senderLeaseSeconds ? { leaseSeconds: overrides.senderLeaseSeconds } : {}),
+      ...(overrides.senderTimeoutMs ? { timeoutMs: overrides.senderTimeoutMs } : {}),
       ...(overrides.senderConcurrency ? { concurrency: overrides.senderConcurrency } : {}),
       ...(overrides.now ? { now: overrides.now } : {}),
       log: (entry: SenderLogEntry) => {
         if (entry.event !== 'enqueued' && entry.event !== 'delivered') log({ webhook: entry })
       },
     })
-    const events = overrides.events ? overrides.events({ storage, sender }) : recordingEvents(log)
+    const inFlight = new Set<Promise<void>>()
+    const background = (work: () => Promise<void>) => {
+      // After the current call has answered (the submitted response goes first).
+      const running: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(work)
+        .catch((error: unknown) => log({ background: 'failed', error: String(error) }))
+        .finally(() => inFlight.delete(running))
+      inFlight.add(running)
+    }
+    const products = productSource(storage.records, env.creativeAgentUrl)
+    // The report scheduler settles a due buy on the seller's clock first (a flight that ended completes it,
+    // and its final report goes instead of another scheduled one).
+    const late: { seller?: Seller } = {}
+    const settle = async (buy: MediaBuyRecord): Promise<MediaBuyRecord> =>
+      late.seller ? (await settleBuy(late.seller, buy.owner, buy.media_buy_id, 'seller')).buy : buy
+    const webhookEvents: WebhookEvents | undefined = overrides.events
+      ? undefined
+      : createWebhookEvents({
+          storage,
+          sender,
+          now,
+          retryHorizonSeconds: RETRY_HORIZON_SECONDS,
+          delivery: simulatedDelivery(products, env.deliverySeed),
+          settle,
+          ...(overrides.reportPeriodSeconds ? { reportPeriodSeconds: overrides.reportPeriodSeconds } : {}),
+          log,
+        })
+    const events: SellerEvents = overrides.events ? overrides.events({ storage, sender }) : webhookEvents!
     const snapshot = capabilities({
       publicUrl,
       signingAlgorithm: key.algorithm,
@@ -114,27 +150,14 @@ export async function openDeps(
       retryHorizonSeconds: RETRY_HORIZON_SECONDS,
       ...(overrides.senderConcurrency ? { concurrency: overrides.senderConcurrency } : {}),
     })
-    const inFlight = new Set<Promise<void>>()
-    const seller = createSeller({
-      env,
-      storage,
-      events,
-      kits,
-      now,
-      background(work) {
-        // After the current call has answered (the submitted response goes first).
-        const running: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
-          .then(work)
-          .catch((error: unknown) => log({ background: 'failed', error: String(error) }))
-          .finally(() => inFlight.delete(running))
-        inFlight.add(running)
-      },
-      log,
-    })
+    const domain = createSeller({ env, storage, events, kits, now, background, log })
+    late.seller = domain
     const tasks = sellerTasks({
-      seller,
+      seller: domain,
       capabilities: () => snapshot,
-      webhookActivity: overrides.webhookActivity ?? registeredActivity,
+      webhookActivity:
+        overrides.webhookActivity ??
+        ((buy, principalId, limit) => events.webhookActivity(buy, principalId, limit)),
     })
     const agent = createAgentServer({
       tasks,
@@ -168,6 +191,9 @@ export async function openDeps(
       },
     })
     sender.start()
+    const scheduler = webhookEvents
+      ? startReportScheduler(webhookEvents, overrides.reportTickMs ?? 60_000, log)
+      : undefined
     let closing: Promise<void> | undefined
     return {
       deps: {
@@ -177,7 +203,7 @@ export async function openDeps(
         tokens,
         sender,
         events,
-        seller,
+        seller: domain,
         agent,
         log,
         capabilitiesVersion: (snapshot.ext as { adwire: { capabilities_version: string } }).adwire
@@ -185,6 +211,7 @@ export async function openDeps(
       },
       close() {
         closing ??= (async () => {
+          await scheduler?.stop()
           await Promise.allSettled([...inFlight])
           await sender.stop()
           await storage.close()

@@ -277,6 +277,32 @@ describe('A2A push registrations', () => {
     }
   })
 
+  it('pushes to both channels when the buyer registered both: MCP envelopes and A2A-native events', async () => {
+    const answer = await rpc(
+      '1.0',
+      {
+        skill: 'build_creative',
+        input: {
+          ...buildInput(),
+          push_notification_config: { url: `${hooks}/mcp`, operation_id: 'op-both' },
+          context: { correlation_id: 'both' },
+        },
+      },
+      { taskPushNotificationConfig: { url: `${hooks}/rfc`, id: 'both-a2a' } },
+    )
+    await until(() => ofTask(answer.task_id).length >= 4, `the pushes of ${answer.task_id}`)
+    const seen = ofTask(answer.task_id).map((event) => [event.registrationId, event.shape, event.status])
+    expect(seen.filter(([id]) => id === 'mcp')).toEqual([
+      ['mcp', 'mcp', 'working'],
+      ['mcp', 'mcp', 'completed'],
+    ])
+    expect(seen.filter(([id]) => id === 'rfc').map(([, shape]) => shape)).toEqual(['a2a', 'a2a'])
+    for (const event of ofTask(answer.task_id).filter((event) => event.shape === 'mcp')) {
+      expect(event.operationId).toBe('op-both')
+      expect(event.payload.context).toEqual({ correlation_id: 'both' })
+    }
+  })
+
   it.each([
     ['an unknown scheme', { scheme: 'Basic', credentials: HMAC_SECRET }, 'schemes'],
     ['two schemes', { schemes: ['HMAC-SHA256', 'Bearer'], credentials: HMAC_SECRET }, 'schemes'],

@@ -7,7 +7,7 @@ import { authorize } from './auth.js'
 import { AgentError, toAgentError } from './errors.js'
 import { requestFingerprint, runIdempotent, type IdempotencyOptions } from './idempotency.js'
 import type { AnyTask, AsyncTaskResponse, Principal, TaskContext, VerifiedSigner } from './types.js'
-import { createUpdates, registrationFor } from './updates.js'
+import { createUpdates, registrationsFor } from './updates.js'
 import { parseArguments, parseOutput } from './validate.js'
 
 /** One task call, transport-independent. */
@@ -62,8 +62,7 @@ export function rawContext(args: unknown): Readonly<Record<string, unknown>> | u
  * Legacy Bearer gives a webhook no body integrity: refused for a mutating task when the request arrives, so
  * that the buyer hears it in the response rather than through webhooks that never come.
  */
-function refuseBearerNow(registration: ReturnType<typeof registrationFor>, taskName: string): void {
-  if (!registration) return
+function refuseBearerNow(registration: ReturnType<typeof registrationsFor>[number], taskName: string): void {
   try {
     refuseBearerForMutatingTask(registration.config.authentication as never, taskName)
   } catch (error) {
@@ -99,8 +98,8 @@ export function createCore(options: CoreOptions): (call: TaskCall) => Promise<Ta
         throw new AgentError('INVALID_REQUEST', 'push_notification_config requires operation_id', {
           field: 'push_notification_config.operation_id',
         })
-      const registration = registrationFor(envelope, call.a2aPush)
-      refuseBearerNow(registration, task.name)
+      const registrations = registrationsFor(envelope, call.a2aPush)
+      for (const registration of registrations) refuseBearerNow(registration, task.name)
       const nowSeconds = options.now()
       const context: TaskContext = {
         principal,
@@ -112,7 +111,7 @@ export function createCore(options: CoreOptions): (call: TaskCall) => Promise<Ta
           task,
           envelope,
           sender: options.sender,
-          registration,
+          registrations,
           initialStatus: (taskId) => initialStatuses.get(taskId),
         }),
       }

@@ -10,20 +10,25 @@ import { AgentError } from './errors.js'
 import type { AnyTask, Envelope, TaskUpdates } from './types.js'
 import { parseOutput } from './validate.js'
 
-/** Where the status pushes of one call go, decided by how the buyer registered. */
-export function registrationFor(
+/**
+ * Where the status pushes of one call go, decided by how the buyer registered: the `push_notification_config`
+ * task argument (MCP-shape envelopes) and the A2A `taskPushNotificationConfig` (A2A-shape), each when given.
+ * The channels are independent: a buyer that registered both gets one webhook per channel per change.
+ */
+export function registrationsFor(
   envelope: Envelope,
   a2aPush: TaskPushNotificationConfigInput | undefined,
-): WebhookRegistration | undefined {
+): WebhookRegistration[] {
   const context = envelope.context
+  const registrations: WebhookRegistration[] = []
   if (envelope.push_notification_config)
-    return {
+    registrations.push({
       channel: 'adcp',
       config: envelope.push_notification_config,
       ...(context ? { context } : {}),
-    }
-  if (a2aPush) return { channel: 'a2a', config: a2aPush, ...(context ? { context } : {}) }
-  return undefined
+    })
+  if (a2aPush) registrations.push({ channel: 'a2a', config: a2aPush, ...(context ? { context } : {}) })
+  return registrations
 }
 
 /** The pushes of one task: its last status, and the pushes in call order. */
@@ -63,7 +68,7 @@ export function createUpdates(options: {
   task: AnyTask
   envelope: Envelope
   sender: WebhookSender | undefined
-  registration: WebhookRegistration | undefined
+  registrations: readonly WebhookRegistration[]
   initialStatus: (taskId: string) => string | undefined
 }): (taskId: string) => TaskUpdates {
   const streams = new Map<string, TaskStream>()
@@ -80,8 +85,8 @@ export function createUpdates(options: {
         if (options.envelope.context) body = { ...body, context: options.envelope.context }
       }
       if (status === 'failed' || status === 'rejected') body = withAdcpError(body, options.envelope)
-      const { sender, registration } = options
-      if (!sender || !registration) return
+      const { sender, registrations } = options
+      if (!sender || registrations.length === 0) return
       let stream = streams.get(taskId)
       if (!stream) {
         stream = { status: initial, tail: Promise.resolve() }
@@ -103,7 +108,8 @@ export function createUpdates(options: {
           ...(body !== undefined ? { result: body } : {}),
           ...(message !== undefined ? { message } : {}),
         }
-        await sender.notify(registration, event)
+        // One webhook per registered channel; the status moves on once every channel has it durably queued.
+        for (const registration of registrations) await sender.notify(registration, event)
         current.status = status
       }
       const pushed = current.tail.then(push, push)

@@ -40,9 +40,37 @@ const revocation = () => ({
   revoked_uses: ['likeness'],
 })
 
+const creativeStatus = () => ({
+  idempotency_key: `whk_${crypto.randomUUID()}`,
+  notification_id: 'cs_cr_1_rejected',
+  notification_type: 'creative.status_changed',
+  fired_at: '2026-04-18T10:00:00Z',
+  subscriber_id: 'buyer-primary',
+  account_id: 'acc_1',
+  creative_id: 'cr_1',
+  transition: { from: 'approved', to: 'rejected', observed_at: '2026-04-18T09:59:00Z' },
+  reason_code: 'policy_revocation',
+  initiator: 'seller',
+})
+const creativePurged = () => ({
+  idempotency_key: `whk_${crypto.randomUUID()}`,
+  notification_id: 'cp_cr_1',
+  notification_type: 'creative.purged',
+  fired_at: '2026-04-18T10:00:00Z',
+  subscriber_id: 'buyer-primary',
+  account_id: 'acc_1',
+  creative_id: 'cr_1',
+  purge_kind: 'soft',
+  purged_at: '2026-04-18T09:59:00Z',
+  reason_code: 'retention_expired',
+  initiator: 'seller',
+})
+
 const cases = [
   ['artifact-push', 'content-standards/artifact-webhook-payload.json', artifactPush],
   ['revocation-notification', 'brand/revocation-notification.json', revocation],
+  ['creative-status-changed', 'creative/creative-status-changed-webhook.json', creativeStatus],
+  ['creative-purged', 'creative/creative-purged-webhook.json', creativePurged],
 ] as const
 
 const setup = () =>
@@ -58,6 +86,24 @@ const setup = () =>
       auth: { mode: 'hmac', secret: HMAC_SECRET },
       sender: 'https://rights-holder.example',
       shape: 'revocation-notification',
+    },
+    {
+      id: 'creative-status-changed',
+      auth: { mode: 'rfc9421', keys: key.jwks },
+      sender: SELLER,
+      shape: 'creative-status-changed',
+    },
+    {
+      id: 'creative-purged',
+      auth: { mode: 'rfc9421', keys: key.jwks },
+      sender: SELLER,
+      shape: 'creative-purged',
+    },
+    {
+      id: 'capabilities-changed',
+      auth: { mode: 'rfc9421', keys: key.jwks },
+      sender: SELLER,
+      shape: 'capabilities-changed',
     },
   ])
 const deliver = (shape: PayloadShape, payload: unknown) =>
@@ -85,7 +131,7 @@ describe('receiver: artifact pushes and revocation notifications', () => {
     expect(published).toHaveLength(1)
     expect(published[0]).toMatchObject({ shape, idempotencyKey: payload.idempotency_key, terminal: false })
     expect(published[0]!.data).toEqual(payload)
-    const changed = { ...payload, media_buy_id: 'mb_2', rights_id: 'rg_2' }
+    const changed = { ...payload, media_buy_id: 'mb_2', rights_id: 'rg_2', creative_id: 'cr_2' }
     expect((await answer(await receiver.handle(await deliver(shape, changed)))).body.error?.code).toBe(
       'idempotency_key_reused',
     )
@@ -104,11 +150,35 @@ describe('receiver: artifact pushes and revocation notifications', () => {
           member === 'idempotency_key' ? 'missing_idempotency_key' : 'invalid_envelope',
         )
       }
-      const badTime = { ...make(), effective_at: 'tomorrow', timestamp: 'tomorrow' }
+      const badTime = { ...make(), effective_at: 'tomorrow', timestamp: 'tomorrow', fired_at: 'tomorrow' }
       expect((await receiver.handle(await deliver(shape, badTime))).status).toBe(400)
       const shortKey = { ...make(), idempotency_key: 'short' }
       expect((await receiver.handle(await deliver(shape, shortKey))).status).toBe(400)
       expect(published).toEqual([])
     },
   )
+
+  it('capabilities-changed: needs capabilities_version, publishes once, a retry is a duplicate', async () => {
+    const { receiver, published } = setup()
+    const payload = {
+      idempotency_key: `whk_${crypto.randomUUID()}`,
+      capabilities_version: 'v2',
+      subscriber_id: 'ops',
+    }
+    expect(
+      (await answer(await receiver.handle(await signed(key, 'capabilities-changed', payload)))).status,
+    ).toBe(200)
+    expect(
+      (await answer(await receiver.handle(await signed(key, 'capabilities-changed', payload)))).body,
+    ).toEqual({
+      status: 'duplicate',
+    })
+    const { capabilities_version: _v, ...bare } = {
+      ...payload,
+      idempotency_key: `whk_${crypto.randomUUID()}`,
+    }
+    expect((await receiver.handle(await signed(key, 'capabilities-changed', bare))).status).toBe(400)
+    expect(published).toHaveLength(1)
+    expect(published[0]).toMatchObject({ shape: 'capabilities-changed', data: payload })
+  })
 })

@@ -5,6 +5,7 @@
  *
  * Times are Unix seconds (fractional allowed).
  */
+import type { PayloadShape } from '@adwire/webhooks'
 
 /** How a registration's deliveries authenticate, as stored (secrets included: never sent out by the API). */
 export type AuthConfig =
@@ -21,8 +22,8 @@ export type AuthConfig =
   | { readonly mode: 'hmac'; readonly secret: string }
   | { readonly mode: 'bearer'; readonly token: string }
 
-export type RegistrationShape =
-  'mcp' | 'a2a' | 'property-list' | 'collection-list' | 'artifact-push' | 'revocation-notification'
+/** The payload shapes the receiver core reads (task envelopes, list events, keyed events). */
+export type RegistrationShape = PayloadShape
 
 export interface RegistrationRecord {
   readonly id: string

@@ -1,5 +1,5 @@
 /**
- * The event seam, observed through the default recording implementation on a running agent (real SQLite file,
+ * The event seam, observed through the recording implementation on a running agent (real SQLite file,
  * injected clock): capabilities.changed once per new snapshot across restarts; the clock's tick moving a buy
  * pending_start → active → completed (cause seller) and closing it; a buyer's cancel; a rejected creative's
  * status change and the impairment it raises. These are the calls the webhook emission hangs off.
@@ -19,7 +19,7 @@ import {
   tempDir,
   type Body,
 } from '../test-support.js'
-import type { SellerEvent } from './seller-events.js'
+import { recordingEvents, type SellerEvent } from './seller-events.js'
 
 const DAY = 86_400
 const START = Date.parse('2032-05-01T00:00:00Z') / 1000
@@ -34,7 +34,7 @@ const account = { ...ACCOUNT, sandbox: true }
 beforeAll(async () => {
   agent = await startTestAgent(
     { DATABASE_URL: database, PUBLIC_URL: 'https://sales.events.test' },
-    { now, tickSeconds: 0 },
+    { now, tickSeconds: 0, events: () => recordingEvents(() => {}) },
   )
 })
 afterAll(() => agent.close())
@@ -51,7 +51,7 @@ describe('the SellerEvents seam', () => {
     ])
     const again = await startTestAgent(
       { DATABASE_URL: database, PUBLIC_URL: 'https://sales.events.test' },
-      { now, tickSeconds: 0 },
+      { now, tickSeconds: 0, events: () => recordingEvents(() => {}) },
     )
     try {
       expect(recorded(again).filter((event) => event.kind === 'capabilitiesChanged')).toEqual([])

@@ -43,10 +43,23 @@ export interface SellerEvents {
   accountStatusChanged(account: AccountRecord, from: string | undefined): Promise<void>
   /** After a new capability snapshot is readable through get_adcp_capabilities. */
   capabilitiesChanged(capabilitiesVersion: string): Promise<void>
+  /**
+   * get_media_buys `include_webhook_activity`: the buy's recent fires on its persistent channels (delivery
+   * reports, impairments), one `core/webhook-activity-record.json` row per attempt, newest first, only those
+   * made for `principalId` (the caller).
+   */
+  webhookActivity(
+    buy: MediaBuyRecord,
+    principalId: string,
+    limit?: number,
+  ): Promise<Record<string, unknown>[]>
 }
 
 /** One recorded event (what {@link recordingEvents} keeps). */
-export type SellerEvent = { readonly kind: keyof SellerEvents; readonly summary: Record<string, unknown> }
+export type SellerEvent = {
+  readonly kind: Exclude<keyof SellerEvents, 'webhookActivity'>
+  readonly summary: Record<string, unknown>
+}
 
 /**
  * The implementation used until webhook emission lands: every event goes to the log and to `recorded` (tests
@@ -56,7 +69,7 @@ export function recordingEvents(log: (entry: Record<string, unknown>) => void): 
   readonly recorded: SellerEvent[]
 } {
   const recorded: SellerEvent[] = []
-  const note = async (kind: keyof SellerEvents, summary: Record<string, unknown>) => {
+  const note = async (kind: SellerEvent['kind'], summary: Record<string, unknown>) => {
     recorded.push({ kind, summary })
     log({ event: kind, ...summary })
   }
@@ -79,5 +92,6 @@ export function recordingEvents(log: (entry: Record<string, unknown>) => void): 
     accountStatusChanged: (account, from) =>
       note('accountStatusChanged', { account_id: account.account_id, from, to: account.status }),
     capabilitiesChanged: (version) => note('capabilitiesChanged', { capabilities_version: version }),
+    webhookActivity: async () => [],
   }
 }

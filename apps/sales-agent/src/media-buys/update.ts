@@ -164,6 +164,8 @@ export async function updateMediaBuy(
     draft.updated_at = at
   })
   await announce(seller, buy, before, 'buyer', raised)
+  // A reporting_webhook given now starts (or keeps) the buy's report schedule; its URL applies from the next fire.
+  if (isObject(request.reporting_webhook)) await seller.events.deliveryAdvanced(buy)
   return {
     media_buy_id: buy.media_buy_id,
     media_buy_status: buy.status,

@@ -61,6 +61,9 @@ export function readEnvelope(payload: unknown, declared: PayloadShape | undefine
       return readListEvent(payload, shape)
     case 'artifact-push':
     case 'revocation-notification':
+    case 'creative-status-changed':
+    case 'creative-purged':
+    case 'capabilities-changed':
       return readKeyedEvent(payload, shape)
   }
 }

@@ -1,18 +1,26 @@
 /**
  * Webhook payloads that are neither task envelopes nor list events but carry a required `idempotency_key`
- * (AdCP 3.1.19): the artifact push of content standards (`content-standards/artifact-webhook-payload.json`)
- * and the rights revocation notification (`brand/revocation-notification.json`). Both are deduplicated on
+ * (AdCP 3.1.19): the artifact push of content standards (`content-standards/artifact-webhook-payload.json`),
+ * the rights revocation notification (`brand/revocation-notification.json`), the account-level creative events
+ * (`creative/creative-status-changed-webhook.json`, `creative/creative-purged-webhook.json`) and the
+ * agent-level capabilities.changed (not in the 3.1.19 schemas: `idempotency_key` and `capabilities_version`,
+ * as the seed says). All are deduplicated on
  * (verified sender, idempotency_key) like every other delivery; they name no task, so there is no terminal
  * convergence for them.
  *
- * @adwire/schemas generates no zod schema for these two files, so their required members are checked here;
+ * @adwire/schemas generates no zod schema for these files, so their required members are checked here;
  * the tests derive the required lists from the vendored JSON Schemas, so a drift shows.
  */
 import { Rejection } from './respond.js'
 import type { Envelope } from './envelope.js'
 
 /** The shapes read here. */
-export type KeyedEventShape = 'artifact-push' | 'revocation-notification'
+export type KeyedEventShape =
+  | 'artifact-push'
+  | 'revocation-notification'
+  | 'creative-status-changed'
+  | 'creative-purged'
+  | 'capabilities-changed'
 
 /** `^[A-Za-z0-9_.:-]{16,255}$`: the idempotency_key pattern of both schemas. */
 const KEY_PATTERN = /^[A-Za-z0-9_.:-]{16,255}$/
@@ -23,6 +31,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 const string: Check = (value) => typeof value === 'string'
 const dateTime: Check = (value) =>
   typeof value === 'string' && /^\d{4}-\d\d-\d\dT/.test(value) && !Number.isNaN(Date.parse(value))
+const subscriber: Check = (value) => typeof value === 'string' && /^[A-Za-z0-9_.:-]{1,64}$/.test(value)
 const artifactEntries: Check = (value) =>
   Array.isArray(value) &&
   value.every((entry) => isObject(entry) && isObject(entry.artifact) && dateTime(entry.delivered_at))
@@ -41,6 +50,33 @@ export const KEYED_EVENT_MEMBERS: Readonly<Record<KeyedEventShape, Readonly<Reco
     reason: string,
     effective_at: dateTime,
   },
+  'creative-status-changed': {
+    notification_id: string,
+    notification_type: (value) => value === 'creative.status_changed',
+    fired_at: dateTime,
+    subscriber_id: subscriber,
+    account_id: string,
+    creative_id: string,
+    transition: (value) =>
+      isObject(value) && string(value.from) && string(value.to) && dateTime(value.observed_at),
+    reason_code: string,
+    initiator: (value) => value === 'seller' || value === 'system',
+  },
+  'creative-purged': {
+    notification_id: string,
+    notification_type: (value) => value === 'creative.purged',
+    fired_at: dateTime,
+    subscriber_id: subscriber,
+    account_id: string,
+    creative_id: string,
+    purge_kind: (value) => value === 'soft' || value === 'hard',
+    purged_at: dateTime,
+    reason_code: string,
+    initiator: (value) => value === 'seller' || value === 'system',
+  },
+  'capabilities-changed': {
+    capabilities_version: string,
+  },
 }
 
 /** Optional members with a shape worth refusing early. */
@@ -52,12 +88,15 @@ const OPTIONAL_MEMBERS: Readonly<Record<KeyedEventShape, Readonly<Record<string,
     context: isObject,
     ext: isObject,
   },
+  'creative-status-changed': { ext: isObject },
+  'creative-purged': { ext: isObject },
+  'capabilities-changed': { fired_at: dateTime, subscriber_id: subscriber },
 }
 
 const invalid = (code: string, message: string) => new Rejection(400, code, message)
 
 /**
- * Validates an artifact push or a revocation notification and returns its envelope: the idempotency key
+ * Validates a keyed event (artifact push, revocation notification, creative event, capabilities.changed) and returns its envelope: the idempotency key
  * (required; `missing_idempotency_key` without it), no task, `data` the whole payload. Other problems are
  * `invalid_envelope`, naming the member.
  */
@@ -77,5 +116,12 @@ export function readKeyedEvent(payload: Record<string, unknown>, shape: KeyedEve
     if (payload[member] !== undefined && !check(payload[member]))
       throw invalid('invalid_envelope', `invalid ${shape}: ${member} has the wrong type or format`)
   }
-  return { shape, idempotencyKey: key, terminal: false, data: payload }
+  const notificationId = typeof payload.notification_id === 'string' ? payload.notification_id : undefined
+  return {
+    shape,
+    idempotencyKey: key,
+    ...(notificationId !== undefined ? { notificationId } : {}),
+    terminal: false,
+    data: payload,
+  }
 }

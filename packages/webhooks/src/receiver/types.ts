@@ -26,10 +26,21 @@ export type ReceiverAuth =
  * The body shape a registration promises: set by the registration channel, never guessed when known.
  * `artifact-push` is `content-standards/artifact-webhook-payload.json` (a sales agent pushing content
  * artifacts), `revocation-notification` is `brand/revocation-notification.json` (a rights holder revoking
- * rights); both are deduplicated on their `idempotency_key`, like the list events.
+ * rights); `creative-status-changed` and `creative-purged` are the account-level creative events
+ * (`creative/creative-*-webhook.json`, to `notification_configs[]`), `capabilities-changed` the seed's
+ * agent-level capabilities.changed (`capabilities_version`); all are deduplicated on their `idempotency_key`,
+ * like the list events.
  */
 export type PayloadShape =
-  'mcp' | 'a2a' | 'property-list' | 'collection-list' | 'artifact-push' | 'revocation-notification'
+  | 'mcp'
+  | 'a2a'
+  | 'property-list'
+  | 'collection-list'
+  | 'artifact-push'
+  | 'revocation-notification'
+  | 'creative-status-changed'
+  | 'creative-purged'
+  | 'capabilities-changed'
 
 /** One webhook registration: a URL the buyer gave a seller, and how deliveries to it are authenticated. */
 export interface Registration {

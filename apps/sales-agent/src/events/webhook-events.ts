@@ -1,0 +1,187 @@
+/**
+ * The real {@link SellerEvents}: every event the domain reports becomes webhooks through the durable outbox
+ * of the @adwire/webhooks sender.
+ * - A buy with a `reporting_webhook` gets a report schedule when it is stored; scheduled reports go when due
+ *   (on `deliveryAdvanced` and on the app's periodic {@link WebhookEvents.tick}); the `final` report when the
+ *   buy closes, after its queued impairments, and nothing after it.
+ * - Impairments go to the buy's `push_notification_config`, coalesced per resource (5 minutes in general,
+ *   none for the latency-sensitive reasons).
+ * - Creative status changes and purges go to the account's `notification_configs[]`, capabilities.changed to
+ *   the agent-level configs.
+ * Task status webhooks are the task server's (`context.updates`), not this seam's.
+ */
+import type { WebhookSender } from '@adwire/webhooks'
+import { WebhookError } from '@adwire/webhooks'
+import { recordFire, webhookActivity } from '../activity/webhook-activity.js'
+import type { MediaBuyRecord } from '../media-buys/types.js'
+import type { Storage } from '../storage/types.js'
+import { allAgentConfigs, CAPABILITIES_CHANGED } from './agent-configs.js'
+import { buyDestination, notificationsOf } from './buy-registrations.js'
+import { creativeFires } from './creative-fires.js'
+import { deliveryReports, type OffCadenceType } from './delivery-reports.js'
+import type { DeliverySource } from './delivery-snapshot.js'
+import { notificationFires } from './notification-fires.js'
+import type { SellerEvents } from './seller-events.js'
+
+/** Impairment reasons that must not wait for the general coalescence window (fraud, brand safety). */
+const LATENCY_SENSITIVE = new Set(['policy_violation'])
+
+export interface WebhookEventsOptions {
+  readonly storage: Storage
+  readonly sender: WebhookSender
+  /** Unix seconds. */
+  readonly now: () => number
+  readonly retryHorizonSeconds: number
+  /** Cumulative delivery of a buy at an instant (the seller's delivery clock: `simulatedDelivery`). */
+  readonly delivery: DeliverySource
+  /** Brings a stored buy up to the seller's clock (and announces what changed) before a scheduled report. */
+  readonly settle?: (buy: MediaBuyRecord) => Promise<MediaBuyRecord>
+  /** Replaces every buy's reporting cadence, seconds (demos, tests). */
+  readonly reportPeriodSeconds?: number
+  readonly log?: (entry: Record<string, unknown>) => void
+}
+
+export interface WebhookEvents extends SellerEvents {
+  /** Sends every scheduled report due now; resolves with how many went. The app calls it periodically. */
+  tick(): Promise<number>
+  /** An off-cadence delivery report for a window of the buy. */
+  offCadenceReport(
+    buy: MediaBuyRecord,
+    type: OffCadenceType,
+    window: { start: number; end: number; expectedAt?: number },
+  ): Promise<string | undefined>
+}
+
+const afterFinal = (error: unknown) => WebhookError.is(error) && error.code === 'webhook_after_final'
+
+/**
+ * @example
+ * const events = createWebhookEvents({ storage, sender, now, retryHorizonSeconds: 86_400 })
+ * setInterval(() => void events.tick(), 60_000)
+ */
+export function createWebhookEvents(options: WebhookEventsOptions): WebhookEvents {
+  const { storage, sender, now } = options
+  const records = storage.records
+  const log = options.log ?? (() => {})
+  const reports = deliveryReports({
+    records,
+    sender,
+    delivery: options.delivery,
+    now,
+    ...(options.reportPeriodSeconds ? { periodSeconds: options.reportPeriodSeconds } : {}),
+  })
+  const fires = notificationFires({
+    outbox: storage.outbox,
+    records,
+    now,
+    retryHorizonSeconds: options.retryHorizonSeconds,
+  })
+  const creatives = creativeFires({ records, fires, now })
+  const buyRecord = async (id: string) => (await records.get<MediaBuyRecord>('media_buy', id))?.body
+
+  return {
+    async buyStatusChanged(change) {
+      await reports.ensure(change.buy)
+    },
+
+    async impairmentRaised(change) {
+      const registration = notificationsOf(change.buy)
+      if (!registration) return
+      const impairment = change.impairment
+      const reason = String(impairment.reason_code ?? '')
+      const event = {
+        task_id: `impairment_${crypto.randomUUID()}`,
+        task_type: 'create_media_buy',
+        status: 'completed',
+        ...(typeof impairment.impairment_id === 'string'
+          ? { notification_id: impairment.impairment_id }
+          : {}),
+        message: `media buy ${change.buy.media_buy_id}: ${String(impairment.resource_type ?? 'resource')} ${String(impairment.resource_id ?? '')} impairs delivery`,
+        result: {
+          notification_type: 'impairment',
+          media_buy_id: change.buy.media_buy_id,
+          status: change.buy.status,
+          impairment,
+          impairments: change.buy.impairments,
+        },
+      }
+      try {
+        const key = await sender
+          .mediaBuy({ mediaBuyId: change.buy.media_buy_id, notifications: registration })
+          .impairment(event, {
+            key: change.resourceKey,
+            class: LATENCY_SENSITIVE.has(reason) ? 'latency-sensitive' : 'impairment',
+          })
+        await recordFire(records, change.buy.owner, {
+          idempotency_key: key,
+          destination: buyDestination(change.buy.media_buy_id),
+          notification_type: 'impairment',
+          url: String(registration.config.url),
+          media_buy_id: change.buy.media_buy_id,
+          fired_at: now(),
+        })
+      } catch (error) {
+        if (!afterFinal(error)) throw error
+      }
+    },
+
+    async buyClosed(buy) {
+      try {
+        await reports.final(buy)
+      } catch (error) {
+        if (!afterFinal(error)) throw error
+      }
+    },
+
+    async deliveryAdvanced(buy) {
+      await reports.ensure(buy)
+      await reports.scheduled(buy)
+    },
+
+    async creativeStatusChanged(creative, from) {
+      await creatives.statusChanged(creative, from)
+    },
+
+    async creativePurged(creative, kind) {
+      await creatives.purged(creative, kind)
+    },
+
+    async accountStatusChanged(account, from) {
+      // notification-type.json defines no account.* event: buyers observe account status through list_accounts.
+      log({ event: 'accountStatusChanged', account_id: account.account_id, from, to: account.status })
+    },
+
+    async capabilitiesChanged(capabilitiesVersion) {
+      for (const agent of await allAgentConfigs(records))
+        await fires.fire(
+          agent.principal_id,
+          `agent:${agent.principal_id}`,
+          agent.notification_configs,
+          CAPABILITIES_CHANGED,
+          (common) => ({ ...common, capabilities_version: capabilitiesVersion }),
+        )
+    },
+
+    webhookActivity: (buy, principalId, limit) =>
+      webhookActivity(records, sender, buyDestination(buy.media_buy_id), principalId, limit),
+
+    async tick() {
+      let sent = 0
+      for (const schedule of await reports.due(now())) {
+        const stored = await buyRecord(schedule.media_buy_id)
+        if (!stored) continue
+        try {
+          // A buy whose flight ended completes here: its final report goes (buyClosed), not a scheduled one.
+          const buy = options.settle ? await options.settle(stored) : stored
+          if (await reports.scheduled(buy)) sent++
+        } catch (error) {
+          if (!afterFinal(error))
+            log({ event: 'report_failed', media_buy_id: stored.media_buy_id, error: String(error) })
+        }
+      }
+      return sent
+    },
+
+    offCadenceReport: (buy, type, window) => reports.offCadence(buy, type, window),
+  }
+}
