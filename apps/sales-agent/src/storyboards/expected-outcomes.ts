@@ -55,9 +55,27 @@ export const STORYBOARD_STATUS: Readonly<Record<string, string>> = {
   'universal/security': 'passed',
   'universal/billing-gate-dispatch': 'passed',
   'universal/stale-response-advisory': 'passed',
+  'specialisms/sales-non-guaranteed/index': 'passed',
+  'protocols/media-buy/scenarios/audience_buy_flow': 'not_applicable',
+  'protocols/media-buy/scenarios/clicks_buy_flow': 'not_applicable',
+  'protocols/media-buy/scenarios/completed_views_buy_flow': 'not_applicable',
+  'protocols/media-buy/scenarios/event_dedup_flow': 'not_applicable',
+  'protocols/media-buy/scenarios/frequency_cap_enforcement': 'not_applicable',
+  'protocols/media-buy/scenarios/per_creative_conversion_attribution': 'not_applicable',
+  'protocols/media-buy/scenarios/performance_buy_flow': 'not_applicable',
+  'protocols/media-buy/scenarios/performance_buy_flow_roas': 'not_applicable',
+  'protocols/media-buy/scenarios/reach_buy_flow': 'not_applicable',
+  'specialisms/governance-aware-seller/scenarios/governance_multi_agent_rejected': 'not_applicable',
+  'specialisms/sales-guaranteed/index': 'passed',
+  'protocols/media-buy/scenarios/proposal_finalize': 'not_applicable',
+  'protocols/media-buy/scenarios/proposal_finalize_asap_timing': 'not_applicable',
+  'protocols/media-buy/scenarios/proposal_not_found_errors': 'not_applicable',
 }
 
-/** Every step that does not fail: `passed`, or `skipped`/`not_applicable` with the runner's skip reason. */
+/**
+ * Every step that does not fail, outside the storyboards that do not apply at all (whose every step is
+ * `not_applicable`): `passed`, or `skipped`/`not_applicable` with the runner's skip reason.
+ */
 export const STEP_OUTCOMES: Readonly<Record<string, string>> = {
   'protocols/media-buy/index#get_capabilities': 'passed',
   'protocols/media-buy/index#sync_accounts': 'passed',
@@ -87,30 +105,6 @@ export const STEP_OUTCOMES: Readonly<Record<string, string>> = {
   'protocols/media-buy/scenarios/pending_creatives_to_start#sync_creative': 'passed',
   'protocols/media-buy/scenarios/pending_creatives_to_start#assign_creative_to_package': 'passed',
   'protocols/media-buy/scenarios/pending_creatives_to_start#get_media_buy_after_sync': 'passed',
-  'protocols/media-buy/scenarios/inventory_list_targeting#get_products_brief':
-    'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/inventory_list_targeting#create_buy_with_lists':
-    'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/inventory_list_targeting#get_after_create': 'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/inventory_list_targeting#update_buy_swap_lists':
-    'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/inventory_list_targeting#get_after_update': 'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/inventory_list_no_match#get_products_brief': 'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/inventory_list_no_match#create_buy_no_match_accept':
-    'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/inventory_list_no_match#create_buy_no_match_reject':
-    'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/inventory_list_no_match#assert_property_list_no_match_handled':
-    'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/product_signal_targeting#get_products_wholesale':
-    'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/product_signal_targeting#get_signals_wholesale':
-    'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/product_signal_targeting#create_media_buy_with_signal_groups':
-    'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/product_signal_targeting#get_after_create': 'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/product_signal_targeting#create_media_buy_with_unknown_signal':
-    'not_applicable not_applicable',
   'protocols/media-buy/scenarios/available_actions#get_product_allowed_actions': 'passed',
   'protocols/media-buy/scenarios/available_actions#sync_available_actions_creative': 'passed',
   'protocols/media-buy/scenarios/available_actions#create_media_buy_with_available_actions': 'passed',
@@ -135,24 +129,6 @@ export const STEP_OUTCOMES: Readonly<Record<string, string>> = {
   'protocols/media-buy/scenarios/creative_fate_after_cancellation#list_creatives_after_cancel': 'passed',
   'protocols/media-buy/scenarios/creative_fate_after_cancellation#create_second_buy': 'passed',
   'protocols/media-buy/scenarios/creative_fate_after_cancellation#reassign_creative': 'passed',
-  'protocols/media-buy/scenarios/inline_creatives_without_sync#get_capabilities':
-    'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/inline_creatives_without_sync#get_products_canonical_format':
-    'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/inline_creatives_without_sync#create_buy_with_canonical_inline_creative':
-    'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/inline_creatives_without_sync#update_buy_with_replacement_canonical_inline_creative':
-    'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/inline_creatives_without_sync#get_products_legacy_format':
-    'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/inline_creatives_without_sync#create_buy_with_legacy_inline_creative':
-    'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/inline_creatives_without_sync#update_buy_with_replacement_legacy_inline_creative':
-    'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/inline_creatives_without_sync#get_canonical_media_buy_after_inline_replacement':
-    'not_applicable not_applicable',
-  'protocols/media-buy/scenarios/inline_creatives_without_sync#get_legacy_media_buy_after_inline_replacement':
-    'not_applicable not_applicable',
   'protocols/media-buy/scenarios/create_media_buy_async#force_arm_submitted': 'passed',
   'protocols/media-buy/scenarios/create_media_buy_async#create_media_buy_submitted': 'passed',
   'protocols/media-buy/scenarios/dependency_impairment#get_products_brief': 'passed',
@@ -342,4 +318,19 @@ export const STEP_OUTCOMES: Readonly<Record<string, string>> = {
   'universal/stale-response-advisory#force_upstream_unavailable': 'passed',
   'universal/stale-response-advisory#stale_response_wire_placement': 'passed',
   'universal/stale-response-advisory#no_stale_on_healthy_upstream': 'passed',
+  'specialisms/sales-non-guaranteed/index#get_capabilities': 'passed',
+  'specialisms/sales-non-guaranteed/index#get_products_brief': 'passed',
+  'specialisms/sales-non-guaranteed/index#sync_governance': 'passed',
+  'specialisms/sales-non-guaranteed/index#create_media_buy': 'passed',
+  'specialisms/sales-non-guaranteed/index#get_media_buys_pacing': 'passed',
+  'specialisms/sales-non-guaranteed/index#update_media_buy': 'passed',
+  'specialisms/sales-non-guaranteed/index#get_delivery': 'passed',
+  'specialisms/sales-guaranteed/index#get_capabilities': 'passed',
+  'specialisms/sales-guaranteed/index#sync_accounts': 'passed',
+  'specialisms/sales-guaranteed/index#sync_governance': 'passed',
+  'specialisms/sales-guaranteed/index#get_products_brief': 'passed',
+  'specialisms/sales-guaranteed/index#create_media_buy': 'passed',
+  'specialisms/sales-guaranteed/index#get_media_buys_active': 'passed',
+  'specialisms/sales-guaranteed/index#sync_creatives': 'passed',
+  'specialisms/sales-guaranteed/index#get_delivery': 'passed',
 }

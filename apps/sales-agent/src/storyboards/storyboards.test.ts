@@ -22,7 +22,7 @@ import { parseEnv } from '../env.js'
 import { startSalesAgent, type RunningSalesAgent } from '../service.js'
 import { EXPECTED_FAILURES, STEP_OUTCOMES, STORYBOARD_STATUS } from './expected-outcomes.js'
 
-/** sales-agent.md "Must pass" (the media-buy index brings its requires_scenarios along). */
+/** sales-agent.md "Must pass" (the media-buy index brings its requires_scenarios along), then the claimed specialisms. */
 const STORYBOARDS = [
   'protocols/media-buy/index',
   'protocols/media-buy/state-machine',
@@ -47,6 +47,9 @@ const STORYBOARDS = [
   'universal/security',
   'universal/billing-gate-dispatch',
   'universal/stale-response-advisory',
+  // The two specialisms the seller claims (sales-agent.md "Should pass"); their scenarios come along.
+  'specialisms/sales-non-guaranteed/index',
+  'specialisms/sales-guaranteed/index',
 ]
 
 /** Like a deployment: get_adcp_capabilities names identity.brand_json_url only on https. */
@@ -112,20 +115,34 @@ describe.each(['mcp', 'a2a'] as const)('the sales agent over %s', (protocol) => 
   })
 
   it('gives every other step its pinned outcome', () => {
+    const result = results.get(protocol)!
+    const inapplicable = new Set(
+      result.storyboards.filter((storyboard) => storyboard.status === 'not_applicable').map(({ key }) => key),
+    )
     const outcomes = Object.fromEntries(
-      stepsOf(results.get(protocol)!)
-        .filter(({ step }) => step.status !== 'failed')
+      stepsOf(result)
+        .filter(({ id, step }) => step.status !== 'failed' && !inapplicable.has(id.split('#')[0]!))
         .map(({ id, step }) => [id, `${step.status}${step.skip ? ` ${step.skip.reason}` : ''}`]),
     )
     expect(outcomes).toEqual(STEP_OUTCOMES)
+    // A storyboard that does not apply runs no step: each is not_applicable, citing the capability it lacks.
+    for (const storyboard of result.storyboards.filter(({ key }) => inapplicable.has(key))) {
+      expect(storyboard.skip?.detail).toMatch(/requires_capability|does not claim/)
+      for (const step of storyboard.steps) expect(step.status).toBe('not_applicable')
+    }
   })
 
-  it('passes media_buy_seller, its scenarios that apply, the state machine and the universal storyboards', () => {
+  it('passes media_buy_seller, its scenarios that apply, the state machine, the universal storyboards and the claimed specialisms', () => {
     const result = results.get(protocol)!
     expect(
       Object.fromEntries(result.storyboards.map((storyboard) => [storyboard.key, storyboard.status])),
     ).toEqual(STORYBOARD_STATUS)
-    for (const key of ['protocols/media-buy/index', 'protocols/media-buy/state-machine'])
+    for (const key of [
+      'protocols/media-buy/index',
+      'protocols/media-buy/state-machine',
+      'specialisms/sales-non-guaranteed/index',
+      'specialisms/sales-guaranteed/index',
+    ])
       expect(result.storyboards.find((storyboard) => storyboard.key === key)!.status).toBe('passed')
     expect(result.timed_out).toBe(false)
   })
