@@ -34,9 +34,7 @@ const cpm = (id: string, price: { fixed?: number; floor?: number }, minSpend?: n
   pricing_model: 'cpm',
   currency: 'USD',
   ...(price.fixed !== undefined ? { fixed_price: price.fixed } : {}),
-  ...(price.floor !== undefined
-    ? { floor_price: price.floor, price_guidance: guidance(price.floor) }
-    : {}),
+  ...(price.floor !== undefined ? { floor_price: price.floor, price_guidance: guidance(price.floor) } : {}),
   ...(minSpend !== undefined ? { min_spend_per_package: minSpend } : {}),
 })
 
