@@ -117,6 +117,17 @@ export function errorCodeOf(body: Record<string, unknown> | undefined): string |
 }
 
 /**
+ * Whether an answer is an error response for `expect_error`: an AdCP error (`adcp_error` or `errors[0]`), or the
+ * test controller's error arm (comply-test-controller-response.json `ControllerError`: `success: false` with an
+ * `error` code), which the controller answers as a completed task.
+ * @example isErrorAnswer({ success: false, error: 'FORBIDDEN' }) // true
+ */
+export function isErrorAnswer(body: Record<string, unknown> | undefined): boolean {
+  if (errorCodeOf(body) !== undefined) return true
+  return body?.success === false && typeof body.error === 'string'
+}
+
+/**
  * Grades one single-response check; undefined when the kind is not one of {@link FIELD_CHECKS}.
  * @example gradeFieldCheck({ check: 'field_present', path: 'formats' }, input)?.passed
  */

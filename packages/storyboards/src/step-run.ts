@@ -3,12 +3,14 @@
  * requires_tool, the advertised tools), checks the request against its `schema_ref`, calls the agent, grades
  * every validation, and captures the step's `context_outputs`.
  */
-import { errorCodeOf, jsonEqual } from './checks.js'
+import { isErrorAnswer, jsonEqual } from './checks.js'
+import { conventionalCaptures } from './conventional-captures.js'
 import { gradeValidation } from './grade.js'
 import { resolvePath } from './path.js'
 import type { StepResult, ValidationResult } from './result.js'
 import type { RunContext } from './run-context.js'
 import { substitute, UnresolvedSubstitution } from './substitute.js'
+import { taskCompletion, TASK_COMPLETION_PREFIX, type Completion } from './task-completion.js'
 import type { Phase, Step, Validation } from './types.js'
 import { HTTP_TASKS, runHttpStep } from './http-steps.js'
 import { runWebhookStep, WEBHOOK_TASKS } from './webhook-steps.js'
@@ -209,7 +211,7 @@ export async function runStep(phase: Phase, step: Step, run: RunContext): Promis
     return { ...base, status: 'failed', validations: [], error: response.error }
   }
   const results = await grade(validations, run.gradeInput(request, response, step.response_schema_ref))
-  const isError = response.transportError || errorCodeOf(response.body) !== undefined
+  const isError = response.transportError || isErrorAnswer(response.body)
   if (step.expect_error === true && !isError && response.body) {
     results.push(
       synthesized(
@@ -236,16 +238,25 @@ export async function runStep(phase: Phase, step: Step, run: RunContext): Promis
   }
   let failed = results.some((result) => !result.passed && result.severity === 'required')
   if (!failed) {
+    for (const [name, value] of conventionalCaptures(task, response.body)) run.scope.context.set(name, value)
+    let completion: Completion | undefined
     for (const output of step.context_outputs ?? []) {
       if (output.path === undefined) continue
-      const value = resolvePath(response.body, output.path)
+      let value: unknown
+      let why: string | undefined
+      if (output.path.startsWith(TASK_COMPLETION_PREFIX)) {
+        completion ??= await taskCompletion(run, response.body, step)
+        if ('result' in completion)
+          value = resolvePath(completion.result, output.path.slice(TASK_COMPLETION_PREFIX.length))
+        else why = completion.problem
+      } else value = resolvePath(response.body, output.path)
       if (value === undefined || value === null || value === '') {
         results.push(
           synthesized(
             'capture_path_not_resolvable',
             `context_outputs ${output.name}`,
             false,
-            `expected a value at ${output.path}, got ${value === undefined ? 'absent' : JSON.stringify(value)}`,
+            `expected a value at ${output.path}, got ${value === undefined ? 'absent' : JSON.stringify(value)}${why ? ` (${why})` : ''}`,
           ),
         )
         failed = true

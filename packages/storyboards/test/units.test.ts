@@ -1,5 +1,9 @@
 /** The runner's parts: paths, placeholders, skip_if expressions and the check kinds. */
 import { describe, expect, it } from 'vitest'
+import { taskCompletion } from '../src/task-completion.js'
+import type { RunContext } from '../src/run-context.js'
+import { isErrorAnswer } from '../src/checks.js'
+import { conventionalCaptures } from '../src/conventional-captures.js'
 import { gradeValidation, type GradeInput } from '../src/grade.js'
 import { evaluateExpression, parseExpression } from '../src/expression.js'
 import { resolveAll, resolvePath } from '../src/path.js'
@@ -288,6 +292,76 @@ describe('check kinds', () => {
     expect(await grade({ check: 'telepathy' })).toEqual({
       passed: false,
       detail: 'unknown check kind "telepathy": this runner does not grade it',
+    })
+  })
+})
+
+describe('conventional captures', () => {
+  it('leave the id a task answers with under its conventional name, and nothing absent or empty', () => {
+    expect(conventionalCaptures('create_media_buy', { media_buy_id: 'mb_1', status: 'completed' })).toEqual([
+      ['media_buy_id', 'mb_1'],
+    ])
+    expect(
+      conventionalCaptures('get_products', { products: [], proposals: [{ proposal_id: 'p1' }] }),
+    ).toEqual([['proposal_id', 'p1']])
+    expect(conventionalCaptures('get_products', { products: [] })).toEqual([])
+    expect(conventionalCaptures('create_media_buy', { media_buy_id: '' })).toEqual([])
+    expect(conventionalCaptures('list_creatives', { creatives: [{ creative_id: 'c' }] })).toEqual([])
+  })
+})
+
+describe('expect_error', () => {
+  it("counts the controller's ControllerError arm (success: false with an error code) as an error answer", () => {
+    expect(isErrorAnswer({ success: false, error: 'FORBIDDEN', error_detail: 'live account' })).toBe(true)
+    expect(isErrorAnswer({ errors: [{ code: 'INVALID_REQUEST', message: 'x' }] })).toBe(true)
+    expect(isErrorAnswer({ adcp_error: { code: 'AUTH_MISSING', message: 'x' } })).toBe(true)
+    expect(isErrorAnswer({ success: true, previous_state: 'a', current_state: 'b' })).toBe(false)
+    expect(isErrorAnswer({ success: false })).toBe(false)
+    expect(isErrorAnswer(undefined)).toBe(false)
+  })
+})
+
+describe('task_completion captures', () => {
+  /** A run whose get_task_status answers `statuses` in turn (the last one repeating). */
+  const polling = (statuses: Record<string, unknown>[], tasks = ['get_task_status']) => {
+    const calls: Record<string, unknown>[] = []
+    const run = {
+      profile: { tasks: new Set(tasks) },
+      env: { stepTimeoutMs: 2_000 },
+      call: async (task: string, request: Record<string, unknown>) => {
+        calls.push({ task, ...request })
+        return { body: statuses[Math.min(calls.length - 1, statuses.length - 1)] }
+      },
+    } as unknown as RunContext
+    return { run, calls }
+  }
+  const step = { id: 'create', task: 'create_media_buy' }
+
+  it('polls get_task_status until the task completes and reads its result', async () => {
+    const { run, calls } = polling([
+      { status: 'working' },
+      { status: 'completed', result: { media_buy_id: 'mb_1' } },
+    ])
+    expect(await taskCompletion(run, { status: 'submitted', task_id: 't1' }, step)).toEqual({
+      result: { media_buy_id: 'mb_1' },
+    })
+    expect(calls).toEqual([
+      { task: 'get_task_status', task_id: 't1', include_result: true },
+      { task: 'get_task_status', task_id: 't1', include_result: true },
+    ])
+  })
+
+  it('names why there is no result: not pending, no poll task, a failed task', async () => {
+    expect(await taskCompletion(polling([]).run, { status: 'completed' }, step)).toMatchObject({
+      problem: expect.stringMatching(/not a pending task/),
+    })
+    const noTask = polling([], []).run
+    expect(await taskCompletion(noTask, { status: 'submitted', task_id: 't' }, step)).toMatchObject({
+      problem: expect.stringMatching(/no get_task_status/),
+    })
+    const failed = polling([{ status: 'failed' }]).run
+    expect(await taskCompletion(failed, { status: 'submitted', task_id: 't' }, step)).toEqual({
+      problem: 'task t ended failed',
     })
   })
 })

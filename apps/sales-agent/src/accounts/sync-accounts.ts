@@ -1,6 +1,6 @@
 /**
  * sync_accounts and list_accounts: buyer-declared accounts by natural key (brand + operator + sandbox), each
- * created or updated with its billing, payment terms and account-level notification_configs (validated per
+ * created or updated (or, keyed by an `account` reference, updated only: an unknown one is ACCOUNT_NOT_FOUND) with its billing, payment terms and account-level notification_configs (validated per
  * account: a bad set fails that account with `action: failed`, `status: rejected` and the offending field);
  * list_accounts pages the caller's accounts.
  */
@@ -27,6 +27,10 @@ export function accountView(account: AccountRecord): Record<string, unknown> {
     notification_configs: account.notification_configs,
   }
 }
+
+/** Whether the caller authenticated with an official test-kit key (sandbox or live). */
+const isKitPrincipal = (seller: Seller, owner: string) =>
+  seller.kits.some((kit) => kit.principal.principal_id === owner)
 
 /**
  * @example
@@ -74,6 +78,26 @@ export async function syncAccounts(
       })
       continue
     }
+    if (entry.billing === 'agent' && isKitPrincipal(seller, owner)) {
+      // The official test-kit callers are onboarded as passthrough-only buyer agents (billing-gate-runner.yaml
+      // commercial_relationship): agent billing is refused for them, naming the party they may use instead.
+      results.push({
+        ...echo,
+        action: 'failed',
+        status: 'rejected',
+        errors: [
+          {
+            code: 'BILLING_NOT_PERMITTED_FOR_AGENT',
+            message:
+              'this buyer agent is onboarded as passthrough-only; agent billing is not permitted for it',
+            field: 'billing',
+            recovery: 'correctable',
+            details: { rejected_billing: 'agent', suggested_billing: 'operator' },
+          },
+        ],
+      })
+      continue
+    }
     if (problem) {
       results.push({
         ...echo,
@@ -83,8 +107,32 @@ export async function syncAccounts(
       })
       continue
     }
-    const id = naturalAccountId(owner, ref)
-    const existing = await seller.records.get<AccountRecord>(ACCOUNT_KIND, id)
+    // Settings-update mode (`account`: an AccountRef): the entry updates that account and never provisions one.
+    const target = isObject(entry.account) ? entry.account : undefined
+    const id = target
+      ? typeof target.account_id === 'string'
+        ? target.account_id
+        : naturalAccountId(owner, target)
+      : naturalAccountId(owner, ref)
+    const found = await seller.records.get<AccountRecord>(ACCOUNT_KIND, id)
+    const existing = found && found.owner === owner ? found : undefined
+    if (target && !existing) {
+      results.push({
+        brand: isObject(target.brand) ? target.brand : { domain: 'unknown.example' },
+        operator: typeof target.operator === 'string' ? target.operator : 'unknown.example',
+        action: 'failed',
+        status: 'rejected',
+        errors: [
+          {
+            code: 'ACCOUNT_NOT_FOUND',
+            message: `no account ${id} to update; provision it with brand, operator and billing`,
+            field: 'account',
+            recovery: 'terminal',
+          },
+        ],
+      })
+      continue
+    }
     const changes: Partial<AccountRecord> = {
       ...(typeof entry.billing === 'string' ? { billing: entry.billing } : {}),
       ...(typeof entry.payment_terms === 'string' ? { payment_terms: entry.payment_terms } : {}),
@@ -101,9 +149,9 @@ export async function syncAccounts(
     if (request.dry_run !== true && !unchanged) await seller.records.put(ACCOUNT_KIND, id, owner, account)
     results.push({
       ...accountView(account),
-      ...echo,
+      ...(target ? {} : echo),
       action: existing ? (unchanged ? 'unchanged' : 'updated') : 'created',
-      sandbox: sandboxOf(seller, owner, ref),
+      sandbox: target ? account.sandbox === true : sandboxOf(seller, owner, ref),
     })
   }
   return { ...(request.dry_run === true ? { dry_run: true } : {}), accounts: results }

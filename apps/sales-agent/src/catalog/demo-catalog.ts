@@ -23,12 +23,18 @@ const reporting = (metrics: readonly string[]) => ({
   windowed_pull_granularities: ['daily'],
 })
 
+/** Clearing-price percentiles of an auction over its floor (pricing-options/price-guidance.json). */
+const guidance = (floor: number) => {
+  const at = (factor: number) => Math.round(floor * factor * 100) / 100
+  return { p25: at(1.1), p50: at(1.25), p75: at(1.5), p90: at(1.8) }
+}
+
 const cpm = (id: string, price: { fixed?: number; floor?: number }, minSpend?: number) => ({
   pricing_option_id: id,
   pricing_model: 'cpm',
   currency: 'USD',
   ...(price.fixed !== undefined ? { fixed_price: price.fixed } : {}),
-  ...(price.floor !== undefined ? { floor_price: price.floor } : {}),
+  ...(price.floor !== undefined ? { floor_price: price.floor, price_guidance: guidance(price.floor) } : {}),
   ...(minSpend !== undefined ? { min_spend_per_package: minSpend } : {}),
 })
 

@@ -87,7 +87,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 
 /**
  * A controller fixture (`seed_product`) as a valid product: defaults for what the fixture leaves out, format_ids
- * without agent_url pointed at the creative agent, a default CPM option until `seed_pricing_option` adds one.
+ * without agent_url pointed at the creative agent, publisher selectors without selection_type as `all`, a default CPM option until `seed_pricing_option` adds one.
  */
 export function productFromFixture(
   productId: string,
@@ -107,9 +107,14 @@ export function productFromFixture(
     product_id: productId,
     name: typeof base.name === 'string' ? base.name : productId.replaceAll('_', ' '),
     description: typeof base.description === 'string' ? base.description : `Seeded product ${productId}`,
+    // A selector without selection_type (get-products-pagination-integrity's fixtures) sells the whole publisher.
     publisher_properties:
       Array.isArray(base.publisher_properties) && base.publisher_properties.length > 0
         ? base.publisher_properties
+            .filter(isObject)
+            .map((entry) =>
+              entry.selection_type === undefined ? { ...entry, selection_type: 'all' } : entry,
+            )
         : [{ publisher_domain: 'sandbox-publisher.example', selection_type: 'all' }],
     delivery_type: base.delivery_type === 'guaranteed' ? 'guaranteed' : 'non_guaranteed',
     channels: channels ?? ['display'],

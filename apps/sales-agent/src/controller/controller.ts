@@ -23,6 +23,7 @@ import { isLivePrincipal, isoAt, isObject, isSandboxPrincipal, ownerOf, type Sel
 import { controllerError, transitioned, type ControllerAnswer } from './answers.js'
 import { CONTROLLER_SCENARIOS, UPSTREAM_KIND } from './scenarios.js'
 import { runSeed } from './seed.js'
+import { officialProblem } from '../validation/official.js'
 
 type Params = Record<string, unknown>
 
@@ -165,6 +166,8 @@ export async function complyTestController(
   if (denied) return denied
   const scenario = String(request.scenario)
   const params = isObject(request.params) ? request.params : {}
+  const invalid = officialProblem('compliance/comply-test-controller-request.json', request)
+  if (invalid) return controllerError('INVALID_PARAMS', invalid.message)
   switch (scenario) {
     case 'list_scenarios':
       return { success: true, scenarios: [...CONTROLLER_SCENARIOS] }

@@ -39,10 +39,14 @@ async function seedPricingOption(seller: Seller, params: Params): Promise<Contro
 async function seedCreative(seller: Seller, owner: string, params: Params): Promise<ControllerAnswer> {
   const fixture = fixtureOf(params)
   const id = String(params.creative_id)
+  // A fixture's format_id without agent_url (pagination-integrity's creatives) is one of the creative agent's.
+  const formatId = isObject(fixture.format_id)
+    ? { agent_url: seller.env.creativeAgentUrl, ...fixture.format_id }
+    : { agent_url: seller.env.creativeAgentUrl, id: 'display_300x250_image' }
   const { creative } = await upsertCreative(seller, owner, {
-    format_id: { agent_url: seller.env.creativeAgentUrl, id: 'display_300x250_image' },
     assets: {},
     ...fixture,
+    format_id: formatId,
     creative_id: id,
   })
   if (typeof fixture.status === 'string') {

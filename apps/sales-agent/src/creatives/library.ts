@@ -1,9 +1,10 @@
 /**
  * The seller's creative library: sync_creatives (upsert per creative, per-creative action and status, dry
  * runs, strict or lenient validation, bulk assignments to packages) and the inline creatives a
- * create_media_buy package may carry. Approval: a creative in a format this seller's creative agent knows is
- * approved at once (CREATIVE_REVIEW=auto) or after the seller's review (CREATIVE_REVIEW=manual); a format it
- * does not know waits in pending_review. Every status change reaches the event seam and the buys using it.
+ * create_media_buy package may carry. Approval: a creative in a format this seller's creative agent knows (or
+ * one of the seller's products lists) is approved at once (CREATIVE_REVIEW=auto) or after the seller's review
+ * (CREATIVE_REVIEW=manual); a format it does not know waits in pending_review. Every status change reaches the
+ * event seam and the buys using it.
  */
 import { standardCatalog } from '@adwire/formats'
 import { AgentError } from '@adwire/agent-server'
@@ -14,10 +15,22 @@ import { isoAt, isObject, type Seller } from '../seller.js'
 import { CREATIVE_KIND, creativeKey } from './lookup.js'
 import type { CreativeRecord, CreativeStatus } from './types.js'
 
-/** The first status of a creative in this format. */
-function initialStatus(seller: Seller, formatId: Record<string, unknown>): CreativeStatus {
+/**
+ * The first status of a creative in this format: a format of the creative agent's catalog, or one a product of
+ * this seller lists (seeded products reference formats of their own), is one the seller reviews as configured.
+ */
+async function initialStatus(seller: Seller, formatId: Record<string, unknown>): Promise<CreativeStatus> {
+  const wanted = { agent_url: String(formatId.agent_url), id: String(formatId.id) }
   const catalog = standardCatalog(seller.env.creativeAgentUrl)
-  const known = catalog.get({ agent_url: String(formatId.agent_url), id: String(formatId.id) }) !== undefined
+  const known =
+    catalog.get(wanted) !== undefined ||
+    (await seller.products.all()).some(
+      ({ product }) =>
+        Array.isArray(product.format_ids) &&
+        product.format_ids.some(
+          (listed) => isObject(listed) && listed.id === wanted.id && listed.agent_url === wanted.agent_url,
+        ),
+    )
   if (!known) return 'pending_review'
   return seller.env.creativeReview === 'manual' ? 'pending_review' : 'approved'
 }
@@ -52,7 +65,7 @@ export async function upsertCreative(
     owner,
     ...(accountId ? { account_id: accountId } : {}),
     ...base,
-    status: initialStatus(seller, formatId),
+    status: await initialStatus(seller, formatId),
     created_at: at,
     updated_at: at,
   }

@@ -87,7 +87,18 @@ export function assertActionsAllowed(buy: MediaBuyRecord, request: Record<string
       throw new AgentError(
         'ACTION_NOT_ALLOWED',
         `${action} is not available to the buyer on media buy ${buy.media_buy_id} (${reason.replaceAll('_', ' ')})`,
-        { status: 403, details: { attempted_action: action, reason, current_status: buy.status } },
+        {
+          status: 403,
+          // A product that does not offer the action at all leaves nothing to correct (available_actions).
+          ...(reason === 'not_supported_on_product' ? { recovery: 'terminal' as const } : {}),
+          details: {
+            attempted_action: action,
+            reason,
+            current_status: buy.status,
+            // error-details/action-not-allowed.json: the recovery option set, without a get_media_buys round-trip.
+            currently_available_actions: availableActionsOf(buy),
+          },
+        },
       )
   }
 }

@@ -1,7 +1,8 @@
 /**
  * Flight dates: `start_time` is `asap` (now on the seller's clock) or an ISO 8601 time; `end_time` an ISO 8601
- * time after it. A reversed flight, an end already past, or a start more than the grace period in the past is
- * VALIDATION_ERROR naming the field.
+ * time after it. A reversed flight or an end already past is VALIDATION_ERROR (error-compliance: the canonical code
+ * of a business-rule violation); a start more than the grace period in the past is INVALID_REQUEST
+ * (schema-validation's past_start_rejection asks that code). Both name the field.
  */
 import { AgentError } from '@adwire/agent-server'
 import { isoAt } from '../seller.js'
@@ -30,6 +31,10 @@ export function resolveFlight(
   if (end <= start) throw fail(`${fields.end} must be after ${fields.start}`, fields.end)
   if (end <= now) throw fail(`${fields.end} is in the past`, fields.end)
   if (startTime !== 'asap' && start < now - START_GRACE_SECONDS)
-    throw fail(`${fields.start} is in the past; use "asap" or a future time`, fields.start)
+    throw new AgentError('INVALID_REQUEST', `${fields.start} is in the past; use "asap" or a future time`, {
+      field: fields.start,
+      status: 400,
+      recovery: 'correctable',
+    })
   return { start_time: isoAt(start), end_time: isoAt(end) }
 }

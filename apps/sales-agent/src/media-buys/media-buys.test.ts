@@ -160,7 +160,7 @@ describe('pending_creatives', () => {
 describe('validation', () => {
   const fails = (args: Body, code: string) => mcpFails(agent, BUYER_TOKEN, 'create_media_buy', args, code)
 
-  it('refuses reversed and past flights with VALIDATION_ERROR', async () => {
+  it('refuses reversed and ended flights with VALIDATION_ERROR, a past start with INVALID_REQUEST', async () => {
     const reversed = await fails(
       buyRequest({ start_time: '2099-12-31T00:00:00Z', end_time: '2099-01-01T00:00:00Z' }),
       'VALIDATION_ERROR',
@@ -169,7 +169,7 @@ describe('validation', () => {
     expect((await fails(buyRequest({ end_time: '2020-01-01T00:00:00Z' }), 'VALIDATION_ERROR')).field).toBe(
       'end_time',
     )
-    expect((await fails(buyRequest({ start_time: '2021-01-01T00:00:00Z' }), 'VALIDATION_ERROR')).field).toBe(
+    expect((await fails(buyRequest({ start_time: '2021-01-01T00:00:00Z' }), 'INVALID_REQUEST')).field).toBe(
       'start_time',
     )
   })

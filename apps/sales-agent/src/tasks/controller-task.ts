@@ -2,11 +2,14 @@
  * comply_test_controller (credentials required; sandbox accounts only, see controller/controller.ts) and
  * get_task_status (the caller's async tasks, see async/task-records.ts).
  */
-import type { AnyTask } from '@adwire/agent-server'
+import { AgentError, type AnyTask } from '@adwire/agent-server'
 import { getTaskStatus } from '../async/task-records.js'
 import { complyTestController } from '../controller/controller.js'
 import type { Seller } from '../seller.js'
+import { officialProblem } from '../validation/official.js'
 import { sellerTask, type DefineOptions } from './define.js'
+
+const CONTROLLER_REQUEST = 'compliance/comply-test-controller-request.json'
 
 /**
  * @example
@@ -18,7 +21,16 @@ export function controllerTask(seller: Seller, options: DefineOptions): AnyTask 
       name: 'comply_test_controller',
       description:
         'Compliance test controller for sandbox accounts: seed products, pricing options, creatives, formats, accounts and media buys; force creative, account and media buy status; simulate delivery and budget spend.',
-      request: 'compliance/comply-test-controller-request.json',
+      // A request whose only fault is in `params` reaches the controller, which answers INVALID_PARAMS in its own
+      // error shape (deterministic-testing missing_params); anything else is INVALID_REQUEST before it runs.
+      request: (request) => {
+        const problem = officialProblem(CONTROLLER_REQUEST, request)
+        if (problem && !problem.field.startsWith('params'))
+          throw new AgentError('INVALID_REQUEST', `${problem.message} (${CONTROLLER_REQUEST})`, {
+            field: problem.field,
+            status: 400,
+          })
+      },
       access: 'public',
       handler: (request, context) => complyTestController(seller, request, context),
     },

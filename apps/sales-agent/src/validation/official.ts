@@ -61,3 +61,20 @@ export function assertOfficial(file: string, value: unknown): void {
     status: 400,
   })
 }
+
+/**
+ * The first problem `value` has against the official schema `file`, as `field` and message; undefined when valid.
+ *
+ * @example
+ * officialProblem('compliance/comply-test-controller-request.json', request)?.field // 'params.creative_id'
+ */
+export function officialProblem(
+  file: string,
+  value: unknown,
+): { field: string; message: string } | undefined {
+  const validate = officialValidator(file)
+  if (validate(value)) return undefined
+  const error = validate.errors![0]!
+  const field = fieldOf(error)
+  return { field, message: `${field} ${error.message ?? 'is invalid'}` }
+}
