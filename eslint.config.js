@@ -97,8 +97,11 @@ export default defineConfig([
       '**/*.test.ts',
       'packages/http-signatures/src/node.ts',
       'packages/http-signatures/src/keys/safe-fetch.ts',
-      'packages/http-signatures/src/keys/test-server.ts',
-      'packages/webhooks/src/sender/test-support.ts',
+      'packages/http-signatures/src/keys/pinned-fetch.ts',
+      'packages/http-signatures/src/keys/pinned-target.ts',
+      // Test kits (servers, fixtures) run on Node, beside the tests; never imported by the core.
+      'packages/http-signatures/src/testing/**',
+      'packages/webhooks/src/testing/**',
     ],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
