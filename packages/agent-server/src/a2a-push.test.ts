@@ -31,7 +31,7 @@ import { z } from 'zod'
 import { ADCP_A2A_EXTENSION } from './a2a.js'
 import { a2aInvocation, a2aResponseData } from './a2a-request.js'
 import { defineTask } from './define-task.js'
-import { BUYER_TOKEN, demoTasks, startAgent, tokens, type RunningAgent } from './test-support.js'
+import { BUYER_TOKEN, demoTasks, startAgent, tokens, type RunningAgent } from './testing/support.js'
 
 const HMAC_SECRET = 'hmac-shared-secret-0123456789abcdef'
 const BEARER = 'bearer-push-token-0123456789abcdefgh'

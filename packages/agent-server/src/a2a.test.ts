@@ -11,7 +11,7 @@ import {
 import { MemoryClaimStore } from '@adwire/webhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADCP_A2A_EXTENSION } from './a2a.js'
-import { BUYER_TOKEN, startAgent, tokens, type RunningAgent } from './test-support.js'
+import { BUYER_TOKEN, startAgent, tokens, type RunningAgent } from './testing/support.js'
 
 let agent: RunningAgent
 

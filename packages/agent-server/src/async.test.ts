@@ -16,7 +16,7 @@ import { serve, type ServerType } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { defineTask } from './define-task.js'
-import { BUYER_TOKEN, startAgent, tokens, type RunningAgent } from './test-support.js'
+import { BUYER_TOKEN, startAgent, tokens, type RunningAgent } from './testing/support.js'
 
 let agent: RunningAgent
 let sender: WebhookSender

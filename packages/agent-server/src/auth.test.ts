@@ -8,7 +8,7 @@ import { MemoryClaimStore } from '@adwire/webhooks'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hashedTokenAuth } from './auth.js'
-import { BUYER_TOKEN, startAgent, tokens, type RunningAgent } from './test-support.js'
+import { BUYER_TOKEN, startAgent, tokens, type RunningAgent } from './testing/support.js'
 
 const NOW = 1_790_000_000
 const ISSUER = 'https://auth.example'

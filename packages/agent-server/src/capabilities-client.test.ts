@@ -5,7 +5,7 @@ import { z } from 'zod'
 import { getAgentCapabilities } from './capabilities-client.js'
 import { defineTask } from './define-task.js'
 import { AgentError } from './errors.js'
-import { listFormats, startAgent, tokens, BUYER_TOKEN, type RunningAgent } from './test-support.js'
+import { listFormats, startAgent, tokens, BUYER_TOKEN, type RunningAgent } from './testing/support.js'
 
 const described = {
   adcp: { major_versions: [3] },

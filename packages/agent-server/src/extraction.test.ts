@@ -14,7 +14,7 @@ import { z } from 'zod'
 import { a2aInvocation } from './a2a-request.js'
 import { defineTask } from './define-task.js'
 import { AgentError } from './errors.js'
-import { startAgent, type RunningAgent } from './test-support.js'
+import { startAgent, type RunningAgent } from './testing/support.js'
 
 const isObject = (value: unknown): value is Record<string, any> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)

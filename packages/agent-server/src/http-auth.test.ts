@@ -12,7 +12,7 @@ import {
   startAgent,
   tokens,
   type RunningAgent,
-} from './test-support.js'
+} from './testing/support.js'
 
 let agent: RunningAgent
 

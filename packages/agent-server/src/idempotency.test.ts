@@ -10,7 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AgentError } from './errors.js'
 import { requestFingerprint, runIdempotent } from './idempotency.js'
 import { createAgentServer } from './server.js'
-import { BUYER_TOKEN, demoTasks, executions, startAgent, tokens, type RunningAgent } from './test-support.js'
+import {
+  BUYER_TOKEN,
+  demoTasks,
+  executions,
+  startAgent,
+  tokens,
+  type RunningAgent,
+} from './testing/support.js'
 
 type ToolResult = { structuredContent?: Record<string, any>; isError?: boolean }
 const format = { agent_url: 'https://agent.example', id: 'display_300x250' }

@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { MemoryClaimStore } from '@adwire/webhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BUYER_TOKEN, startAgent, tokens, type RunningAgent } from './test-support.js'
+import { BUYER_TOKEN, startAgent, tokens, type RunningAgent } from './testing/support.js'
 
 let agent: RunningAgent
 

@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- loose JSON access in assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MemoryOAuthClientStore } from './oauth.js'
-import { startAgent, type RunningAgent } from './test-support.js'
+import { startAgent, type RunningAgent } from './testing/support.js'
 
 let agent: RunningAgent
 const store = new MemoryOAuthClientStore()

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { a2aInvocation } from './a2a-request.js'
 import { defineTask } from './define-task.js'
-import { startAgent, tokens, BUYER_TOKEN, type RunningAgent } from './test-support.js'
+import { startAgent, tokens, BUYER_TOKEN, type RunningAgent } from './testing/support.js'
 
 /** Answers who the server says signed the call. */
 const whoami = (name: string) =>

@@ -4,10 +4,10 @@
 import type { AddressInfo } from 'node:net'
 import { serve, type ServerType } from '@hono/node-server'
 import { z } from 'zod'
-import { defineTask } from './define-task.js'
-import { AgentError } from './errors.js'
-import { createAgentServer, type AgentServerOptions } from './server.js'
-import { hashedTokenAuth } from './auth.js'
+import { defineTask } from '../define-task.js'
+import { AgentError } from '../errors.js'
+import { createAgentServer, type AgentServerOptions } from '../server.js'
+import { hashedTokenAuth } from '../auth.js'
 
 export const FormatId = z.object({ agent_url: z.url(), id: z.string() }).strict()
 
