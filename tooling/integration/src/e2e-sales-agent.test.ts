@@ -37,6 +37,8 @@ let agent: AgentProcess
 let agentPort: number
 /** What the receiver stored, in order (payload included). */
 const recorded: NewEvent[] = []
+/** The receiver's log lines (printed when a wait times out). */
+const receiverLog: string[] = []
 const hooks: Record<string, { id: string; url: string }> = {}
 
 const agentEnv = (extra: Record<string, string> = {}) => ({
@@ -78,15 +80,16 @@ const payloads = (name: string) => of(name).map((event) => JSON.parse(event.payl
 async function until(what: string, condition: () => boolean, ms = 90_000): Promise<void> {
   const end = Date.now() + ms
   while (!condition()) {
-    if (Date.now() > end)
+    if (Date.now() > end) {
+      const agentLog = (agent?.output() ?? '')
+        .split('\n')
+        .filter((line) => !line.includes('legacy_auth'))
+        .join('\n')
+        .slice(-4000)
       throw new Error(
-        `timed out waiting for ${what}\n${agent
-          ?.output()
-          .split('\n')
-          .filter((line) => !line.includes('legacy_auth'))
-          .join('\n')
-          .slice(-4000)}`,
+        `timed out waiting for ${what}\nagent:\n${agentLog}\nreceiver:\n${receiverLog.slice(-40).join('\n')}`,
       )
+    }
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
@@ -104,6 +107,7 @@ beforeAll(async () => {
       ALLOW_INSECURE_KEY_URLS: '1',
     }),
     {
+      log: (entry) => receiverLog.push(JSON.stringify(entry)),
       database: (db) => ({
         ...db,
         async recordEvent(event) {
@@ -115,17 +119,19 @@ beforeAll(async () => {
     },
   )
   agent = await spawnSalesAgent(agentEnv())
-  const jwks_uri = `${agent.url}/.well-known/jwks.json`
+  // The agent's keys go into the registrations inline, so a slow first key fetch on a loaded machine cannot
+  // stall the deliveries (discovery through jwks_uri is covered by the receiver's own tests).
+  const jwks = await (await fetch(`${agent.url}/.well-known/jwks.json`)).json()
   const register = async (name: string, body: Record<string, unknown>) => {
     const created = await api(receiver.url, '/api/registrations', { label: name, ...body })
     expect(created.status, JSON.stringify(created.body)).toBe(201)
     hooks[name] = { id: created.body.id, url: created.body.url }
   }
-  await register('task', { auth: 'rfc9421', jwks_uri, shape: 'mcp' })
-  await register('a2a', { auth: 'rfc9421', jwks_uri, shape: 'a2a' })
+  await register('task', { auth: 'rfc9421', jwks, shape: 'mcp' })
+  await register('a2a', { auth: 'rfc9421', jwks, shape: 'a2a' })
   await register('reports', { auth: 'hmac', secret: HMAC_SECRET, shape: 'mcp' })
-  await register('creative', { auth: 'rfc9421', jwks_uri, shape: 'creative-status-changed' })
-  await register('caps', { auth: 'rfc9421', jwks_uri, shape: 'capabilities-changed' })
+  await register('creative', { auth: 'rfc9421', jwks, shape: 'creative-status-changed' })
+  await register('caps', { auth: 'rfc9421', jwks, shape: 'capabilities-changed' })
 })
 
 afterAll(async () => {
