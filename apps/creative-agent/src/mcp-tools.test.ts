@@ -20,7 +20,7 @@ import {
   startTestAgent,
   type Body,
 } from './test-support.js'
-import { officialErrors } from './testing/official.js'
+import { officialErrors } from '@adwire/conformance/official'
 
 let agent: RunningCreativeAgent
 let tools: Body[]

@@ -20,7 +20,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { expect } from 'vitest'
 import { parseEnv } from './env.js'
 import { startCreativeAgent, type RunningCreativeAgent, type StartOptions } from './service.js'
-import { officialErrors } from './testing/official.js'
+import { officialErrors } from '@adwire/conformance/official'
 
 /** A parsed JSON answer. */
 export type Body = any

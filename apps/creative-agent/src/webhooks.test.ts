@@ -38,7 +38,7 @@ import {
   until,
   type Body,
 } from './test-support.js'
-import { officialErrors } from './testing/official.js'
+import { officialErrors } from '@adwire/conformance/official'
 
 const HMAC_SECRET = 'buyer-hmac-secret-for-creative-tests-0123'
 

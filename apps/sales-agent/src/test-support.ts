@@ -23,7 +23,7 @@ import {
 import { expect } from 'vitest'
 import { parseEnv } from './env.js'
 import { startSalesAgent, type RunningSalesAgent, type StartOptions } from './service.js'
-import { officialErrors } from './testing/official.js'
+import { officialErrors } from '@adwire/conformance/official'
 
 /** A parsed JSON answer. */
 export type Body = any

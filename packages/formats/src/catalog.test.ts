@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { FormatSchema } from '@adwire/schemas'
-import { officialErrors } from '../test/official.js'
+import { officialErrors } from '@adwire/conformance/official'
 import { FormatCatalog, standardCatalog } from './catalog.js'
 
 const AGENT_URL = 'https://creative.adwire.example'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { officialErrors } from '../test/official.js'
+import { officialErrors } from '@adwire/conformance/official'
 import { standardCatalog } from './catalog.js'
 import { FormatsError } from './errors.js'
 import {

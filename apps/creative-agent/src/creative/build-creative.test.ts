@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { officialErrors } from '../testing/official.js'
+import { officialErrors } from '@adwire/conformance/official'
 import { buildCreative, type BuildCreativeResponse } from './build-creative.js'
 import type { CreativeContext } from './context.js'
 import { CreativeError, errorResponse } from './errors.js'

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { conformancePath } from '@adwire/conformance'
 import { describe, expect, it } from 'vitest'
-import { officialErrors } from '../testing/official.js'
+import { officialErrors } from '@adwire/conformance/official'
 import { buildCreative, type BuildCreativeResponse } from './build-creative.js'
 import { buildCapabilities, findCapability, supportedFormats } from './canonical.js'
 import { standardCatalog } from '@adwire/formats'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { officialErrors } from '../testing/official.js'
+import { officialErrors } from '@adwire/conformance/official'
 import { buildCreative } from './build-creative.js'
 import type { CreativeContext } from './context.js'
 import { CreativeError } from './errors.js'

@@ -1,15 +1,18 @@
-/** Test helper: Ajv (draft-07, ajv-formats) over every vendored AdCP 3.1.19 schema, looked up by $id. */
-import { Ajv, type ValidateFunction } from 'ajv'
-import addFormatsModule from 'ajv-formats'
+// Test helper shared by every project that checks values against the official AdCP 3.1.19 JSON Schemas: Ajv
+// (draft-07, ajv-formats) over every vendored schema, looked up by its $id, compiled once per schema file.
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { conformancePath, listConformanceFiles } from '@adwire/conformance'
+import { Ajv } from 'ajv'
+import addFormatsModule from 'ajv-formats'
+import { conformancePath, listConformanceFiles } from './index.js'
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
+/** @type {(ajv: Ajv) => Ajv} */
+const addFormats = /** @type {any} */ (addFormatsModule)
 const ID_PREFIX = '/schemas/3.1.19/'
 
-let ajv: Ajv | undefined
-function validator(): Ajv {
+/** @type {Ajv | undefined} */
+let ajv
+function validator() {
   if (ajv) return ajv
   ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false })
   addFormats(ajv)
@@ -22,9 +25,16 @@ function validator(): Ajv {
   return ajv
 }
 
-const compiled = new Map<string, ValidateFunction>()
-/** The official verdict on `value` for the schema file (e.g. `core/format.json`): the error list, empty when valid. */
-export function officialErrors(file: string, value: unknown): string[] {
+/** @type {Map<string, import('ajv').ValidateFunction>} */
+const compiled = new Map()
+
+/**
+ * The official verdict on `value` for the schema file (e.g. `core/format.json`): the error list, empty when valid.
+ * @param {string} file
+ * @param {unknown} value
+ * @returns {string[]}
+ */
+export function officialErrors(file, value) {
   let validate = compiled.get(file)
   if (!validate) {
     validate = validator().getSchema(`${ID_PREFIX}${file}`)
