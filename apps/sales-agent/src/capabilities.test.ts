@@ -84,6 +84,8 @@ describe('HTTP surface', () => {
     }
     expect(jwks.keys[0]!.kid).toBe(agent.runtime.deps.key.publicJwk.kid)
     expect(jwks.keys[0]!.d).toBeUndefined()
+    // The webhook key's purpose, as verifiers written to the 3.0 rules require of a webhook signer.
+    expect(jwks.keys[0]).toMatchObject({ adcp_use: 'webhook-signing', use: 'sig', key_ops: ['verify'] })
   })
 
   it('reports health from the database', async () => {

@@ -3,6 +3,7 @@
  * generated at the first start and kept in the database, so every instance and every restart signs with the
  * same key. Its public half is published in the JWKS that brand.json points at.
  */
+import { publishedJwk, signerJwk } from '@adwire/agent-server'
 import { generateSigningKey, type AdcpJwk, type Jwks } from '@adwire/http-signatures'
 import { algorithmOfJwk } from '@adwire/http-signatures/internal'
 import type { Storage } from './storage/index.js'
@@ -19,16 +20,12 @@ export interface SigningKey {
   readonly algorithm: 'ed25519' | 'ecdsa-p256-sha256'
 }
 
-/** The public JWK of a private one, shaped as AdCP publishes signing keys. */
+/**
+ * The public JWK of a private one, as AdCP publishes a webhook-signing key (`adcp_use: "webhook-signing"`:
+ * verifiers written to the 3.0 rules refuse a request-signing key on a webhook).
+ */
 export function publicJwkOf(privateJwk: AdcpJwk): AdcpJwk {
-  const { d: _d, key_ops: _ops, ...rest } = privateJwk
-  return {
-    ...rest,
-    alg: privateJwk.alg ?? (privateJwk.kty === 'OKP' ? 'EdDSA' : 'ES256'),
-    use: 'sig',
-    key_ops: ['verify'],
-    adcp_use: typeof privateJwk.adcp_use === 'string' ? privateJwk.adcp_use : 'request-signing',
-  }
+  return publishedJwk(privateJwk, 'webhook-signing') as AdcpJwk
 }
 
 function keyFrom(privateJwk: AdcpJwk, source: SigningKey['source']): SigningKey {
@@ -37,7 +34,7 @@ function keyFrom(privateJwk: AdcpJwk, source: SigningKey['source']): SigningKey 
     throw new Error(`the ${source} signing key is not an Ed25519 or P-256 private JWK`)
   const publicJwk = publicJwkOf(privateJwk)
   return {
-    privateJwk: { ...privateJwk, key_ops: ['sign'] },
+    privateJwk: signerJwk(privateJwk, 'webhook-signing') as AdcpJwk,
     publicJwk,
     jwks: { keys: [publicJwk] },
     source,
@@ -58,7 +55,7 @@ export async function resolveSigningKey(
   const stored = await storage.getSetting(SETTING)
   if (stored) return keyFrom(JSON.parse(stored) as AdcpJwk, 'database')
   const kid = `sales-agent-${new Date().toISOString().slice(0, 10)}-${crypto.randomUUID().slice(0, 8)}`
-  const generated = await generateSigningKey({ alg: 'ed25519', kid })
+  const generated = await generateSigningKey({ alg: 'ed25519', kid, adcpUse: 'webhook-signing' })
   const text = JSON.stringify(generated.privateJwk)
   const winner = await storage.putSettingIfAbsent(SETTING, text)
   return keyFrom(JSON.parse(winner) as AdcpJwk, winner === text ? 'generated' : 'database')
