@@ -44,6 +44,9 @@ describe('A2A-shape deliveries', () => {
       outbox: new MemoryOutboxStore(),
       key: key.privateJwk,
       now: clock.now,
+      // One delivery at a time, so the buyer sees the two events in the order they were queued (the 503 must
+      // meet the interim one); with several workers the arrival order is a race.
+      concurrency: 1,
     })
     const registration = a2a(`${buyer.origin}/a2a`)
     await sender.notify(registration, {
