@@ -7,6 +7,8 @@ import { SummaryLineReporter } from '@adwire/vitest-config/summary-reporter'
 // fast path, Buffer and require taken away (tooling/vitest-config/src/edge-setup.js).
 const edgePackages = ['http-signatures', 'webhooks']
 const edgeSetup = fileURLToPath(new URL('./tooling/vitest-config/src/edge-setup.js', import.meta.url))
+// Every temporary file of a run goes under one folder, removed at the end (tooling/vitest-config/src/temp-root.js).
+const tempRoot = fileURLToPath(new URL('./tooling/vitest-config/src/temp-root.js', import.meta.url))
 
 // One run over every workspace project, so that the suite ends with one summary.
 export default defineConfig({
@@ -25,6 +27,7 @@ export default defineConfig({
         },
       })),
     ],
+    globalSetup: [tempRoot],
     reporters: ['default', new SummaryLineReporter()],
   },
 })
