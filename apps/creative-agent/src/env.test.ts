@@ -10,7 +10,9 @@ describe('parseEnv', () => {
       allowInsecureWebhookUrls: false,
       idempotencyTtlSeconds: 86_400,
       creativeAgents: [],
+      http: {},
     })
+    expect(parseEnv({ HTTP_MAX_CONNECTIONS: '2000' }).http).toEqual({ maxConnections: 2000 })
   })
 
   it('reads PostgreSQL, the public URL, tokens with permissions, a signing key and the flags', () => {

@@ -5,11 +5,14 @@
 import type { Permission, Principal } from '@adwire/agent-server'
 import {
   flag,
+  httpFields,
+  httpLimits,
   intIn,
   optionalText,
   readEnv,
   serviceFields,
   serviceSettings,
+  type HttpLimitSettings,
   type ServiceSettings,
 } from '@adwire/service-env'
 import { z } from 'zod'
@@ -24,6 +27,8 @@ export interface TokenGrant {
 
 /** The creative agent's settings: the shared ones (port, host, database, public URL) and its own. */
 export interface CreativeAgentEnv extends ServiceSettings {
+  /** The HTTP server's timeouts and connection cap (HTTP_*); unset ones keep the service-kit defaults. */
+  readonly http: HttpLimitSettings
   /**
    * The agent's public base URL (no trailing slash): every format_id's `agent_url`, the base of preview URLs,
    * brand.json and the JWKS. Unset: `http://{host}:{port}` as listened on.
@@ -137,6 +142,7 @@ function privateJwk(name: string) {
 
 const EnvSchema = z.object({
   ...serviceFields({ name: 'creative-agent', port: 4200 }),
+  ...httpFields(),
   TOKENS: z.string().optional().transform(parseTokens),
   SIGNING_KEY_JWK: privateJwk('SIGNING_KEY_JWK'),
   REQUEST_SIGNING_KEY_JWK: privateJwk('REQUEST_SIGNING_KEY_JWK'),
@@ -159,6 +165,7 @@ export function parseEnv(
   const values = readEnv(EnvSchema, source)
   return {
     ...serviceSettings(values),
+    http: httpLimits(values),
     tokens: values.TOKENS,
     ...(values.SIGNING_KEY_JWK ? { signingKey: values.SIGNING_KEY_JWK } : {}),
     ...(values.REQUEST_SIGNING_KEY_JWK ? { requestSigningKey: values.REQUEST_SIGNING_KEY_JWK } : {}),

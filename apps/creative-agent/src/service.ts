@@ -43,6 +43,7 @@ export async function startCreativeAgent(
   const listener = await listen({
     port: env.port,
     host: env.host,
+    limits: env.http,
     starting: () => adcpErrorResponse('SERVICE_UNAVAILABLE', 'the agent is starting', { retryAfter: 1 }),
   })
   const url = listener.url

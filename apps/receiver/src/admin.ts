@@ -2,9 +2,11 @@
  * The admin token that guards the API and the page's data. Set by ADMIN_TOKEN, or generated at the first
  * start, printed once, and kept in the database as its SHA-256 (every instance on the database accepts it;
  * the database never holds the token itself). Stream tickets let an EventSource, which cannot send an
- * Authorization header, open the stream without putting the token in a URL.
+ * Authorization header, open the stream without putting the token in a URL. Tickets are MACed with a key the
+ * database cannot give away: derived from STREAM_TICKET_SECRET, else from the token itself when this process
+ * knows it (ADMIN_TOKEN, or generated now), else from a random secret of this process.
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { ReceiverDatabase } from './db/types.js'
 
 const SETTING = 'admin_token_sha256'
@@ -25,33 +27,56 @@ export interface ResolvedAdmin {
   readonly generated?: string
   /** Where the token came from. */
   readonly source: 'env' | 'database' | 'generated'
+  /**
+   * What stream tickets are MACed with: `secret` (STREAM_TICKET_SECRET: every instance with it accepts them),
+   * `token` (the admin token, never stored: every instance given ADMIN_TOKEN accepts them) or `process` (a
+   * random key: only this process accepts them, until it restarts; the page then asks for a new one).
+   */
+  readonly ticketKey: 'secret' | 'token' | 'process'
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest()
 
 /**
+ * The stream-ticket MAC key from a secret: HKDF-SHA256 with its own label, so it is neither the secret nor the
+ * SHA-256 of the token that the database keeps.
+ */
+export const ticketKeyFrom = (secret: string | Buffer): Buffer =>
+  Buffer.from(hkdfSync('sha256', secret, 'adwire-receiver', 'stream-ticket-mac-v1', 32))
+
+/**
  * Resolves the admin token: `envToken` when given; else the hash stored in the database; else a new random
- * token (32 bytes, base64url) whose hash is stored, unless another instance stored one first.
+ * token (32 bytes, base64url) whose hash is stored, unless another instance stored one first. The ticket key
+ * comes from `ticketSecret`, else the token when known here, else a random per-process secret.
  *
  * @example
  * const { auth, generated } = await resolveAdminToken(db, process.env.ADMIN_TOKEN)
  * if (generated) console.log(`ADMIN_TOKEN=${generated}`)
  */
-export async function resolveAdminToken(db: ReceiverDatabase, envToken?: string): Promise<ResolvedAdmin> {
-  if (envToken) return { auth: adminAuth(sha256(envToken)), source: 'env' }
+export async function resolveAdminToken(
+  db: ReceiverDatabase,
+  envToken?: string,
+  ticketSecret?: string,
+): Promise<ResolvedAdmin> {
+  const keyed = (tokenHash: Buffer, token: string | undefined) => {
+    const ticketKey = ticketSecret ? 'secret' : token ? 'token' : 'process'
+    const key = ticketKeyFrom(ticketSecret ?? token ?? randomBytes(32))
+    return { auth: adminAuth(tokenHash, key), ticketKey } as const
+  }
+  if (envToken) return { ...keyed(sha256(envToken), envToken), source: 'env' }
   const stored = await db.getSetting(SETTING)
-  if (stored) return { auth: adminAuth(Buffer.from(stored, 'hex')), source: 'database' }
+  if (stored) return { ...keyed(Buffer.from(stored, 'hex'), undefined), source: 'database' }
   const token = `adw_${randomBytes(32).toString('base64url')}`
   const hash = sha256(token).toString('hex')
   const winner = await db.putSettingIfAbsent(SETTING, hash)
-  if (winner !== hash) return { auth: adminAuth(Buffer.from(winner, 'hex')), source: 'database' }
-  return { auth: adminAuth(Buffer.from(hash, 'hex')), generated: token, source: 'generated' }
+  if (winner !== hash) return { ...keyed(Buffer.from(winner, 'hex'), undefined), source: 'database' }
+  return { ...keyed(Buffer.from(hash, 'hex'), token), generated: token, source: 'generated' }
 }
 
-/** An {@link AdminAuth} over the SHA-256 of the token. */
-export function adminAuth(tokenHash: Buffer): AdminAuth {
+/** An {@link AdminAuth} over the SHA-256 of the token, with tickets MACed under `ticketKey`. */
+export function adminAuth(tokenHash: Buffer, ticketKey: Buffer): AdminAuth {
   const sign = (expiresAt: number) =>
-    createHmac('sha256', tokenHash).update(`adwire-receiver-stream:${expiresAt}`).digest('base64url')
+    createHmac('sha256', ticketKey).update(`adwire-receiver-stream:${expiresAt}`).digest('base64url')
   return {
     check(authorization) {
       const match = /^Bearer +(\S+) *$/i.exec(authorization ?? '')

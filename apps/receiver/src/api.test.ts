@@ -4,6 +4,7 @@ import { createSafeFetch } from '@adwire/http-signatures/node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningReceiver } from './service.js'
 import {
+  ADMIN_TOKEN,
   api,
   BEARER_TOKEN,
   envelope,
@@ -199,6 +200,47 @@ describe('registrations', () => {
     expect(huge.status).toBe(413)
   })
 
+  it('stops reading a chunked registration body at the limit: 413 before the client has sent it all', async () => {
+    const total = 64 * 1024 * 1024
+    const chunk = Buffer.alloc(64 * 1024, 'x')
+    let sent = 0
+    const outcome = await new Promise<{ status: number; body: string; sentBeforeAnswer: number }>(
+      (resolve, reject) => {
+        const outgoing = httpRequest(`${receiver.url}/api/registrations`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        })
+        let answered = false
+        outgoing.on('response', (response) => {
+          answered = true
+          const sentBeforeAnswer = sent
+          let body = ''
+          response.setEncoding('utf8')
+          response.on('data', (text: string) => (body += text))
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body, sentBeforeAnswer }))
+          response.on('error', reject)
+        })
+        outgoing.on('error', (error) => {
+          if (!answered) reject(error)
+        })
+        outgoing.write('{"auth":"hmac","label":"')
+        const pump = () => {
+          while (!answered && sent < total) {
+            sent += chunk.length
+            if (!outgoing.write(chunk)) return void outgoing.once('drain', pump)
+          }
+          if (!answered) outgoing.end('"}')
+        }
+        pump()
+      },
+    )
+    expect(outcome.status).toBe(413)
+    expect(JSON.parse(outcome.body)).toEqual({
+      error: { code: 'payload_too_large', message: 'at most 131072 bytes' },
+    })
+    expect(outcome.sentBeforeAnswer).toBeLessThan(total)
+  })
+
   it('answers 404 in JSON for unknown routes and registrations', async () => {
     expect((await api(receiver, '/api/registrations/nope')).status).toBe(404)
     const route = await api(receiver, '/nowhere')
@@ -280,6 +322,33 @@ describe('deliveries', () => {
     ])
     expect(failures[0]).toMatchObject({ http_status: 401, at: expect.any(String) })
     expect(await events(id)).toEqual([])
+  })
+
+  it('refuses a validly signed body with an unpaired surrogate escape (400 invalid_json, recorded), on every retry', async () => {
+    const { id, url } = await register({ auth: 'rfc9421', jwks })
+    // JSON allows the escape; RFC 8785 (I-JSON) forbids it, so the delivery has no canonical form to key it by.
+    const body = JSON.stringify(envelope({ message: 'MARKER' })).replace('MARKER', '\\ud83d')
+    expect(body).toContain('"message":"\\ud83d"')
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const answer = await sendSigned(url, body, privateJwk)
+      expect(answer.status).toBe(400)
+      expect(answer.body.error).toEqual({
+        code: 'invalid_json',
+        message: 'the body holds an unpaired UTF-16 surrogate escape, which RFC 8785 (I-JSON) forbids',
+      })
+    }
+    const failures = await eventually(async () => {
+      const answer = await api(receiver, `/api/failures?registration=${id}`)
+      return answer.body.failures.length === 2 ? answer.body.failures : undefined
+    })
+    expect(failures[0]).toMatchObject({ code: 'invalid_json', http_status: 400 })
+    expect(await events(id)).toEqual([])
+    // The same event with the pair completed (one astral character) is accepted.
+    const paired = body.replace('\\ud83d', '\\ud83d\\ude80')
+    expect(await sendSigned(url, paired, privateJwk)).toMatchObject({
+      status: 200,
+      body: { status: 'accepted' },
+    })
   })
 
   it('answers 404 for an unknown registration and 405 for GET', async () => {

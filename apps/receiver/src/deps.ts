@@ -72,7 +72,7 @@ export async function openDeps(env: ReceiverEnv, overrides: DepsOverrides = {}):
   const opened = await openStorage(env.database)
   const storage = overrides.database ? { ...opened, db: overrides.database(opened.db) } : opened
   try {
-    const admin = await resolveAdminToken(storage.db, env.adminToken)
+    const admin = await resolveAdminToken(storage.db, env.adminToken, env.streamTicketSecret)
     const hub = createEventHub(storage.db, {
       ...(overrides.hubPollMs ? { pollMs: overrides.hubPollMs } : {}),
       log: (error) => log({ hub: 'poll_failed', error: (error as Error).message }),

@@ -8,6 +8,7 @@ describe('parseEnv', () => {
       database: { kind: 'sqlite', path: './data/receiver.sqlite' },
       allowInsecureKeyUrls: false,
       deliveryLeaseSeconds: 30,
+      http: {},
     })
   })
 
@@ -22,6 +23,9 @@ describe('parseEnv', () => {
         PUBLIC_URL: 'https://hooks.buyer.example/adcp/',
         ALLOW_INSECURE_KEY_URLS: 'true',
         DELIVERY_LEASE_SECONDS: '5',
+        STREAM_TICKET_SECRET: 'a-stream-ticket-secret-of-32-characters',
+        HTTP_REQUEST_TIMEOUT_MS: '60000',
+        HTTP_MAX_CONNECTIONS: '4000',
       }),
     ).toEqual({
       port: 8080,
@@ -35,6 +39,8 @@ describe('parseEnv', () => {
       publicUrl: 'https://hooks.buyer.example/adcp',
       allowInsecureKeyUrls: true,
       deliveryLeaseSeconds: 5,
+      streamTicketSecret: 'a-stream-ticket-secret-of-32-characters',
+      http: { requestTimeoutMs: 60_000, maxConnections: 4000 },
     })
   })
 
@@ -51,6 +57,8 @@ describe('parseEnv', () => {
         PUBLIC_URL: 'ftp://x',
         DATABASE_SCHEMA: 'Bad-Name',
         DELIVERY_LEASE_SECONDS: '0.5',
+        STREAM_TICKET_SECRET: 'too-short',
+        HTTP_HEADERS_TIMEOUT_MS: '-1',
       })
     expect(parse).toThrow(EnvError)
     const message = (() => {
@@ -67,6 +75,8 @@ describe('parseEnv', () => {
       'PUBLIC_URL',
       'DATABASE_SCHEMA',
       'DELIVERY_LEASE_SECONDS',
+      'STREAM_TICKET_SECRET',
+      'HTTP_HEADERS_TIMEOUT_MS',
     ]) {
       expect(message).toContain(`${name}:`)
     }

@@ -4,12 +4,15 @@
  */
 import {
   flag,
+  httpFields,
+  httpLimits,
   intIn,
   optionalHttpUrl,
   optionalText,
   readEnv,
   serviceFields,
   serviceSettings,
+  type HttpLimitSettings,
   type ServiceSettings,
 } from '@adwire/service-env'
 import { z } from 'zod'
@@ -31,19 +34,30 @@ export interface ReceiverEnv extends ServiceSettings {
    * seconds. Default 30.
    */
   readonly deliveryLeaseSeconds: number
+  /**
+   * The secret stream tickets are MACed with (every instance given it accepts the others' tickets); unset: the
+   * admin token when this process knows it, else a random per-process secret.
+   */
+  readonly streamTicketSecret?: string
+  /** The HTTP server's timeouts and connection cap (HTTP_*); unset ones keep the service-kit defaults. */
+  readonly http: HttpLimitSettings
 }
+
+const printable = (min: number) => (value: string | undefined) =>
+  value === undefined || (value.length >= min && /^[\x21-\x7e]+$/.test(value))
 
 const EnvSchema = z.object({
   ...serviceFields({ name: 'receiver', port: 4300 }),
-  ADMIN_TOKEN: optionalText.refine(
-    (value) => value === undefined || (value.length >= 16 && /^[\x21-\x7e]+$/.test(value)),
-    {
-      message: 'ADMIN_TOKEN must be at least 16 printable ASCII characters without spaces',
-    },
-  ),
+  ADMIN_TOKEN: optionalText.refine(printable(16), {
+    message: 'ADMIN_TOKEN must be at least 16 printable ASCII characters without spaces',
+  }),
+  STREAM_TICKET_SECRET: optionalText.refine(printable(32), {
+    message: 'STREAM_TICKET_SECRET must be at least 32 printable ASCII characters without spaces',
+  }),
   DOWNSTREAM_URL: optionalHttpUrl('DOWNSTREAM_URL'),
   ALLOW_INSECURE_KEY_URLS: flag(),
   DELIVERY_LEASE_SECONDS: intIn('DELIVERY_LEASE_SECONDS', 1, 600, 30),
+  ...httpFields(),
 })
 
 /**
@@ -61,5 +75,7 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
     ...(values.DOWNSTREAM_URL ? { downstreamUrl: values.DOWNSTREAM_URL } : {}),
     allowInsecureKeyUrls: values.ALLOW_INSECURE_KEY_URLS,
     deliveryLeaseSeconds: values.DELIVERY_LEASE_SECONDS,
+    ...(values.STREAM_TICKET_SECRET ? { streamTicketSecret: values.STREAM_TICKET_SECRET } : {}),
+    http: httpLimits(values),
   }
 }

@@ -31,6 +31,9 @@ void runService({
           : 'admin token from the database (printed at first start; set ADMIN_TOKEN to use another)',
       )
     }
+    if (admin.ticketKey === 'process') {
+      print('stream tickets open this process only: set STREAM_TICKET_SECRET for several instances')
+    }
     if (deps.forwarding) print(`forwarding events to ${env.downstreamUrl}`)
     return receiver
   },

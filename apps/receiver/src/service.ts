@@ -36,7 +36,12 @@ export async function startReceiver(env: ReceiverEnv, options: StartOptions = {}
   const { deps } = runtime
   let listener: Listener
   try {
-    listener = await listen({ fetch: createApp(deps).fetch, port: env.port, host: env.host })
+    listener = await listen({
+      fetch: createApp(deps).fetch,
+      port: env.port,
+      host: env.host,
+      limits: env.http,
+    })
   } catch (error) {
     await runtime.close()
     throw error

@@ -1,3 +1,5 @@
+import { createHmac } from 'node:crypto'
+import { join } from 'node:path'
 import { generateSigningKey, type AdcpJwk, type Jwks } from '@adwire/http-signatures'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningReceiver } from './service.js'
@@ -8,6 +10,7 @@ import {
   readSse,
   sendSigned,
   startTestReceiver,
+  tempDir,
   type SseMessage,
 } from './testing/receiver.js'
 
@@ -116,5 +119,67 @@ describe('GET /api/stream', () => {
     expect((await openStream(`?ticket=${forged}`, {})).status).toBe(401)
     expect((await openStream('', {})).status).toBe(401)
     expect((await openStream('?since=yesterday')).status).toBe(400)
+  })
+})
+
+describe('stream tickets are MACed with a key the database does not hold', () => {
+  const ticketStatus = async (target: RunningReceiver, ticket: string) => {
+    const response = await fetch(`${target.url}/api/stream?ticket=${encodeURIComponent(ticket)}`)
+    await response.body?.cancel()
+    return response.status
+  }
+  const issue = async (target: RunningReceiver, token: string) =>
+    (await api(target, '/api/stream-tickets', { method: 'POST', token })).body.ticket as string
+
+  it('refuses a ticket forged from the stored token hash; a second instance on the database uses its own key', async () => {
+    const database = `sqlite:${join(tempDir(), 'receiver.sqlite')}`
+    const first = await startTestReceiver({ DATABASE_URL: database, ADMIN_TOKEN: '' })
+    const second = await startTestReceiver({ DATABASE_URL: database, ADMIN_TOKEN: '' })
+    try {
+      const token = first.runtime.admin.generated!
+      expect(first.runtime.admin).toMatchObject({ source: 'generated', ticketKey: 'token' })
+      expect(second.runtime.admin).toMatchObject({ source: 'database', ticketKey: 'process' })
+      // What someone who reads the database can compute: the old scheme keyed the MAC with this hash.
+      const stored = await first.runtime.deps.storage.db.getSetting('admin_token_sha256')
+      expect(stored).toMatch(/^[0-9a-f]{64}$/)
+      const expiresAt = Math.floor(Date.now() / 1000) + 1800
+      const forged = `${expiresAt}.${createHmac('sha256', Buffer.from(stored!, 'hex'))
+        .update(`adwire-receiver-stream:${expiresAt}`)
+        .digest('base64url')}`
+      expect(await ticketStatus(first, forged)).toBe(401)
+      expect(await ticketStatus(second, forged)).toBe(401)
+      // Real tickets open the stream of the instance that issued them.
+      expect(await ticketStatus(first, await issue(first, token))).toBe(200)
+      const fromSecond = await issue(second, token)
+      expect(await ticketStatus(second, fromSecond)).toBe(200)
+      expect(await ticketStatus(first, fromSecond)).toBe(401)
+    } finally {
+      await Promise.all([first.close(), second.close()])
+    }
+  })
+
+  it('accepts tickets across instances that share STREAM_TICKET_SECRET, or ADMIN_TOKEN', async () => {
+    const database = `sqlite:${join(tempDir(), 'receiver.sqlite')}`
+    const secret = { STREAM_TICKET_SECRET: 'stream-ticket-secret-0123456789-abcdef' }
+    const [a, b, c] = await Promise.all([
+      startTestReceiver({ DATABASE_URL: database, ...secret }),
+      startTestReceiver({ DATABASE_URL: database, ...secret }),
+      startTestReceiver({ DATABASE_URL: database }),
+    ])
+    try {
+      expect(a!.runtime.admin.ticketKey).toBe('secret')
+      expect(c!.runtime.admin.ticketKey).toBe('token')
+      expect(await ticketStatus(b!, await issue(a!, ADMIN_TOKEN))).toBe(200)
+      // The secret and the token give different keys.
+      expect(await ticketStatus(c!, await issue(a!, ADMIN_TOKEN))).toBe(401)
+      const restarted = await startTestReceiver({ DATABASE_URL: database })
+      try {
+        expect(await ticketStatus(restarted, await issue(c!, ADMIN_TOKEN))).toBe(200)
+      } finally {
+        await restarted.close()
+      }
+    } finally {
+      await Promise.all([a!.close(), b!.close(), c!.close()])
+    }
   })
 })

@@ -11,7 +11,9 @@ describe('the registry environment', () => {
       feedRetentionDays: 90,
       feedPruneIntervalSeconds: 3600,
       memberTier: 'member',
+      http: {},
     })
+    expect(parseEnv({ HTTP_REQUEST_TIMEOUT_MS: '60000' }).http).toEqual({ requestTimeoutMs: 60_000 })
   })
 
   it('reads PostgreSQL, crawl origins, the tier and the feed settings', () => {

@@ -3,10 +3,13 @@
  */
 import {
   flag,
+  httpFields,
+  httpLimits,
   intIn,
   readEnv,
   serviceFields,
   serviceSettings,
+  type HttpLimitSettings,
   type ServiceSettings,
 } from '@adwire/service-env'
 import { z } from 'zod'
@@ -31,6 +34,8 @@ export interface CrawlConfig {
 
 /** The registry's settings: the shared ones (port, host, database, public URL) and its own. */
 export interface RegistryEnv extends ServiceSettings {
+  /** The HTTP server's timeouts and connection cap (HTTP_*); unset ones keep the service-kit defaults. */
+  readonly http: HttpLimitSettings
   /** The registry's public base URL (OAuth issuer, links); default `http://127.0.0.1:{port}`. */
   readonly publicUrl?: string
   /** Load the demo world into an empty database. Default true (`SEED=0` disables). */
@@ -49,6 +54,7 @@ export interface RegistryEnv extends ServiceSettings {
 
 const EnvSchema = z.object({
   ...serviceFields({ name: 'registry', port: 4100 }),
+  ...httpFields(),
   SEED: flag(true),
   ALLOW_PRIVATE_CRAWL: flag(false),
   CRAWL_ORIGINS: z
@@ -99,6 +105,7 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
   const values = readEnv(EnvSchema, source)
   return {
     ...serviceSettings(values),
+    http: httpLimits(values),
     seed: values.SEED,
     crawl: {
       allowPrivate: values.ALLOW_PRIVATE_CRAWL,

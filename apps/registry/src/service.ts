@@ -95,6 +95,7 @@ export async function startRegistry(
     listener = await listen({
       port: env.port,
       host: env.host,
+      limits: env.http,
       starting: () => Response.json(errorBody('starting', 'the registry is starting'), { status: 503 }),
     })
     const url = listener.url

@@ -5,12 +5,15 @@
 import type { Permission, Principal, Resource } from '@adwire/agent-server'
 import {
   flag,
+  httpFields,
+  httpLimits,
   intIn,
   optionalHttpUrl,
   optionalText,
   readEnv,
   serviceFields,
   serviceSettings,
+  type HttpLimitSettings,
   type ServiceSettings,
 } from '@adwire/service-env'
 import { z } from 'zod'
@@ -28,6 +31,8 @@ export type BuyReview = 'none' | 'over_budget' | 'always'
 
 /** The sales agent's settings: the shared ones (port, host, database, public URL) and its own. */
 export interface SalesAgentEnv extends ServiceSettings {
+  /** The HTTP server's timeouts and connection cap (HTTP_*); unset ones keep the service-kit defaults. */
+  readonly http: HttpLimitSettings
   readonly publicUrl?: string
   /** Bearer tokens from TOKENS; empty: one is generated at the first start and kept (hashed) in the database. */
   readonly tokens: readonly TokenGrant[]
@@ -143,6 +148,7 @@ const parseJwk = (value: string | undefined, ctx: z.RefinementCtx) => {
 
 const EnvSchema = z.object({
   ...serviceFields({ name: 'sales-agent', port: 4500 }),
+  ...httpFields(),
   TOKENS: z.string().optional().transform(parseTokens),
   TEST_KIT_CREDENTIALS: flag(true),
   JWT_SECRET: optionalText.refine((value) => value === undefined || value.length >= 32, {
@@ -173,6 +179,7 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
   const settings = serviceSettings(values)
   return {
     ...settings,
+    http: httpLimits(values),
     tokens: values.TOKENS,
     testKitCredentials: values.TEST_KIT_CREDENTIALS,
     ...(values.JWT_SECRET

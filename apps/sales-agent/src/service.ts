@@ -46,6 +46,7 @@ export async function startSalesAgent(
   const listener = await listen({
     port: env.port,
     host: env.host,
+    limits: env.http,
     starting: () =>
       Response.json(
         {

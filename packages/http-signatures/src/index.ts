@@ -36,6 +36,7 @@ export {
 export type { SignedMessage, SignOptions } from './sign-core.js'
 export type { VerifiedSignature, VerifyOptions } from './verify-core.js'
 export { buildSignatureBase, type SignatureBaseParts } from './signature-base.js'
+export { MAX_NONCE_LENGTH } from './signature-input.js'
 export { describeRequestOperation, type RequestOperation } from './request-operation.js'
 export { createContentDigest, verifyContentDigest } from './content-digest.js'
 export {

@@ -29,6 +29,22 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
   return 'resolved'
 }
 
+describe('nonce length', () => {
+  it('accepts a 128-character nonce and refuses a longer one (request_signature_header_malformed)', async () => {
+    const signed = await signRequest(message, { key, now: NOW, nonce: 'N'.repeat(128) })
+    await expect(verifyRequest(signed, base)).resolves.toMatchObject({ nonce: 'N'.repeat(128) })
+    const input = signed.headers['signature-input']!.replace(/nonce="[^"]+"/, `nonce="${'N'.repeat(8192)}"`)
+    expect(
+      await codeOf(
+        verifyRequest({ ...signed, headers: { ...signed.headers, 'signature-input': input } }, base),
+      ),
+    ).toBe('request_signature_header_malformed')
+    expect(await codeOf(signRequest(message, { key, now: NOW, nonce: 'N'.repeat(132) }))).toBe(
+      'request_signature_header_malformed',
+    )
+  })
+})
+
 describe('signRequest', () => {
   it('reproduces the 3.2 vector exactly (sf-binary signature, content-digest covered)', async () => {
     const vector = readVector(

@@ -22,7 +22,7 @@ export interface SignOptions {
   readonly now?: number
   /** Seconds until `expires`, 1 to 300; default 300. */
   readonly expiresIn?: number
-  /** The nonce (unpadded base64url, at least 16 bytes); default 16 fresh random bytes. Never reuse one. */
+  /** The nonce (unpadded base64url, 16 to 96 bytes); default 16 fresh random bytes. Never reuse one. */
   readonly nonce?: string
 }
 
@@ -84,7 +84,12 @@ export async function signMessage(
   }
   const nonce = options.nonce ?? encodeBase64Url(crypto.getRandomValues(new Uint8Array(16)))
   if (!isValidNonce(nonce))
-    fail(profile, 'header_malformed', 'nonce must be unpadded base64url of at least 16 bytes', 2)
+    fail(
+      profile,
+      'header_malformed',
+      'nonce must be unpadded base64url of 16 to 96 bytes (22 to 128 characters)',
+      2,
+    )
 
   const target = canonicalTarget(typeof message.url === 'string' ? message.url : '')
   if (typeof target === 'string') fail(profile, 'target_uri_malformed', target, 10)

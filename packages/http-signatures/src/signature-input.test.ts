@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
   isValidNonce,
+  MAX_NONCE_LENGTH,
   readAnySignatureInput,
   readCanonicalSignatureInput,
   readSignatureInput,
@@ -142,5 +143,14 @@ describe('isValidNonce', () => {
     ['KXYnfEfJ0PBRZXQyVXfVQA==', false],
     ['KXYnfEfJ0PBRZXQyVXfVQ', false],
     ['KXYnfEfJ0PBRZXQyVXf+QA', false],
+    ['A'.repeat(128), true],
+    ['A'.repeat(131), false],
+    ['A'.repeat(8192), false],
   ])('%s → %s', (nonce, valid) => expect(isValidNonce(nonce)).toBe(valid))
+
+  it('caps the length at MAX_NONCE_LENGTH (128 characters, 96 bytes)', () => {
+    expect(MAX_NONCE_LENGTH).toBe(128)
+    expect(isValidNonce('A'.repeat(MAX_NONCE_LENGTH))).toBe(true)
+    expect(isValidNonce('A'.repeat(MAX_NONCE_LENGTH + 2))).toBe(false)
+  })
 })

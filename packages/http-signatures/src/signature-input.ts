@@ -220,14 +220,22 @@ export function readSignatureValue(header: string, encoding: SignatureEncoding):
 }
 
 /**
- * Whether a nonce meets the profile: unpadded base64url decoding to at least 16 bytes (security.mdx, `nonce`).
+ * The longest nonce accepted, in characters: 128, which carries 96 bytes. The profile sets no upper bound, but
+ * every nonce is written to the replay store, so an unbounded one lets a signer grow it at will; the
+ * official vectors use 22 and 28 characters, and generators send 16 or 32 random bytes (22 or 43).
+ */
+export const MAX_NONCE_LENGTH = 128
+
+/**
+ * Whether a nonce meets the profile: unpadded base64url decoding to at least 16 bytes (security.mdx, `nonce`),
+ * and at most {@link MAX_NONCE_LENGTH} characters (96 bytes).
  *
  * @example
  * isValidNonce('KXYnfEfJ0PBRZXQyVXfVQA') // true
  */
 export function isValidNonce(nonce: string): boolean {
   // 22 unpadded characters carry 16 bytes; a length of 4n + 1 can be no base64 at all.
-  return nonce.length >= 22 && nonce.length % 4 !== 1 && NONCE.test(nonce)
+  return nonce.length >= 22 && nonce.length <= MAX_NONCE_LENGTH && nonce.length % 4 !== 1 && NONCE.test(nonce)
 }
 
 const NONCE = /^[A-Za-z0-9_-]+$/

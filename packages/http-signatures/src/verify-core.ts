@@ -154,7 +154,12 @@ async function checklist(
   }
   const { created, expires, nonce, keyid, alg, tag } = params as Required<typeof params>
   if (!isValidNonce(nonce))
-    fail(profile, 'header_malformed', 'nonce must be unpadded base64url of at least 16 bytes', 2)
+    fail(
+      profile,
+      'header_malformed',
+      'nonce must be unpadded base64url of 16 to 96 bytes (22 to 128 characters)',
+      2,
+    )
 
   // 3. Tag, byte for byte. 4. Algorithm allowlist. 5. Window (±60 s skew, at most 300 s).
   if (tag !== rules.tag) fail(profile, 'tag_invalid', `tag must be ${rules.tag}`, 3)

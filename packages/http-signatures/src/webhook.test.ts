@@ -171,6 +171,30 @@ describe('verifyWebhook', () => {
     ).toBe('webhook_signature_invalid')
   })
 
+  it('accepts nonces up to 128 characters and refuses longer ones before any cryptography or replay write', async () => {
+    const longest = 'N'.repeat(128)
+    const accepted = await signWebhook(message, { key, now: NOW, nonce: longest })
+    await expect(verifyWebhook(accepted, { keys: jwks, now: NOW })).resolves.toMatchObject({ nonce: longest })
+    expect(await codeOf(signWebhook(message, { key, now: NOW, nonce: 'N'.repeat(8192) }))).toBe(
+      'webhook_signature_header_malformed',
+    )
+    const signed = await sign()
+    const replayStore = new MemoryReplayStore()
+    for (const length of [131, 8192]) {
+      const input = signed.headers['signature-input']!.replace(
+        /nonce="[^"]+"/,
+        `nonce="${'N'.repeat(length)}"`,
+      )
+      const error = await verifyWebhook(
+        { ...signed, headers: { ...signed.headers, 'signature-input': input } },
+        { keys: jwks, now: NOW, replayStore },
+      ).catch((caught: unknown) => caught as SignatureError)
+      expect(error).toMatchObject({ code: 'webhook_signature_header_malformed', step: 2 })
+      expect((error as SignatureError).message).toMatch(/22 to 128 characters/)
+    }
+    expect(replayStore.liveCount(key.kid, NOW)).toBe(0)
+  })
+
   it('burns the nonce before rejecting a body with duplicate keys', async () => {
     const signed = await sign({ body: '{"status":"completed","status":"failed"}' })
     const replayStore = new MemoryReplayStore()

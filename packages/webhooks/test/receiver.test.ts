@@ -243,6 +243,41 @@ describe('receiver: authentication', () => {
     expect(published).toHaveLength(0)
   })
 
+  const a2aPayload = () =>
+    (
+      readConformanceJson('test-vectors/webhook-payload-extraction.json') as {
+        vectors: Array<{ format: string; payload: unknown }>
+      }
+    ).vectors.find((vector) => vector.format === 'a2a')!.payload
+
+  it('refuses an unpaired surrogate escape, which has no RFC 8785 form, with 400 invalid_json in every mode', async () => {
+    const { receiver, published, logs } = setup()
+    const body = (payload: unknown) => JSON.stringify(payload).replace('MARKER', '\\udc00')
+    const requests = [
+      await signed('sig', body(envelope({ message: 'MARKER' }))),
+      await hmacSigned(body(envelope({ message: 'MARKER' }))),
+      bearer(body(envelope({ message: 'MARKER' }))),
+      await signed(
+        'a2a',
+        body(a2aPayload())
+          .replace(/"id":"/, '"id":"MARKER')
+          .replace('MARKER', '\\udc00'),
+      ),
+    ]
+    for (const request of requests) {
+      expect(await answer(await receiver.handle(request))).toMatchObject({
+        status: 400,
+        body: {
+          error: { code: 'invalid_json', message: expect.stringContaining('unpaired UTF-16 surrogate') },
+        },
+      })
+    }
+    expect(published).toHaveLength(0)
+    expect(logs.map((entry) => [entry.outcome, entry.code])).toEqual(
+      Array(requests.length).fill(['rejected', 'invalid_json']),
+    )
+  })
+
   it('accepts HMAC and Bearer registrations, and keys each sender separately', async () => {
     const { receiver, published } = setup()
     const payload = envelope()

@@ -109,3 +109,57 @@ export function serviceFields(options: { readonly name: string; readonly port: n
     ),
   }
 }
+
+const optionalIntIn = (name: string, min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .default('')
+    .transform((value) => (value === '' ? undefined : Number(value)))
+    .refine((value) => value === undefined || (Number.isInteger(value) && value >= min && value <= max), {
+      message: `${name} must be a whole number from ${min} to ${max}`,
+    })
+
+/**
+ * The HTTP server's limits (`listen({ limits })` of `@adwire/service-kit`): `HTTP_HEADERS_TIMEOUT_MS`,
+ * `HTTP_REQUEST_TIMEOUT_MS`, `HTTP_KEEP_ALIVE_TIMEOUT_MS`, `HTTP_MAX_CONNECTIONS`. Unset ones keep the
+ * service-kit defaults; read them into `listen` options with {@link httpLimits}.
+ *
+ * @example
+ * const Schema = z.object({ ...serviceFields({ name: 'receiver', port: 4300 }), ...httpFields() })
+ */
+export function httpFields() {
+  return {
+    HTTP_HEADERS_TIMEOUT_MS: optionalIntIn('HTTP_HEADERS_TIMEOUT_MS', 100, 600_000),
+    HTTP_REQUEST_TIMEOUT_MS: optionalIntIn('HTTP_REQUEST_TIMEOUT_MS', 100, 3_600_000),
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: optionalIntIn('HTTP_KEEP_ALIVE_TIMEOUT_MS', 100, 600_000),
+    HTTP_MAX_CONNECTIONS: optionalIntIn('HTTP_MAX_CONNECTIONS', 1, 1_000_000),
+  }
+}
+
+/** The limits set by {@link httpFields} variables, as `listen({ limits })` takes them (unset ones left out). */
+export interface HttpLimitSettings {
+  readonly headersTimeoutMs?: number
+  readonly requestTimeoutMs?: number
+  readonly keepAliveTimeoutMs?: number
+  readonly maxConnections?: number
+}
+
+/**
+ * @example
+ * httpLimits({ HTTP_MAX_CONNECTIONS: 2000 }) // { maxConnections: 2000 }
+ */
+export function httpLimits(values: {
+  readonly HTTP_HEADERS_TIMEOUT_MS?: number | undefined
+  readonly HTTP_REQUEST_TIMEOUT_MS?: number | undefined
+  readonly HTTP_KEEP_ALIVE_TIMEOUT_MS?: number | undefined
+  readonly HTTP_MAX_CONNECTIONS?: number | undefined
+}): HttpLimitSettings {
+  const entries = {
+    headersTimeoutMs: values.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: values.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: values.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    maxConnections: values.HTTP_MAX_CONNECTIONS,
+  }
+  return Object.fromEntries(Object.entries(entries).filter(([, value]) => value !== undefined))
+}

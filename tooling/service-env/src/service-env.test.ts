@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { EnvError, flag, intIn, optionalHttpUrl, readEnv, serviceFields, serviceSettings } from './index.js'
+import {
+  EnvError,
+  flag,
+  httpFields,
+  httpLimits,
+  intIn,
+  optionalHttpUrl,
+  readEnv,
+  serviceFields,
+  serviceSettings,
+} from './index.js'
 
 const Schema = z.object({
   ...serviceFields({ name: 'creative-agent', port: 4200 }),
@@ -89,5 +99,28 @@ describe('serviceFields and serviceSettings', () => {
 
   it('refuse a schema name that is not a plain lowercase identifier', () => {
     expect(() => read({ DATABASE_SCHEMA: 'Bad-Name' })).toThrow(/DATABASE_SCHEMA must be a plain lowercase/)
+  })
+})
+
+describe('httpFields and httpLimits', () => {
+  const Http = z.object(httpFields())
+  it('leave unset limits out (listen keeps its defaults) and read the set ones', () => {
+    expect(httpLimits(readEnv(Http, {}))).toEqual({})
+    expect(
+      httpLimits(
+        readEnv(Http, {
+          HTTP_HEADERS_TIMEOUT_MS: '5000',
+          HTTP_REQUEST_TIMEOUT_MS: ' 60000 ',
+          HTTP_KEEP_ALIVE_TIMEOUT_MS: '',
+          HTTP_MAX_CONNECTIONS: '4000',
+        }),
+      ),
+    ).toEqual({ headersTimeoutMs: 5000, requestTimeoutMs: 60_000, maxConnections: 4000 })
+  })
+
+  it('name each bad limit', () => {
+    expect(() => readEnv(Http, { HTTP_MAX_CONNECTIONS: '0', HTTP_REQUEST_TIMEOUT_MS: 'soon' })).toThrow(
+      /HTTP_REQUEST_TIMEOUT_MS: HTTP_REQUEST_TIMEOUT_MS must be a whole number[\s\S]*HTTP_MAX_CONNECTIONS: HTTP_MAX_CONNECTIONS must be a whole number from 1/,
+    )
   })
 })

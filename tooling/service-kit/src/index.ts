@@ -1,8 +1,10 @@
 export {
   DEFAULT_HOST,
+  DEFAULT_HTTP_LIMITS,
   describeListening,
   listen,
   type FetchHandler,
+  type HttpLimits,
   type ListenOptions,
   type Listener,
 } from './listen.js'

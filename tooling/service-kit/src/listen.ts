@@ -9,6 +9,34 @@ import { serve } from '@hono/node-server'
 /** The interface a service binds when `HOST` is unset: loopback only (`HOST=0.0.0.0` exposes it). */
 export const DEFAULT_HOST = '127.0.0.1'
 
+/**
+ * Limits on the HTTP server, so that slow or idle clients cannot hold sockets (and file descriptors) for
+ * minutes and starve everyone else. Node checks the two request timeouts on a periodic sweep, so a stalled
+ * request is cut at most about one second after its timeout.
+ */
+export interface HttpLimits {
+  /** Time to receive a request's headers, ms (`server.headersTimeout`). Not above `requestTimeoutMs`. */
+  readonly headersTimeoutMs: number
+  /** Time to receive a whole request, headers and body, ms (`server.requestTimeout`). */
+  readonly requestTimeoutMs: number
+  /** How long an idle keep-alive socket stays open between requests, ms (`server.keepAliveTimeout`). */
+  readonly keepAliveTimeoutMs: number
+  /** Open sockets at most; sockets beyond are closed as soon as they are accepted (`server.maxConnections`). */
+  readonly maxConnections: number
+}
+
+/**
+ * The defaults: headers within 10 s, a whole request (a 1 MiB webhook at 35 KB/s) within 30 s, idle
+ * keep-alive sockets closed after 5 s, and at most 768 sockets, which leaves a quarter of the common
+ * 1,024-descriptor limit for the database, key fetches and outbound calls (raise both together).
+ */
+export const DEFAULT_HTTP_LIMITS: HttpLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 768,
+}
+
 /** What a service answers requests with: a web-standard handler (`app.fetch` of a Hono app). */
 export type FetchHandler = (request: Request) => Response | Promise<Response>
 
@@ -24,6 +52,8 @@ export interface ListenOptions {
   readonly fetch?: FetchHandler
   /** The answer while no handler is set, in the service's own error shape. Default: a bare 503. */
   readonly starting?: () => Response
+  /** Timeouts and the connection cap; each one left out is its {@link DEFAULT_HTTP_LIMITS} value. */
+  readonly limits?: Partial<HttpLimits>
 }
 
 /** A bound socket: where it listens and how to stop it. */
@@ -67,10 +97,29 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   const starting = options.starting ?? (() => new Response(null, { status: 503 }))
   let handler: FetchHandler = options.fetch ?? (() => starting())
   const hostname = options.host?.trim() || DEFAULT_HOST
+  const limits = { ...DEFAULT_HTTP_LIMITS, ...options.limits }
+  const problem = limitsProblem(limits)
+  if (problem) throw new RangeError(`listen: ${problem}`)
   const server = await new Promise<Server>((resolve, reject) => {
-    const created = serve({ fetch: (request) => handler(request), port: options.port, hostname }, () =>
-      resolve(created as Server),
+    const created = serve(
+      {
+        fetch: (request) => handler(request),
+        port: options.port,
+        hostname,
+        serverOptions: {
+          headersTimeout: limits.headersTimeoutMs,
+          requestTimeout: limits.requestTimeoutMs,
+          // How often Node sweeps for requests past their timeout (its default is 30 s).
+          connectionsCheckingInterval: Math.max(
+            10,
+            Math.min(1_000, limits.headersTimeoutMs, limits.requestTimeoutMs),
+          ),
+        },
+      },
+      () => resolve(created as Server),
     ) as Server
+    created.keepAliveTimeout = limits.keepAliveTimeoutMs
+    created.maxConnections = limits.maxConnections
     created.once('error', reject)
   })
   const bound = server.address() as AddressInfo
@@ -90,6 +139,14 @@ export async function listen(options: ListenOptions): Promise<Listener> {
       return closing
     },
   }
+}
+
+function limitsProblem(limits: HttpLimits): string | undefined {
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isInteger(value) || value < 1) return `${name} must be a positive whole number`
+  }
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) return 'headersTimeoutMs exceeds requestTimeoutMs'
+  return undefined
 }
 
 async function drain(server: Server, graceMs: number): Promise<void> {

@@ -3,6 +3,7 @@
  * admin token (`Authorization: Bearer`), except the stream, which also takes a ticket (see stream.ts).
  */
 import { Hono, type Context } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
 import { z } from 'zod'
 import type { ReceiverDeps } from '../deps.js'
 import { parseRegistrationInput } from '../registration-input.js'
@@ -34,17 +35,22 @@ export function apiRoutes(deps: ReceiverDeps): Hono {
     c.header('cache-control', 'no-store')
   })
 
-  api.post('/registrations', async (c) => {
+  // A declared length over the limit is refused unread; a chunked body is read only up to the limit. The
+  // rest is not read: the answer closes the connection.
+  const limited = bodyLimit({
+    maxSize: MAX_BODY,
+    onError: (c) =>
+      errorResponse(c, 413, 'payload_too_large', `at most ${MAX_BODY} bytes`, undefined, {
+        connection: 'close',
+      }),
+  })
+
+  api.post('/registrations', limited, async (c) => {
     const type = c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase()
     if (type !== 'application/json') {
       return errorResponse(c, 415, 'unsupported_media_type', 'send the registration as application/json')
     }
-    const declared = Number(c.req.header('content-length') ?? 0)
-    if (declared > MAX_BODY) return errorResponse(c, 413, 'payload_too_large', `at most ${MAX_BODY} bytes`)
     const text = await c.req.text()
-    if (Buffer.byteLength(text) > MAX_BODY) {
-      return errorResponse(c, 413, 'payload_too_large', `at most ${MAX_BODY} bytes`)
-    }
     let body: unknown
     try {
       body = JSON.parse(text)

@@ -1,3 +1,4 @@
+import canonicalize from 'canonicalize'
 import { Rejection } from './respond.js'
 
 /** Rejects anything but `application/json` (parameters such as charset allowed), before any signature work. */
@@ -42,3 +43,20 @@ export async function readBody(request: Request, limit: number): Promise<Uint8Ar
 
 const tooLarge = (limit: number) =>
   new Rejection(413, 'payload_too_large', `webhook bodies are limited to ${limit} bytes`)
+
+/**
+ * The RFC 8785 form of a parsed body, which keys the delivery. JSON allows an escaped unpaired UTF-16 surrogate
+ * (`"\ud83d"`), but I-JSON and RFC 8785 forbid it and it has no canonical form: the body is refused (400,
+ * recorded as a failure) rather than answered as a store failure the sender would retry forever.
+ */
+export function canonicalJson(payload: unknown): string {
+  try {
+    return canonicalize(payload) ?? ''
+  } catch {
+    throw new Rejection(
+      400,
+      'invalid_json',
+      'the body holds an unpaired UTF-16 surrogate escape, which RFC 8785 (I-JSON) forbids',
+    )
+  }
+}

@@ -1,7 +1,7 @@
 import canonicalize from 'canonicalize'
 import { constantTimeEqual } from '@adwire/http-signatures/internal'
 import { authenticate } from './authenticate.js'
-import { readBody, requireJson } from './body.js'
+import { canonicalJson, readBody, requireJson } from './body.js'
 import { readEnvelope, type Envelope } from './envelope.js'
 import { registrationProblem } from './registration.js'
 import { json, Rejection, rejectionResponse, retryAfter } from './respond.js'
@@ -67,7 +67,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     ) {
       throw new Rejection(401, 'webhook_token_invalid', 'the delivery does not echo the registered token')
     }
-    const fingerprint = await sha256Hex(canonicalize(payload) ?? '')
+    const fingerprint = await sha256Hex(canonicalJson(payload))
     const idempotencyKey = envelope.idempotencyKey ?? `a2a:${envelope.taskId}:${fingerprint}`
     const retention = Math.max(limits.retentionSeconds, registration.retryHorizonSeconds ?? 0)
     const base = { registrationId: registration.id, sender, idempotencyKey }

@@ -13,6 +13,7 @@ import {
   TaskStatusSchema,
   TERMINAL_TASK_STATUSES,
 } from '@adwire/schemas'
+import canonicalize from 'canonicalize'
 import type { ZodType } from 'zod'
 import { WebhookError } from '../errors.js'
 import type { ResolvedRegistration } from './registration.js'
@@ -32,8 +33,8 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /**
- * Serialises once, then validates what will actually be sent (the JSON round trip, not the input object);
- * `inner` picks the validated object out of a wrapper.
+ * Serialises once, then validates what will actually be sent (the JSON round trip, not the input object):
+ * it must have an RFC 8785 form and meet the schema; `inner` picks the validated object out of a wrapper.
  */
 function serialise(
   payload: unknown,
@@ -47,8 +48,19 @@ function serialise(
   } catch (error) {
     throw invalid(`${what} is not serialisable as JSON: ${(error as Error).message}`, error)
   }
+  const sent = JSON.parse(body) as Record<string, unknown>
   try {
-    parseShape(schema, inner(JSON.parse(body) as Record<string, unknown>), what)
+    // Receivers key deliveries by the RFC 8785 form, which has no representation for an unpaired UTF-16
+    // surrogate (JSON.stringify writes one as a `\ud83d` escape): such a body could never be accepted.
+    canonicalize(sent)
+  } catch (error) {
+    throw invalid(
+      `${what} holds a string with an unpaired UTF-16 surrogate, which RFC 8785 (I-JSON) forbids: ${(error as Error).message}`,
+      error,
+    )
+  }
+  try {
+    parseShape(schema, inner(sent), what)
   } catch (error) {
     if (SchemaError.is(error)) throw invalid(error.message, error)
     throw error

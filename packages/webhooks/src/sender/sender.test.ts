@@ -113,6 +113,38 @@ describe('createWebhookSender: the MCP envelope', () => {
     expect(await outbox.pending()).toEqual([])
   })
 
+  it('refuses an event holding an unpaired UTF-16 surrogate, which no receiver can canonicalise (RFC 8785)', async () => {
+    const { sender, outbox } = setup()
+    const reg = registration('https://buyer.example/hooks')
+    const a2a: WebhookRegistration = {
+      channel: 'a2a',
+      config: { id: 'pnc_1', url: 'https://buyer.example/a2a' },
+    }
+    const refusal = (promise: Promise<unknown>) =>
+      promise.then(
+        () => undefined,
+        (error: unknown) => ({
+          code: (error as WebhookError).code,
+          message: (error as WebhookError).message,
+        }),
+      )
+    const unpaired = {
+      code: 'INVALID_REQUEST',
+      message: expect.stringContaining('unpaired UTF-16 surrogate'),
+    }
+    expect(await refusal(sender.notify(reg, { ...working, message: 'rocket \ud83d' }))).toMatchObject(
+      unpaired,
+    )
+    expect(await refusal(sender.notify(reg, { ...working, result: { ['\udc00key']: 1 } }))).toMatchObject(
+      unpaired,
+    )
+    expect(await refusal(sender.notify(a2a, { ...working, message: 'tail \udfff' }))).toMatchObject(unpaired)
+    expect(await outbox.pending()).toEqual([])
+    // A paired surrogate (one astral character) is fine.
+    await sender.notify(reg, { ...working, message: 'rocket \ud83d\ude80' })
+    expect(await outbox.pending()).toHaveLength(1)
+  })
+
   it('applies a registration update (new URL) from the next fire; queued retries keep their URL', async () => {
     const oldEndpoint = await endpoint({ fallback: reply(503) })
     const newEndpoint = await endpoint()

@@ -92,7 +92,7 @@ export async function hmacSigned(
   now = NOW,
   secret = HMAC_SECRET,
 ): Promise<Request> {
-  const body = JSON.stringify(payload)
+  const body = typeof payload === 'string' ? payload : JSON.stringify(payload)
   const headers = await signHmacWebhook(body, { secret, now })
   return new Request(`${URL_BASE}/${registration}`, {
     method: 'POST',
