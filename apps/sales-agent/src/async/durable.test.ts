@@ -7,7 +7,6 @@
  * events on the A2A channel; the creative is approved (creative.status_changed once); force_task_completion
  * completes the forced task on the new process.
  */
-/* eslint-disable @typescript-eslint/no-explicit-any -- tests read JSON payloads freely */
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningSalesAgent } from '../service.js'
