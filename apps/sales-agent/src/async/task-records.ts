@@ -6,6 +6,7 @@
  * once (the status moves by compare-and-set: one caller wins each move).
  */
 import { AgentError, type TaskContext, type TaskWebhooks } from '@adwire/agent-server'
+import { WebhookError } from '@adwire/webhooks'
 import type { MediaBuyRecord } from '../media-buys/types.js'
 import { isoAt, ownerOf, type Seller } from '../seller.js'
 
@@ -103,6 +104,7 @@ export async function moveTask(
  * Pushes the task's status when the buyer has not been pushed it yet (a terminal status carries the stored
  * result, an interim one `interim`), through the stored registrations; then notes it as pushed. A push the
  * registration cannot carry (an MCP-shape push needs an operation_id) is logged and noted all the same.
+ * Several channels are queued one after the other: a crash between them repeats the first on resume.
  */
 export async function pushTaskStatus(
   seller: Seller,
@@ -118,6 +120,9 @@ export async function pushTaskStatus(
     const updates = seller.resumeUpdates(taskId, webhooks, pushed)
     await updates.update(status, status === 'submitted' || status === 'working' ? interim : result)
   } catch (error) {
+    // A push the registration cannot carry is skipped for good; anything else (the outbox unreachable) is
+    // thrown, so that the status stays unpushed and the work is tried again.
+    if (!(error instanceof AgentError) && !(error instanceof WebhookError)) throw error
     seller.log({ task_id: taskId, push: status, skipped: String(error) })
   }
   for (;;) {
