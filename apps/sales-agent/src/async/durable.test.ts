@@ -27,7 +27,8 @@ import {
 } from '../test-support.js'
 import { startBuyerReceiver, type BuyerReceiver } from '../testing/buyer-receiver.js'
 import { tickDueWork } from './due-runner.js'
-import { DUE_KIND } from './due-work.js'
+import { DUE_KIND, LEASE_SECONDS, type DueWork } from './due-work.js'
+import { moveTask } from './task-records.js'
 
 let offset = 0
 const now = () => Date.now() / 1000 + offset
@@ -58,6 +59,14 @@ const taskStatus = (taskId: string, token = BUYER_TOKEN) =>
     { task_id: taskId, include_result: true },
     'protocol/get-task-status-response.json',
   )
+/** Resolves once no due work is stored (a tick may be finishing its last item). */
+async function noDueWork(): Promise<void> {
+  for (let attempt = 0; attempt < 500; attempt++) {
+    if ((await agent.runtime.deps.storage.records.list(DUE_KIND)).length === 0) return
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  throw new Error('due work is left')
+}
 const control = (scenario: string, params: Body = {}) =>
   mcpOk(
     agent,
@@ -229,13 +238,50 @@ describe('reviews and forced tasks across a restart', () => {
     ])
 
     // Nothing is left to do, and nothing fired twice.
+    await noDueWork()
     expect(await tickDueWork(agent.runtime.deps.seller)).toBe(0)
-    expect(await agent.runtime.deps.storage.records.list(DUE_KIND)).toEqual([])
     for (const path of ['/hooks/mcp/restart', '/hooks/a2a/restart', '/hooks/mcp/forced'])
       expect(
         buyer.deliveries.filter((delivery) => delivery.path === path && delivery.status !== 200),
       ).toEqual([])
     expect(ofTask(mcpTask.task_id)).toHaveLength(2)
     expect(ofTask(a2aAnswer.task_id)).toHaveLength(2)
+  }, 120_000)
+
+  it('resumes a review whose instance died between its steps, once its lease expires', async () => {
+    const submitted = await mcpOk(
+      agent,
+      BUYER_TOKEN,
+      'create_media_buy',
+      buyRequest({
+        push_notification_config: { url: `${buyer.origin}/hooks/mcp/died`, operation_id: 'op-died' },
+      }),
+      'media-buy/create-media-buy-response.json',
+    )
+    const seller = agent.runtime.deps.seller
+    const records = agent.runtime.deps.storage.records
+    // Another instance claimed the review (its lease runs past the due time), moved the task to working, and
+    // died before pushing anything.
+    const due = (await records.list<DueWork>(DUE_KIND)).find((entry) => entry.body.ref === submitted.task_id)!
+    const leaseUntil = now() + 601 + LEASE_SECONDS
+    expect(
+      await records.update(DUE_KIND, due.id, due.revision, { ...due.body, lease_until: leaseUntil }),
+    ).toBe(true)
+    expect(await moveTask(seller, submitted.task_id, 'submitted', 'working')).toBe(true)
+    offset += 601
+    // Due, but held: no tick takes it.
+    expect(await tickDueWork(seller)).toBe(0)
+    expect(ofTask(submitted.task_id)).toEqual([])
+
+    // The lease expires: the next tick (the agent's own, or this one) resumes it from working.
+    offset += LEASE_SECONDS + 1
+    await tickDueWork(seller)
+    await buyer.waitFor(() => ofTask(submitted.task_id).length >= 2, 30_000)
+    expect(ofTask(submitted.task_id).map((event) => [event.operationId, event.status])).toEqual([
+      ['op-died', 'working'],
+      ['op-died', 'completed'],
+    ])
+    expect(await taskStatus(submitted.task_id)).toMatchObject({ status: 'completed' })
+    await noDueWork()
   }, 120_000)
 })
