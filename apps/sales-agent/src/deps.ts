@@ -151,7 +151,21 @@ export async function openDeps(
       retryHorizonSeconds: RETRY_HORIZON_SECONDS,
       ...(overrides.senderConcurrency ? { concurrency: overrides.senderConcurrency } : {}),
     })
-    const domain = createSeller({ env, storage, events, kits, now, background, log })
+    // The task server is built over the seller's tasks: stored tasks reach its resumeUpdates once it exists.
+    const server: { agent?: AgentServer } = {}
+    const domain = createSeller({
+      env,
+      storage,
+      events,
+      kits,
+      now,
+      background,
+      log,
+      resumeUpdates: (taskId, webhooks, lastStatus) => {
+        if (!server.agent) throw new Error('the task server is not built yet')
+        return server.agent.resumeUpdates(taskId, webhooks, lastStatus)
+      },
+    })
     late.seller = domain
     const tasks = sellerTasks({
       seller: domain,
@@ -191,6 +205,7 @@ export async function openDeps(
           })
       },
     })
+    server.agent = agent
     sender.start()
     const scheduler = webhookEvents
       ? startReportScheduler(webhookEvents, overrides.reportTickMs ?? 60_000, log)

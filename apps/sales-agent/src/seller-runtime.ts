@@ -22,6 +22,7 @@ export interface SellerParts {
   readonly now: () => number
   readonly background: (work: () => Promise<void>) => void
   readonly log: (entry: Record<string, unknown>) => void
+  readonly resumeUpdates: Seller['resumeUpdates']
 }
 
 /** The seller over its parts. */
@@ -35,7 +36,7 @@ export function createSeller(parts: SellerParts): Seller {
     now: parts.now,
     background: parts.background,
     log: parts.log,
-    forcedTasks: new Map(),
+    resumeUpdates: parts.resumeUpdates,
   }
 }
 

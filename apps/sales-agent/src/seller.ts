@@ -1,5 +1,5 @@
 /** What every domain operation of the seller is given: its records, products, event seam, clock and settings. */
-import type { TaskContext, TaskUpdates } from '@adwire/agent-server'
+import type { TaskContext, TaskUpdates, TaskWebhooks } from '@adwire/agent-server'
 import { AgentError } from '@adwire/agent-server'
 import type { TestKitCredential } from './auth/test-kits.js'
 import type { ProductSource } from './catalog/product-source.js'
@@ -18,10 +18,10 @@ export interface Seller {
   readonly background: (work: () => Promise<void>) => void
   readonly log: (entry: Record<string, unknown>) => void
   /**
-   * Status pushes of tasks answered `submitted` by a controller-forced arm, by task_id, until
-   * force_task_completion completes them (this process only).
+   * The status pushes of a stored task (its registrations as the call gave them), from `lastStatus`, the last
+   * status the buyer was pushed: any instance, and this one after a restart (AgentServer.resumeUpdates).
    */
-  readonly forcedTasks: Map<string, TaskUpdates>
+  readonly resumeUpdates: (taskId: string, webhooks: TaskWebhooks, lastStatus: string) => TaskUpdates
 }
 
 /** The caller of a protected task (the task server has authenticated it). */

@@ -9,6 +9,7 @@ import { createApp } from './app.js'
 import { openDeps, type DepsOverrides, type Runtime } from './deps.js'
 import type { SalesAgentEnv } from './env.js'
 import { announceCapabilities } from './capabilities-version.js'
+import { tickDueWork } from './async/due-runner.js'
 import { tickBuys } from './seller-runtime.js'
 
 export interface RunningSalesAgent {
@@ -29,6 +30,8 @@ export interface StartOptions extends DepsOverrides {
   readonly sweepIntervalSeconds?: number
   /** How often the seller's clock ticks over the live buys (see seller-runtime.ts), seconds. Default 30; 0: never. */
   readonly tickSeconds?: number
+  /** How often due reviews (async/due-work.ts) are looked for, milliseconds. Default 1000; 0: never. */
+  readonly dueTickMs?: number
 }
 
 /**
@@ -99,6 +102,19 @@ export async function startSalesAgent(
         }, tickSeconds * 1000)
       : undefined
   tick?.unref()
+  // Due reviews, stored: this instance or any other finishes each once (a lease claimed by compare-and-set).
+  let dueRunning: Promise<unknown> | undefined
+  const dueTickMs = options.dueTickMs ?? 1000
+  const due =
+    dueTickMs > 0
+      ? setInterval(() => {
+          if (dueRunning) return
+          dueRunning = tickDueWork(runtime.deps.seller)
+            .catch((error: unknown) => runtime.deps.log({ due: 'failed', error: String(error) }))
+            .finally(() => (dueRunning = undefined))
+        }, dueTickMs)
+      : undefined
+  due?.unref()
 
   let closing: Promise<void> | undefined
   return {
@@ -111,7 +127,9 @@ export async function startSalesAgent(
       closing ??= (async () => {
         clearInterval(sweep)
         if (tick) clearInterval(tick)
+        if (due) clearInterval(due)
         await ticking
+        await dueRunning
         await listener.close(graceMs)
         await runtime.close()
       })()

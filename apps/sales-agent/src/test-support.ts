@@ -36,7 +36,7 @@ export async function startTestAgent(
       REVIEW_SECONDS: '0',
       ...env,
     }),
-    { senderPollMs: 25, ...options },
+    { senderPollMs: 25, dueTickMs: 50, ...options },
   )
 }
 

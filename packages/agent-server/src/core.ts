@@ -7,7 +7,7 @@ import { authorize } from './auth.js'
 import { AgentError, toAgentError } from './errors.js'
 import { requestFingerprint, runIdempotent, type IdempotencyOptions } from './idempotency.js'
 import type { AnyTask, AsyncTaskResponse, Principal, TaskContext, VerifiedSigner } from './types.js'
-import { createUpdates, registrationsFor } from './updates.js'
+import { createUpdates, registrationsFor, taskWebhooks } from './updates.js'
 import { parseArguments, parseOutput } from './validate.js'
 
 /** One task call, transport-independent. */
@@ -114,6 +114,7 @@ export function createCore(options: CoreOptions): (call: TaskCall) => Promise<Ta
           registrations,
           initialStatus: (taskId) => initialStatuses.get(taskId),
         }),
+        webhooks: taskWebhooks(task, envelope, registrations),
       }
       const execute = async (): Promise<Record<string, unknown>> => {
         const raw: unknown = await task.handler(input, context)

@@ -9,7 +9,8 @@ import { createHttpAuthGate } from './http-auth.js'
 import { createMcpHandler } from './mcp.js'
 import { createOAuthRegistration, type OAuthRegistrationOptions } from './oauth.js'
 import { checkRequestSignature, type RequestSigningOptions } from './request-signing.js'
-import type { AnyTask, VerifiedSigner } from './types.js'
+import type { AnyTask, TaskUpdates, TaskWebhooks, VerifiedSigner } from './types.js'
+import { resumeTaskUpdates } from './updates.js'
 
 export interface AgentServerOptions {
   readonly tasks: readonly AnyTask[]
@@ -52,6 +53,13 @@ export interface AgentServerOptions {
 export interface AgentServer {
   /** Answers one HTTP request (web-standard), for any runtime or framework. */
   fetch(request: Request): Promise<Response>
+  /**
+   * The status pushes of a stored async task (its `context.webhooks`, stored when it answered), from another
+   * instance or after a restart: the same channels and envelopes as the call's `context.updates`, starting from
+   * `lastStatus`, the last status the buyer heard (nothing fires after a terminal one). Throws a TypeError for
+   * a task name this server does not declare.
+   */
+  resumeUpdates(taskId: string, webhooks: TaskWebhooks, lastStatus: string): TaskUpdates
 }
 
 /**
@@ -137,6 +145,11 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
       headers: { 'content-type': 'application/json', 'cache-control': 'public, max-age=300' },
     })
   return {
+    resumeUpdates(taskId, webhooks, lastStatus) {
+      const task = options.tasks.find((candidate) => candidate.name === webhooks.task)
+      if (!task) throw new TypeError(`no task ${webhooks.task} is declared`)
+      return resumeTaskUpdates({ task, taskId, webhooks, lastStatus, sender: options.sender })
+    },
     async fetch(request) {
       const path = new URL(request.url).pathname
       const route = path.startsWith(base) ? path.slice(base.length) : undefined

@@ -1,4 +1,5 @@
 import type { AdcpProtocol } from '@adwire/schemas'
+import type { WebhookRegistration } from '@adwire/webhooks'
 import type { z } from 'zod'
 
 export type { AdcpProtocol }
@@ -46,6 +47,19 @@ export interface TaskUpdates {
   update(status: string, result?: Readonly<Record<string, unknown>>, message?: string): Promise<void>
 }
 
+/**
+ * Where the later status pushes of a task go, as plain JSON: the registrations of the call (the MCP
+ * `push_notification_config`, the A2A push config), the request's `context` and the task name. Store it with
+ * an async task so that another instance, or this one after a restart, pushes its later statuses
+ * (`AgentServer.resumeUpdates`).
+ */
+export interface TaskWebhooks {
+  /** The task's name (`create_media_buy`). */
+  readonly task: string
+  readonly registrations: readonly WebhookRegistration[]
+  readonly context?: Readonly<Record<string, unknown>>
+}
+
 /** What a handler is given beside its input. */
 /** Who signed a request whose RFC 9421 signature verified (security.mdx: recorded after step 14). */
 export interface VerifiedSigner {
@@ -68,6 +82,8 @@ export interface TaskContext {
   readonly now: Date
   /** Status pushes for a task this call answered `submitted` or `working`. */
   updates(taskId: string): TaskUpdates
+  /** This call's push registrations as plain JSON, to store with an async task (empty without any). */
+  readonly webhooks: TaskWebhooks
 }
 
 /** A handler's async answer: the task continues, and pushes its progress through `context.updates(task_id)`. */

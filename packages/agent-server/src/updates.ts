@@ -7,7 +7,7 @@ import {
   type WebhookSender,
 } from '@adwire/webhooks'
 import { AgentError } from './errors.js'
-import type { AnyTask, Envelope, TaskUpdates } from './types.js'
+import type { AnyTask, Envelope, TaskUpdates, TaskWebhooks } from './types.js'
 import { parseOutput } from './validate.js'
 
 /**
@@ -31,7 +31,6 @@ export function registrationsFor(
   return registrations
 }
 
-/** The pushes of one task: its last status, and the pushes in call order. */
 /**
  * A failed (or rejected) task's result as the official extraction rules read it
  * (`webhook-payload-extraction.json`, `a2a-response-extraction.json`): the AdCP error as `adcp_error` beside
@@ -39,7 +38,7 @@ export function registrationsFor(
  */
 function withAdcpError(
   result: Readonly<Record<string, unknown>> | undefined,
-  envelope: Envelope,
+  context: Readonly<Record<string, unknown>> | undefined,
 ): Readonly<Record<string, unknown>> | undefined {
   if (!result) return result
   const errors = Array.isArray(result.errors) ? (result.errors as unknown[]) : []
@@ -49,13 +48,69 @@ function withAdcpError(
     ...(result.adcp_error === undefined && typeof first === 'object' && first !== null
       ? { adcp_error: first }
       : {}),
-    ...(envelope.context && result.context === undefined ? { context: envelope.context } : {}),
+    ...(context && result.context === undefined ? { context } : {}),
   }
 }
 
-interface TaskStream {
-  status: string
-  tail: Promise<unknown>
+/** How one task's pushes are made: its declaration, its registrations and the request's `context`. */
+interface StreamOptions {
+  readonly task: AnyTask
+  readonly taskId: string
+  readonly context: Readonly<Record<string, unknown>> | undefined
+  readonly sender: WebhookSender | undefined
+  readonly registrations: readonly WebhookRegistration[]
+  /** The status the buyer last heard, read at the first update. */
+  readonly initial: () => string
+  /** Throws when the task may not be updated at all. */
+  readonly check?: () => void
+}
+
+/**
+ * The pushes of one task: each later status once per registered channel, nothing for an unchanged status,
+ * nothing after a terminal one (`webhook_after_terminal`), one push at a time in call order.
+ */
+function taskStream(options: StreamOptions): TaskUpdates {
+  const { task, taskId, context } = options
+  let stream: { status: string; tail: Promise<unknown> } | undefined
+  return {
+    async update(status, result, message) {
+      options.check?.()
+      if (!TaskStatusSchema.safeParse(status).success)
+        throw new AgentError('INVALID_REQUEST', `"${String(status)}" is not a task status`)
+      let body = result
+      if (status === 'completed' && result !== undefined) {
+        body = parseOutput(task, result)
+        if (context) body = { ...body, context }
+      }
+      if (status === 'failed' || status === 'rejected') body = withAdcpError(body, context)
+      const { sender, registrations } = options
+      if (!sender || registrations.length === 0) return
+      stream ??= { status: options.initial(), tail: Promise.resolve() }
+      const current = stream
+      const push = async (): Promise<void> => {
+        if (TERMINAL_TASK_STATUSES.has(current.status))
+          throw new WebhookError(
+            'webhook_after_terminal',
+            `task ${taskId} already reported "${current.status}": nothing more fires for it`,
+          )
+        if (status === current.status) return
+        const event: TaskEvent = {
+          task_id: taskId,
+          task_type: task.name,
+          status,
+          ...(task.protocol !== undefined ? { protocol: task.protocol } : {}),
+          ...(body !== undefined ? { result: body } : {}),
+          ...(message !== undefined ? { message } : {}),
+        }
+        // One webhook per registered channel; the status moves on once every channel has it durably queued.
+        for (const registration of registrations) await sender.notify(registration, event)
+        current.status = status
+      }
+      const pushed = current.tail.then(push, push)
+      current.tail = pushed.catch(() => undefined)
+      await pushed
+    },
+  }
 }
 
 /**
@@ -71,50 +126,64 @@ export function createUpdates(options: {
   registrations: readonly WebhookRegistration[]
   initialStatus: (taskId: string) => string | undefined
 }): (taskId: string) => TaskUpdates {
-  const streams = new Map<string, TaskStream>()
-  return (taskId) => ({
-    async update(status, result, message) {
-      const initial = options.initialStatus(taskId) ?? 'submitted'
-      if (initial !== 'submitted' && initial !== 'working')
-        throw new AgentError('INVALID_STATE', `task ${taskId} answered ${initial}: it has no later updates`)
-      if (!TaskStatusSchema.safeParse(status).success)
-        throw new AgentError('INVALID_REQUEST', `"${String(status)}" is not a task status`)
-      let body = result
-      if (status === 'completed' && result !== undefined) {
-        body = parseOutput(options.task, result)
-        if (options.envelope.context) body = { ...body, context: options.envelope.context }
-      }
-      if (status === 'failed' || status === 'rejected') body = withAdcpError(body, options.envelope)
-      const { sender, registrations } = options
-      if (!sender || registrations.length === 0) return
-      let stream = streams.get(taskId)
-      if (!stream) {
-        stream = { status: initial, tail: Promise.resolve() }
-        streams.set(taskId, stream)
-      }
-      const current = stream
-      const push = async (): Promise<void> => {
-        if (TERMINAL_TASK_STATUSES.has(current.status))
-          throw new WebhookError(
-            'webhook_after_terminal',
-            `task ${taskId} already reported "${current.status}": nothing more fires for it`,
-          )
-        if (status === current.status) return
-        const event: TaskEvent = {
-          task_id: taskId,
-          task_type: options.task.name,
-          status,
-          ...(options.task.protocol !== undefined ? { protocol: options.task.protocol } : {}),
-          ...(body !== undefined ? { result: body } : {}),
-          ...(message !== undefined ? { message } : {}),
-        }
-        // One webhook per registered channel; the status moves on once every channel has it durably queued.
-        for (const registration of registrations) await sender.notify(registration, event)
-        current.status = status
-      }
-      const pushed = current.tail.then(push, push)
-      current.tail = pushed.catch(() => undefined)
-      await pushed
-    },
+  const streams = new Map<string, TaskUpdates>()
+  return (taskId) => {
+    const initial = () => options.initialStatus(taskId) ?? 'submitted'
+    let updates = streams.get(taskId)
+    if (!updates) {
+      updates = taskStream({
+        task: options.task,
+        taskId,
+        context: options.envelope.context,
+        sender: options.sender,
+        registrations: options.registrations,
+        initial,
+        check: () => {
+          const answered = initial()
+          if (answered !== 'submitted' && answered !== 'working')
+            throw new AgentError(
+              'INVALID_STATE',
+              `task ${taskId} answered ${answered}: it has no later updates`,
+            )
+        },
+      })
+      streams.set(taskId, updates)
+    }
+    return updates
+  }
+}
+
+/** The registrations of one call as plain JSON, to store with its task (see {@link resumeTaskUpdates}). */
+export function taskWebhooks(
+  task: AnyTask,
+  envelope: Envelope,
+  registrations: readonly WebhookRegistration[],
+): TaskWebhooks {
+  return {
+    task: task.name,
+    registrations: JSON.parse(JSON.stringify(registrations)) as WebhookRegistration[],
+    ...(envelope.context ? { context: envelope.context } : {}),
+  }
+}
+
+/**
+ * The TaskUpdates of a stored task, in another process or after a restart: the same channels, envelopes
+ * (operation_id verbatim, `context` echoed) and A2A events as the call's own `context.updates`, starting from
+ * `lastStatus`, the status the buyer last heard (nothing fires after a terminal one).
+ */
+export function resumeTaskUpdates(options: {
+  task: AnyTask
+  taskId: string
+  webhooks: TaskWebhooks
+  lastStatus: string
+  sender: WebhookSender | undefined
+}): TaskUpdates {
+  return taskStream({
+    task: options.task,
+    taskId: options.taskId,
+    context: options.webhooks.context,
+    sender: options.sender,
+    registrations: options.webhooks.registrations,
+    initial: () => options.lastStatus,
   })
 }

@@ -1,9 +1,13 @@
 /**
  * The seller's async tasks (a buy in review, a controller-forced submitted arm) as records of kind `task`,
  * shared by every instance: get_task_status reads them, and each status change is written before it is pushed,
- * so a buyer without webhooks (or whose webhook failed) can poll.
+ * so a buyer without webhooks (or whose webhook failed) can poll. A task keeps its webhook registrations and
+ * the last status the buyer was pushed, so any instance, or this one after a restart, pushes each later status
+ * once (the status moves by compare-and-set: one caller wins each move).
  */
-import { AgentError, type TaskContext } from '@adwire/agent-server'
+import { AgentError, type TaskContext, type TaskWebhooks } from '@adwire/agent-server'
+import { WebhookError } from '@adwire/webhooks'
+import type { MediaBuyRecord } from '../media-buys/types.js'
 import { isoAt, ownerOf, type Seller } from '../seller.js'
 
 export const TASK_KIND = 'task'
@@ -20,7 +24,26 @@ export interface TaskRecord {
   result?: Record<string, unknown>
   context?: Record<string, unknown>
   history: { status: string; at: string }[]
+  /** Where its later statuses are pushed: the registrations of the call that opened it. */
+  webhooks?: TaskWebhooks
+  /** The last status whose webhooks are durably queued (the initial answer until a push). */
+  pushed_status?: string
+  /** A seller review: the buy it commits when it finishes. */
+  pending_buy?: MediaBuyRecord
+  /** Opened by the controller's forced submitted arm (force_task_completion finishes it). */
+  forced?: boolean
 }
+
+/** What get_task_status never shows of a task. */
+const INTERNAL = [
+  'result',
+  'history',
+  'context',
+  'webhooks',
+  'pushed_status',
+  'pending_buy',
+  'forced',
+] as const
 
 /** Stores a new task in `status`. */
 export async function openTask(
@@ -32,6 +55,9 @@ export async function openTask(
     status: string
     has_webhook: boolean
     context?: Record<string, unknown>
+    webhooks?: TaskWebhooks
+    pending_buy?: MediaBuyRecord
+    forced?: boolean
   },
 ): Promise<void> {
   const at = isoAt(seller.now())
@@ -40,31 +66,70 @@ export async function openTask(
     created_at: at,
     updated_at: at,
     history: [{ status: task.status, at }],
+    pushed_status: task.status,
     ...task,
   }
   await seller.records.put(TASK_KIND, task.task_id, owner, record)
 }
 
-/** Moves a task to `status` (with its result when completed). */
+/**
+ * Moves the task from `from` to `status` (with its result when terminal) by compare-and-set; resolves with
+ * whether this caller moved it (false: it is gone or no longer in `from`).
+ */
 export async function moveTask(
   seller: Seller,
   taskId: string,
+  from: string,
   status: string,
   result?: Record<string, unknown>,
-): Promise<void> {
-  for (let attempt = 0; attempt < 10; attempt++) {
+): Promise<boolean> {
+  for (;;) {
     const stored = await seller.records.get<TaskRecord>(TASK_KIND, taskId)
-    if (!stored) return
+    if (!stored || stored.body.status !== from) return false
     const at = isoAt(seller.now())
+    const { pending_buy: _done, ...rest } = stored.body
     const record: TaskRecord = {
-      ...stored.body,
+      ...(status === 'completed' ? rest : stored.body),
       status,
       updated_at: at,
       ...(status === 'completed' || status === 'failed' ? { completed_at: at } : {}),
       ...(result ? { result } : {}),
       history: [...stored.body.history, { status, at }],
     }
-    if (await seller.records.update(TASK_KIND, taskId, stored.revision, record)) return
+    if (await seller.records.update(TASK_KIND, taskId, stored.revision, record)) return true
+  }
+}
+
+/**
+ * Pushes the task's status when the buyer has not been pushed it yet (a terminal status carries the stored
+ * result, an interim one `interim`), through the stored registrations; then notes it as pushed. A push the
+ * registration cannot carry (an MCP-shape push needs an operation_id) is logged and noted all the same.
+ * Several channels are queued one after the other: a crash between them repeats the first on resume.
+ */
+export async function pushTaskStatus(
+  seller: Seller,
+  taskId: string,
+  interim?: Record<string, unknown>,
+): Promise<void> {
+  const stored = await seller.records.get<TaskRecord>(TASK_KIND, taskId)
+  if (!stored?.body.webhooks) return
+  const { status, webhooks, result } = stored.body
+  const pushed = stored.body.pushed_status ?? 'submitted'
+  if (status === pushed) return
+  try {
+    const updates = seller.resumeUpdates(taskId, webhooks, pushed)
+    await updates.update(status, status === 'submitted' || status === 'working' ? interim : result)
+  } catch (error) {
+    // A push the registration cannot carry is skipped for good; anything else (the outbox unreachable) is
+    // thrown, so that the status stays unpushed and the work is tried again.
+    if (!(error instanceof AgentError) && !(error instanceof WebhookError)) throw error
+    seller.log({ task_id: taskId, push: status, skipped: String(error) })
+  }
+  for (;;) {
+    const current = await seller.records.get<TaskRecord>(TASK_KIND, taskId)
+    if (!current || current.body.pushed_status === status) return
+    const record: TaskRecord = { ...current.body, pushed_status: status }
+    if (await seller.records.update(TASK_KIND, taskId, current.revision, record)) return
   }
 }
 
@@ -86,7 +151,9 @@ export async function getTaskStatus(
       field: 'task_id',
       status: 404,
     })
-  const { result, history, context: _taskContext, ...task } = stored.body
+  const { result, history } = stored.body
+  const task: Record<string, unknown> = { ...stored.body }
+  for (const field of INTERNAL) delete task[field]
   return {
     ...task,
     ...(request.include_result === true && result ? { result } : {}),

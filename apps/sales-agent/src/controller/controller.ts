@@ -8,7 +8,7 @@
  */
 import type { TaskContext } from '@adwire/agent-server'
 import { ACCOUNT_KIND } from '../accounts/resolve.js'
-import { moveTask } from '../async/task-records.js'
+import { moveTask, pushTaskStatus, TASK_KIND, type TaskRecord } from '../async/task-records.js'
 import type { AccountRecord } from '../accounts/types.js'
 import { setCreativeStatus } from '../creatives/library.js'
 import { CREATIVE_KIND, creativeKey } from '../creatives/lookup.js'
@@ -194,13 +194,13 @@ export async function complyTestController(
       }
     }
     case 'force_task_completion': {
-      const updates = seller.forcedTasks.get(String(params.task_id))
-      if (!updates)
-        return controllerError('NOT_FOUND', `no forced task ${String(params.task_id)} in this process`, null)
-      seller.forcedTasks.delete(String(params.task_id))
+      // The forced task is stored: any instance completes it, after a restart too (one caller wins the move).
+      const taskId = String(params.task_id)
+      const stored = await seller.records.get<TaskRecord>(TASK_KIND, taskId)
       const result = isObject(params.result) ? params.result : {}
-      await moveTask(seller, String(params.task_id), 'completed', result)
-      await updates.update('completed', result)
+      if (!stored?.body.forced || !(await moveTask(seller, taskId, 'submitted', 'completed', result)))
+        return controllerError('NOT_FOUND', `no forced task ${taskId} awaits completion`, null)
+      await pushTaskStatus(seller, taskId)
       return transitioned('submitted', 'completed')
     }
     case 'force_upstream_unavailable': {

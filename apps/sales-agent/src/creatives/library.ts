@@ -8,6 +8,7 @@
  */
 import { standardCatalog } from '@adwire/formats'
 import { AgentError } from '@adwire/agent-server'
+import { scheduleWork } from '../async/due-work.js'
 import { reconcileBuys } from '../media-buys/reconcile.js'
 import { BUY_KIND, mutateBuy } from '../media-buys/repository.js'
 import type { MediaBuyRecord } from '../media-buys/types.js'
@@ -102,13 +103,25 @@ export async function setCreativeStatus(
   return creative
 }
 
-/** Schedules the seller's review of a pending creative (approved after REVIEW_SECONDS). */
-export function scheduleReview(seller: Seller, owner: string, creative: CreativeRecord): void {
+/**
+ * Schedules the seller's review of a pending creative (approved after REVIEW_SECONDS): stored due work, so
+ * the review finishes on whichever instance ticks once it is due, after a restart too.
+ */
+export async function scheduleReview(seller: Seller, owner: string, creative: CreativeRecord): Promise<void> {
   if (creative.status !== 'pending_review' || seller.env.creativeReview !== 'manual') return
-  seller.background(async () => {
-    await new Promise((resolve) => setTimeout(resolve, seller.env.reviewSeconds * 1000))
-    await setCreativeStatus(seller, owner, creative.creative_id, 'approved')
+  await scheduleWork(seller, {
+    work: 'creative_review',
+    ref: creative.creative_id,
+    owner,
+    due_at: seller.now() + seller.env.reviewSeconds,
   })
+}
+
+/** Finishes a due creative review: the creative, still pending (and not purged), is approved. */
+export async function finishCreativeReview(seller: Seller, owner: string, creativeId: string): Promise<void> {
+  const stored = await seller.records.get<CreativeRecord>(CREATIVE_KIND, creativeKey(owner, creativeId))
+  if (stored?.body.status !== 'pending_review' || stored.body.purged_at) return
+  await setCreativeStatus(seller, owner, creativeId, 'approved')
 }
 
 /** Assigns a creative to a package of one of the caller's buys (PACKAGE_NOT_FOUND when no buy has it). */
@@ -147,6 +160,6 @@ export async function storeInlineCreatives(
     if (Array.isArray(pkg.creatives))
       for (const creative of pkg.creatives.filter(isObject)) {
         const { creative: stored } = await upsertCreative(seller, owner, creative)
-        scheduleReview(seller, owner, stored)
+        await scheduleReview(seller, owner, stored)
       }
 }

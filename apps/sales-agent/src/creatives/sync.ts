@@ -66,7 +66,7 @@ export async function syncCreatives(
       changed.add(id)
       await seller.events.creativeStatusChanged(stored, from)
     }
-    scheduleReview(seller, owner, stored)
+    await scheduleReview(seller, owner, stored)
     results.push({ creative_id: id, action, status: stored.status })
   }
   if (request.dry_run !== true && Array.isArray(request.assignments))

@@ -3,9 +3,10 @@
  * at once (its status from its creatives and flight; `confirmed_at` set) or, when the buyer gave a
  * push_notification_config and the buy needs the seller's review (BUY_REVIEW), a `submitted` task whose
  * working and completed statuses are pushed as the review runs. A controller-forced submitted arm answers with
- * the forced task_id.
+ * the forced task_id. The review is stored (the task with its registrations and the buy it commits, and the
+ * due work), so whichever instance ticks once it is due finishes it, after a restart too.
  */
-import { AgentError, type TaskContext, type TaskUpdates } from '@adwire/agent-server'
+import { AgentError, type TaskContext } from '@adwire/agent-server'
 import { assertUsable, resolveAccount } from '../accounts/resolve.js'
 import { creativesById } from '../creatives/lookup.js'
 import { storeInlineCreatives } from '../creatives/library.js'
@@ -14,7 +15,8 @@ import { templateOf } from './actions.js'
 import { resolveFlight } from './flight.js'
 import { creativeImpairments, settledStatus } from './lifecycle.js'
 import { packageFromRequest } from './packages.js'
-import { moveTask, openTask } from '../async/task-records.js'
+import { scheduleWork } from '../async/due-work.js'
+import { moveTask, openTask, pushTaskStatus, TASK_KIND, type TaskRecord } from '../async/task-records.js'
 import { BUY_KIND } from './repository.js'
 import { setStatus } from './status.js'
 import type { MediaBuyRecord, PackageRecord } from './types.js'
@@ -115,40 +117,44 @@ async function commitBuy(
   )
   setStatus(buy, settledStatus(buy, creatives, now), now, actor, 'created')
   buy.impairments = creativeImpairments(buy, creatives, now).impairments
-  await seller.records.insert(BUY_KIND, buy.media_buy_id, buy.owner, buy)
+  if (!(await seller.records.insert(BUY_KIND, buy.media_buy_id, buy.owner, buy))) {
+    // Committed already (a review resumed after a crash): the stored buy is the answer.
+    const stored = await seller.records.get<MediaBuyRecord>(BUY_KIND, buy.media_buy_id)
+    return createResponse(stored!.body, 1)
+  }
   await seller.events.buyStatusChanged({ buy, from: undefined, to: buy.status, cause: 'buyer' })
   return createResponse(buy, 1)
 }
 
 /**
- * Whether the buy waits for the seller's review (an IO signature): only when the buyer registered a
- * push_notification_config (so it expects an async answer), and per BUY_REVIEW: always, or (over_budget) above
- * the threshold or with a guaranteed product.
+ * Whether the buy waits for the seller's review (an IO signature): only when the buyer registered for pushes
+ * (a push_notification_config, or an A2A push config), so it expects an async answer; and per BUY_REVIEW:
+ * always, or (over_budget) above the threshold or with a guaranteed product.
  */
-function needsReview(
-  seller: Seller,
-  request: Record<string, unknown>,
-  total: number,
-  guaranteed: boolean,
-): boolean {
-  if (!isObject(request.push_notification_config)) return false
+function needsReview(seller: Seller, context: TaskContext, total: number, guaranteed: boolean): boolean {
+  if (context.webhooks.registrations.length === 0) return false
   if (seller.env.buyReview === 'always') return true
   return seller.env.buyReview === 'over_budget' && (total > seller.env.reviewBudgetThreshold || guaranteed)
 }
 
-/** Pushes a status when the registration can carry it (an MCP-shape push needs an operation_id); else logs. */
-async function push(
-  seller: Seller,
-  updates: TaskUpdates,
-  taskId: string,
-  status: string,
-  result: Record<string, unknown>,
-) {
-  try {
-    await updates.update(status, result)
-  } catch (error) {
-    seller.log({ task_id: taskId, push: status, skipped: String(error) })
+/** The `working` push of a review. */
+const REVIEW_PROGRESS = { percentage: 50, current_step: 'seller_review', step_number: 1, total_steps: 2 }
+
+/**
+ * Finishes a due review from where its task stands (the due tick calls it under the work's lease): `working`
+ * pushed, the buy committed, `completed` with the create response pushed. Each step is stored before the
+ * next, so a resumed review repeats none that is done.
+ */
+export async function finishBuyReview(seller: Seller, taskId: string): Promise<void> {
+  await moveTask(seller, taskId, 'submitted', 'working')
+  await pushTaskStatus(seller, taskId, REVIEW_PROGRESS)
+  const stored = await seller.records.get<TaskRecord>(TASK_KIND, taskId)
+  if (stored?.body.status === 'working' && stored.body.pending_buy) {
+    const buy = { ...stored.body.pending_buy, confirmed_at: isoAt(seller.now()) }
+    const response = await commitBuy(seller, buy, 'seller-review')
+    await moveTask(seller, taskId, 'working', 'completed', response)
   }
+  await pushTaskStatus(seller, taskId)
 }
 
 /**
@@ -167,13 +173,14 @@ export async function createMediaBuy(
   )
   if (forced) await seller.records.delete(FORCED_ARM_KIND, owner)
   if (forced?.body.arm === 'submitted' && forced.body.task_id) {
-    seller.forcedTasks.set(forced.body.task_id, context.updates(forced.body.task_id))
     await openTask(seller, owner, {
       task_id: forced.body.task_id,
       task_type: 'create_media_buy',
       status: 'submitted',
-      has_webhook: isObject(request.push_notification_config),
+      has_webhook: context.webhooks.registrations.length > 0,
       ...(isObject(request.context) ? { context: request.context } : {}),
+      webhooks: context.webhooks,
+      forced: true,
     })
     return {
       status: 'submitted',
@@ -187,27 +194,22 @@ export async function createMediaBuy(
   const buy = await buildBuy(seller, owner, request)
   const products = await Promise.all(buy.packages.map((pkg) => seller.products.get(pkg.product_id)))
   const guaranteed = products.some((entry) => entry?.product.delivery_type === 'guaranteed')
-  if (!needsReview(seller, request, buy.total_budget, guaranteed)) return commitBuy(seller, buy, owner)
+  if (!needsReview(seller, context, buy.total_budget, guaranteed)) return commitBuy(seller, buy, owner)
   const taskId = newId('task')
-  const updates = context.updates(taskId)
   await openTask(seller, owner, {
     task_id: taskId,
     task_type: 'create_media_buy',
     status: 'submitted',
     has_webhook: true,
+    ...(isObject(request.context) ? { context: request.context } : {}),
+    webhooks: context.webhooks,
+    pending_buy: buy,
   })
-  seller.background(async () => {
-    await new Promise((resolve) => setTimeout(resolve, seller.env.reviewSeconds * 1000))
-    await moveTask(seller, taskId, 'working')
-    await push(seller, updates, taskId, 'working', {
-      percentage: 50,
-      current_step: 'seller_review',
-      step_number: 1,
-      total_steps: 2,
-    })
-    const response = await commitBuy(seller, { ...buy, confirmed_at: isoAt(seller.now()) }, 'seller-review')
-    await moveTask(seller, taskId, 'completed', response)
-    await push(seller, updates, taskId, 'completed', response)
+  await scheduleWork(seller, {
+    work: 'buy_review',
+    ref: taskId,
+    owner,
+    due_at: seller.now() + seller.env.reviewSeconds,
   })
   return {
     status: 'submitted',
