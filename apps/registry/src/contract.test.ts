@@ -12,7 +12,7 @@ import { createApp, IMPLEMENTED_OPERATIONS } from './app.js'
 import { createCrawlQueue } from './crawl/queue.js'
 import { conformanceDir } from './spec/locate.js'
 import { DEMO_AGENTS } from './seed.js'
-import { operations } from './spec/openapi.js'
+import { addedStatuses, operations, REPLACED_SCHEMAS, upstreamDocument } from './spec/openapi.js'
 import {
   api,
   readSse,
@@ -350,13 +350,38 @@ describe('contract sweep over the demo world', () => {
     const app = createApp(test.registry.deps, { queue: createCrawlQueue(test.registry.deps) })
     const document = (await (await app.request('/openapi.json')).json()) as {
       openapi: string
-      components: {
-        schemas: { Error: { properties: { error: { type: string }; code: { type: string } } } }
-      }
+      components: { schemas: { Error: unknown } }
     }
     expect(document.openapi).toBe('3.1.0')
-    expect(document.components.schemas.Error.properties.error.type).toBe('string')
-    expect(document.components.schemas.Error.properties.code.type).toBe('string')
+    // The official Error, unchanged: `{ error: string }` required, nothing more.
+    expect(document.components.schemas.Error).toEqual({
+      type: 'object',
+      properties: { error: { type: 'string' } },
+      required: ['error'],
+    })
+    // The official document plus the documented additions, nothing else.
+    const upstream = upstreamDocument()
+    const served = document as unknown as { paths: Record<string, Record<string, Record<string, unknown>>> }
+    for (const [path, item] of Object.entries(upstream.paths as typeof served.paths)) {
+      for (const [method, official] of Object.entries(item)) {
+        const mine = served.paths[path]![method]!
+        const id = String(official.operationId)
+        const officialResponses = (official.responses ?? {}) as Record<string, unknown>
+        const myResponses = mine.responses as Record<string, unknown>
+        expect(Object.keys(myResponses).sort(), id).toEqual(
+          [...Object.keys(officialResponses), ...Object.keys(addedStatuses(official))].sort(),
+        )
+        for (const [status, response] of Object.entries(officialResponses)) {
+          if (!REPLACED_SCHEMAS.has(`${id} ${status}`))
+            expect(myResponses[status], `${id} ${status}`).toEqual(response)
+        }
+        expect({ ...mine, responses: {}, requestBody: undefined }, id).toEqual({
+          ...official,
+          responses: {},
+          requestBody: undefined,
+        })
+      }
+    }
     const page = await (await app.request('/docs')).text()
     expect(page).toContain('expandProductIdentifiers')
     for (const id of [
@@ -383,19 +408,20 @@ describe("one error body: the official document's Error", () => {
   const validate = new Ajv({ strict: false }).compile(official)
   const errorOf = async (response: Response, status: number) => {
     expect(response.status).toBe(status)
-    const body = (await response.json()) as { error: unknown; code: unknown }
+    const body = (await response.json()) as { error: unknown; message: unknown }
     expect(validate(body), JSON.stringify(validate.errors)).toBe(true)
-    expect(typeof body.error).toBe('string')
+    expect(body.error).toMatch(/^[a-z][a-z0-9_]*$/)
+    expect(typeof body.message).toBe('string')
     return body
   }
 
-  it('answers refusals, unknown routes and unexpected failures as { error: message, code }', async () => {
+  it('answers refusals, unknown routes and unexpected failures as { error: code, message }', async () => {
     const { deps } = test.registry
     const app = createApp(deps, { queue: createCrawlQueue(deps) })
     expect(await errorOf(await app.request('/api/brands/registry?source=nope'), 400)).toMatchObject({
-      code: 'invalid_parameter',
+      error: 'invalid_parameter',
     })
-    expect(await errorOf(await app.request('/nope'), 404)).toMatchObject({ code: 'not_found' })
+    expect(await errorOf(await app.request('/nope'), 404)).toMatchObject({ error: 'not_found' })
     const failing = createApp(
       {
         ...deps,
@@ -411,7 +437,7 @@ describe("one error body: the official document's Error", () => {
       { queue: createCrawlQueue(deps) },
     )
     const failed = await errorOf(await failing.request('/api/brands/registry'), 500)
-    expect(failed).toMatchObject({ code: 'internal_error' })
+    expect(failed).toMatchObject({ error: 'internal_error' })
     expect(JSON.stringify(failed)).not.toContain('secret')
   })
 })

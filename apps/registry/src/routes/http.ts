@@ -1,6 +1,6 @@
 /**
- * The shared HTTP helpers of the routes: the error body of the official document (`{ "error": message }`, with
- * the machine-readable `code` beside it), JSON body
+ * The shared HTTP helpers of the routes: the error body of the official document (`{ "error": code,
+ * "message": … }`), JSON body
  * reading with a size cap and OpenAPI request validation, response validation, and the bearer guard of
  * locked endpoints.
  */
@@ -9,7 +9,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { checkRequestBody, checkResponse } from '../spec/validators.js'
 import type { RegistryDeps, Principal } from '../deps.js'
 
-/** An error answered as `{ error: message, code, ...extra }` with `status`. */
+/** An error answered as `{ error: code, message, ...extra }` with `status`. */
 export class HttpError extends Error {
   override readonly name = 'HttpError'
   constructor(
@@ -24,16 +24,17 @@ export class HttpError extends Error {
 }
 
 /**
- * The one error body of the registry: the official document's `Error` (`{ "error": string }`, extra members
- * allowed) with a machine-readable `code` and any extra members (`domain`, `retry_after`, …).
+ * The one error body of the registry: the official document's `Error` — `error` is the machine-readable code
+ * (as in its `410 { error: "cursor_expired", message }`), `message` is for people — with the extra members an
+ * operation's error schema asks for (`domain`, `retry_after`, `retryAfter`…) or `details`.
  *
  * @example
  * errorBody('brand_not_found', 'no brand.json at nothing.example', { domain: 'nothing.example' })
- * // { error: 'no brand.json at nothing.example', code: 'brand_not_found', domain: 'nothing.example' }
+ * // { error: 'brand_not_found', message: 'no brand.json at nothing.example', domain: 'nothing.example' }
  */
 export const errorBody = (code: string, message: string, extra: Record<string, unknown> = {}) => ({
-  error: message,
-  code,
+  error: code,
+  message,
   ...extra,
 })
 

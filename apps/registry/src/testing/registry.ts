@@ -13,6 +13,7 @@ import { readSse as readSseStream } from '@adwire/registry-client'
 import { parseEnv } from '../env.js'
 import { startRegistry, type RunningRegistry } from '../service.js'
 import { checkResponse } from '../spec/validators.js'
+import { checkUpstreamResponse } from './contract.js'
 
 export interface Site {
   readonly origin: string
@@ -128,7 +129,7 @@ export interface ApiResult {
 
 /**
  * Calls the registry and checks the JSON response against `operationId`'s response schema in the served
- * document (throws on a mismatch, so every test doubles as a contract test).
+ * document and in the upstream one (throws on a mismatch, so every test doubles as a contract test).
  */
 export async function api(
   registry: RunningRegistry,
@@ -149,7 +150,9 @@ export async function api(
   })
   const text = await response.text()
   const body = text === '' ? undefined : (JSON.parse(text) as unknown)
-  const problem = checkResponse(operationId, response.status, body)
+  const problem =
+    checkResponse(operationId, response.status, body) ??
+    checkUpstreamResponse(operationId, response.status, body)
   if (problem) throw new Error(`contract: ${problem} — body ${text.slice(0, 300)}`)
   seenResponses.add(`${operationId} ${response.status}`)
   return { status: response.status, body, headers: response.headers }
