@@ -13,7 +13,7 @@ import { discoveryRoutes } from './routes/discovery.js'
 import { docsRoutes } from './routes/docs.js'
 import { feedRoutes } from './routes/feed.js'
 import { hostedRoutes } from './routes/hosted.js'
-import { errorBody, HttpError } from './routes/http.js'
+import { errorBody, HttpError, MAX_URL_LENGTH } from './routes/http.js'
 import { lookupRoutes } from './routes/lookups.js'
 import { memberRoutes } from './routes/members.js'
 import { propertyRoutes } from './routes/properties.js'
@@ -86,6 +86,16 @@ export interface AppParts {
  */
 export function createApp(deps: RegistryDeps, parts: AppParts): Hono {
   const app = new Hono()
+  app.use(async (c, next) => {
+    for (const [name, values] of Object.entries(c.req.queries())) {
+      if (values.some((value) => value.length > MAX_URL_LENGTH)) {
+        throw new HttpError(400, 'value_too_long', `${name} is longer than ${MAX_URL_LENGTH} characters`, {
+          details: { parameter: name, maximum: MAX_URL_LENGTH },
+        })
+      }
+    }
+    await next()
+  })
   app.get('/health', (c) => c.json({ status: 'ok' }))
   app.get('/', (c) => c.redirect('/docs'))
   if (parts.authRoutes) app.route('/', parts.authRoutes)

@@ -6,7 +6,16 @@ import { newId } from '../domain/ids.js'
 import { normalizeDomain } from '../domain/names.js'
 import type { BrandRecord } from '../domain/types.js'
 import type { RegistryDeps } from '../deps.js'
-import { HttpError, intParam, readBody, reply, requireOrg, requirePrincipal, required } from './http.js'
+import {
+  boolParam,
+  HttpError,
+  intParam,
+  readBody,
+  reply,
+  requireOrg,
+  requirePrincipal,
+  required,
+} from './http.js'
 import { mapLimit } from './concurrency.js'
 
 /** The wire `ResolvedBrand` of a stored brand. */
@@ -46,7 +55,7 @@ export function brandRoutes(deps: RegistryDeps): Hono {
   app.get('/api/brands/resolve', async (c) => {
     const domain = domainParam(c.req.query('domain'))
     const result = await resolveBrand(repository, crawler, domain, {
-      fresh: c.req.query('fresh') === 'true',
+      fresh: boolParam(c.req.query('fresh'), 'fresh'),
       now: deps.now(),
     })
     if (!result.found) {
@@ -74,7 +83,7 @@ export function brandRoutes(deps: RegistryDeps): Hono {
   app.get('/api/brands/brand-json', async (c) => {
     const domain = domainParam(c.req.query('domain'))
     const result = await resolveBrand(repository, crawler, domain, {
-      fresh: c.req.query('fresh') === 'true',
+      fresh: boolParam(c.req.query('fresh'), 'fresh'),
       now: deps.now(),
     })
     if (!result.found || !result.brand.document)
@@ -152,7 +161,7 @@ export function brandRoutes(deps: RegistryDeps): Hono {
       intParam(c.req.query('limit'), 'limit', 20, 1, 100),
       intParam(c.req.query('offset'), 'offset', 0, 0, Number.MAX_SAFE_INTEGER),
     )
-    if (history.total === 0)
+    if (history.total === 0 && !(await repository.brands.getBrand(domain)))
       throw new HttpError(404, 'brand_not_found', `no history for ${domain}`, { domain })
     return reply(c, deps, 'getBrandHistory', {
       domain,

@@ -6,7 +6,7 @@ import { canonicalAgentUrl, normalizeDomain } from '../domain/names.js'
 import type { AgentType } from '../domain/types.js'
 import type { RegistryDeps } from '../deps.js'
 import type { CrawlQueue } from '../crawl/queue.js'
-import { errorBody, HttpError, readBody, reply, requirePrincipal } from './http.js'
+import { errorBody, HttpError, readBody, reply, requirePrincipal, uuidParam } from './http.js'
 
 const AGENT_TYPES: AgentType[] = [
   'brand',
@@ -174,7 +174,9 @@ export function discoveryRoutes(deps: RegistryDeps, queue: CrawlQueue): Hono {
 
   app.get('/api/registry/crawl-request/:crawlRequestId', async (c) => {
     await requirePrincipal(c, deps)
-    const request = await repository.requests.getCrawlRequest(c.req.param('crawlRequestId'))
+    const request = await repository.requests.getCrawlRequest(
+      uuidParam(c.req.param('crawlRequestId'), 'crawlRequestId'),
+    )
     if (!request) throw new HttpError(404, 'crawl_request_not_found', 'no such crawl request')
     const { requested_by: _by, id, ...rest } = request
     void _by

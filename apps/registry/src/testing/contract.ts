@@ -77,3 +77,49 @@ export function checkUpstreamResponse(
   }
   return `upstream: no operation ${operationId}`
 }
+
+/** The operationId a method and path of the document answer to (path templates matched segment by segment). */
+export function operationFor(method: string, pathname: string): string | undefined {
+  const { document } = upstream()
+  const segments = pathname.split('/')
+  let best: { id: string; literal: number } | undefined
+  for (const [template, item] of Object.entries(
+    document.paths as Record<string, Record<string, JsonObject>>,
+  )) {
+    const operation = item[method.toLowerCase()]
+    if (!operation) continue
+    const parts = template.split('/')
+    if (parts.length !== segments.length) continue
+    let literal = 0
+    const matches = parts.every((part, index) => {
+      if (/^\{.+\}$/.test(part)) return segments[index] !== ''
+      literal += 1
+      return part === segments[index]
+    })
+    if (matches && (!best || literal > best.literal)) best = { id: String(operation.operationId), literal }
+  }
+  return best?.id
+}
+
+/**
+ * A `fetch` for `@adwire/registry-client` that checks every JSON answer of a document operation against the
+ * served document and the upstream one (`check`, e.g. the served-document check of `validators.ts`), and
+ * throws on a mismatch (the client then rejects with that message as the cause).
+ */
+export function contractFetch(
+  check: (operationId: string, status: number, body: unknown) => string | undefined,
+): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const response = await fetch(request)
+    const url = new URL(request.url)
+    const operationId = operationFor(request.method, url.pathname)
+    const type = response.headers.get('content-type') ?? ''
+    if (!operationId || !type.startsWith('application/json')) return response
+    const text = await response.clone().text()
+    const body = text === '' ? undefined : (JSON.parse(text) as unknown)
+    const problem =
+      check(operationId, response.status, body) ?? checkUpstreamResponse(operationId, response.status, body)
+    if (problem) throw new Error(`contract: ${problem} — body ${text.slice(0, 300)}`)
+    return response
+  }
+}

@@ -9,11 +9,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { readSse as readSseStream } from '@adwire/registry-client'
+import { createRegistryClient, readSse as readSseStream, type RegistryClient } from '@adwire/registry-client'
 import { parseEnv } from '../env.js'
 import { startRegistry, type RunningRegistry } from '../service.js'
 import { checkResponse } from '../spec/validators.js'
-import { checkUpstreamResponse } from './contract.js'
+import { checkUpstreamResponse, contractFetch } from './contract.js'
 
 export interface Site {
   readonly origin: string
@@ -193,4 +193,16 @@ export async function readSse(
     controller.abort()
   }
   return events
+}
+
+/**
+ * A `@adwire/registry-client` on `registry` (with `apiKey` when given) whose every answer is checked against the
+ * served and the upstream document.
+ */
+export function clientOf(registry: RunningRegistry, apiKey?: string): RegistryClient {
+  return createRegistryClient({
+    baseUrl: registry.url,
+    ...(apiKey ? { apiKey } : {}),
+    fetch: contractFetch(checkResponse),
+  })
 }
