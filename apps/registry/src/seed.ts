@@ -72,7 +72,8 @@ const brands: DemoBrand[] = [
   },
 ]
 
-const publishers: Record<string, Record<string, unknown>> = {
+/** The demo publishers' adagents.json files, by domain. */
+export const DEMO_ADAGENTS: Record<string, Record<string, unknown>> = {
   'pinecrest-news.example': {
     $schema: 'https://adcontextprotocol.org/schemas/3.1.19/adagents.json',
     contact: { name: 'Pinecrest News ad operations', email: 'ads@pinecrest-news.example' },
@@ -175,7 +176,7 @@ export async function seedDemoWorld(
       { editor_name: 'seed', edit_summary: 'demo world', source: 'hosted' },
     )
   }
-  for (const [domain, document] of Object.entries(publishers)) {
+  for (const [domain, document] of Object.entries(DEMO_ADAGENTS)) {
     const url = `https://${domain}/.well-known/adagents.json`
     // Counted valid only when it is: the same schema check a crawl applies.
     const valid = adagentsSchemaErrors(document).length === 0

@@ -141,7 +141,7 @@ export function propertyRoutes(deps: RegistryDeps): Hono {
         }) as never,
         properties: (body.properties ?? []).map((property, index) => ({
           publisher_domain: domain,
-          property_id: `community-${index + 1}`,
+          property_id: `community_${index + 1}`,
           property_type: property.type,
           name: property.name,
           identifiers: [{ type: 'domain', value: domain }],
