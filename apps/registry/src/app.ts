@@ -18,7 +18,9 @@ import { lookupRoutes } from './routes/lookups.js'
 import { memberRoutes } from './routes/members.js'
 import { propertyRoutes } from './routes/properties.js'
 import { publisherLookupRoutes } from './routes/publisher-lookup.js'
+import { createRateLimiter, RATE_LIMITED_ROUTES } from './routes/rate-limit.js'
 import { validationRoutes } from './routes/validation.js'
+import type { RateLimits } from './env.js'
 
 /** The operationIds this service answers (the rest of the document comes in part 2). */
 export const IMPLEMENTED_OPERATIONS: ReadonlySet<string> = new Set([
@@ -75,6 +77,8 @@ export const IMPLEMENTED_OPERATIONS: ReadonlySet<string> = new Set([
 
 export interface AppParts {
   readonly queue: CrawlQueue
+  /** Per-minute budgets of the rate-limited operations; default: unlimited. */
+  readonly rateLimits?: RateLimits
   /** The auth module's routes (OAuth server, metadata), mounted at `/`. */
   readonly authRoutes?: Hono
 }
@@ -96,6 +100,10 @@ export function createApp(deps: RegistryDeps, parts: AppParts): Hono {
     }
     await next()
   })
+  if (parts.rateLimits) {
+    const limit = createRateLimiter(deps, parts.rateLimits)
+    for (const [method, path, kind] of RATE_LIMITED_ROUTES) app.on(method, path, limit(kind))
+  }
   app.get('/health', (c) => c.json({ status: 'ok' }))
   app.get('/', (c) => c.redirect('/docs'))
   if (parts.authRoutes) app.route('/', parts.authRoutes)

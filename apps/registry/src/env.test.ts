@@ -11,6 +11,7 @@ describe('the registry environment', () => {
       feedRetentionDays: 90,
       feedPruneIntervalSeconds: 3600,
       memberTier: 'member',
+      rateLimits: { read: 600, write: 60, crawl: 10 },
     })
   })
 
@@ -25,6 +26,8 @@ describe('the registry environment', () => {
       FEED_RETENTION_DAYS: '7',
       FEED_PRUNE_INTERVAL_SECONDS: '0',
       MEMBER_TIER: 'Explorer',
+      RATE_LIMIT_READ_PER_MINUTE: '0',
+      RATE_LIMIT_WRITE_PER_MINUTE: '5',
     })
     expect(env).toMatchObject({
       port: 0,
@@ -38,6 +41,7 @@ describe('the registry environment', () => {
       feedRetentionDays: 7,
       feedPruneIntervalSeconds: 0,
       memberTier: 'explorer',
+      rateLimits: { read: 0, write: 5, crawl: 10 },
     })
   })
 

@@ -9,8 +9,11 @@ import { serve } from '@hono/node-server'
 /** The interface a service binds when `HOST` is unset: loopback only (`HOST=0.0.0.0` exposes it). */
 export const DEFAULT_HOST = '127.0.0.1'
 
-/** What a service answers requests with: a web-standard handler (`app.fetch` of a Hono app). */
-export type FetchHandler = (request: Request) => Response | Promise<Response>
+/**
+ * What a service answers requests with: a web-standard handler (`app.fetch` of a Hono app). `env` is what
+ * @hono/node-server passes (`{ incoming, outgoing }`: the client's socket address, for per-IP limits).
+ */
+export type FetchHandler = (request: Request, env?: unknown) => Response | Promise<Response>
 
 export interface ListenOptions {
   /** The port; `0` picks a free one. */
@@ -68,8 +71,9 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   let handler: FetchHandler = options.fetch ?? (() => starting())
   const hostname = options.host?.trim() || DEFAULT_HOST
   const server = await new Promise<Server>((resolve, reject) => {
-    const created = serve({ fetch: (request) => handler(request), port: options.port, hostname }, () =>
-      resolve(created as Server),
+    const created = serve(
+      { fetch: (request, env) => handler(request, env), port: options.port, hostname },
+      () => resolve(created as Server),
     ) as Server
     created.once('error', reject)
   })

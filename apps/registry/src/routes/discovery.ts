@@ -140,11 +140,12 @@ export function discoveryRoutes(deps: RegistryDeps, queue: CrawlQueue): Hono {
       new Date(now - CRAWL_REQUEST_INTERVAL_SECONDS * 1000).toISOString(),
     )
     if (recent && ['queued', 'running', 'retrying'].includes(recent.status)) {
-      return c.json(
-        errorBody('rate_limited', `${domain} already has a crawl request in progress`, {
-          retry_after: CRAWL_REQUEST_INTERVAL_SECONDS,
-        }),
+      throw new HttpError(
         429,
+        'rate_limited',
+        `${domain} already has a crawl request in progress`,
+        { retryAfter: CRAWL_REQUEST_INTERVAL_SECONDS, retry_after: CRAWL_REQUEST_INTERVAL_SECONDS },
+        { 'Retry-After': String(CRAWL_REQUEST_INTERVAL_SECONDS) },
       )
     }
     const id = newId()

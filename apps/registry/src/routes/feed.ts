@@ -10,16 +10,7 @@ import { canonicalAgentUrl } from '../domain/names.js'
 import type { AuthorizationRecord } from '../domain/types.js'
 import { checkCursor, parseTypes, readFeedPage } from '../feed/query.js'
 import type { RegistryDeps } from '../deps.js'
-import {
-  agentUrlParam,
-  errorBody,
-  HttpError,
-  intParam,
-  reply,
-  requireOrg,
-  requirePrincipal,
-  required,
-} from './http.js'
+import { agentUrlParam, errorBody, HttpError, intParam, reply, requireOrg, requirePrincipal } from './http.js'
 
 /** At most this many streams are open at once in this process. */
 export const MAX_STREAMS = 100

@@ -78,6 +78,10 @@ export async function startTestRegistry(
     ALLOW_PRIVATE_CRAWL: '1',
     CRAWL_ORIGINS: origins,
     CRAWL_TIMEOUT_MS: '3000',
+    // Rate limits off unless a test turns one on (tests call faster than any client should).
+    RATE_LIMIT_READ_PER_MINUTE: '0',
+    RATE_LIMIT_WRITE_PER_MINUTE: '0',
+    RATE_LIMIT_CRAWL_PER_MINUTE: '0',
     ...options.env,
   }
   if (backend.kind === 'sqlite') {
