@@ -399,6 +399,66 @@ describe('contract sweep over the demo world', () => {
   })
 })
 
+describe('error sweep: every implemented operation refuses bad calls as the document says', () => {
+  const bad: Record<string, string> = {
+    domain: 'not_a_domain',
+    agentUrl: 'not-a-url',
+    encodedUrl: 'not-a-url',
+    url: 'not-a-url',
+    crawlRequestId: 'not-a-uuid',
+    reportId: 'not-a-uuid',
+  }
+  const good: Record<string, string> = { domain: 'community.example', url: 'https://nothing.example/mcp' }
+  const pathOf = (template: string, values = bad) =>
+    template.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(values[name] ?? 'x'))
+
+  it('answers 401 without a credential, 400 for missing or malformed input, 415 for a non-JSON body', async () => {
+    const seen: string[] = []
+    for (const op of operations().filter((item) => IMPLEMENTED_OPERATIONS.has(item.operationId))) {
+      const path = pathOf(op.path)
+      const method = op.method.toUpperCase()
+      const params = (op.raw.parameters ?? []) as Array<{ in: string; required?: boolean }>
+      if (op.secured) {
+        const anonymous = await api(test.registry, op.operationId, path, {
+          method,
+          ...(op.raw.requestBody ? { body: {} } : {}),
+        })
+        expect(anonymous.status, `${op.operationId} without a credential`).toBe(401)
+        seen.push(`${op.operationId} 401`)
+      }
+      const token = op.secured ? key : undefined
+      const hasPathParameter = params.some((param) => param.in === 'path')
+      if (params.some((param) => param.in === 'query' && param.required) || hasPathParameter) {
+        const refused = await api(test.registry, op.operationId, path, {
+          method,
+          ...(token ? { token } : {}),
+          ...(op.raw.requestBody ? { body: {} } : {}),
+        })
+        expect(refused.status, `${op.operationId} with bad input`).toBeOneOf([400, 404])
+        seen.push(`${op.operationId} ${refused.status}`)
+      }
+      if (op.raw.requestBody) {
+        const valid = pathOf(op.path, good)
+        const broken = await api(test.registry, op.operationId, valid, {
+          method,
+          ...(token ? { token } : {}),
+          body: '{ not json',
+        })
+        expect(broken.status, `${op.operationId} with broken JSON`).toBe(400)
+        const text = await api(test.registry, op.operationId, valid, {
+          method,
+          ...(token ? { token } : {}),
+          headers: { 'content-type': 'text/plain' },
+          body: 'plain',
+        })
+        expect(text.status, `${op.operationId} with text/plain`).toBe(415)
+        seen.push(`${op.operationId} 400`, `${op.operationId} 415`)
+      }
+    }
+    expect(seen.length).toBeGreaterThan(60)
+  })
+})
+
 describe("one error body: the official document's Error", () => {
   const official = (
     parse(readFileSync(join(conformanceDir(), 'openapi', 'registry.yaml'), 'utf8')) as {
