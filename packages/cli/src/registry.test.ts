@@ -42,6 +42,10 @@ const server = createServer((req, res) => {
   req.on('end', () => {
     switch (`${req.method} ${url.pathname}`) {
       case 'GET /api/brands/resolve':
+        if (q('domain') === 'busy.example') {
+          res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '12' })
+          return res.end(JSON.stringify({ error: 'rate_limited', message: 'slow down', retryAfter: 12 }))
+        }
         if (q('domain') === 'acme.example') {
           return json(200, {
             canonical_id: 'acme.example',
@@ -208,6 +212,10 @@ describe('adwire registry', () => {
     const missing = await adwire('resolve', 'brand', 'nobody.example', '--url', base)
     expect(missing.code).toBe(1)
     expect(missing.stderr).toContain('no brand for nobody.example (HTTP 404 not_found)')
+    const busy = await adwire('resolve', 'brand', 'busy.example', '--url', base)
+    expect(busy).toMatchObject({ code: 1 })
+    expect(busy.stderr).toContain('slow down (HTTP 429 rate_limited)')
+    expect(busy.stderr).toContain('retry in 12 s')
   })
 
   it('resolves a property with its agents', async () => {

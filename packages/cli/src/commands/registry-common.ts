@@ -76,6 +76,8 @@ export function refused(io: Io, error: unknown): number {
     const where = error.status === 0 ? '' : ` (HTTP ${error.status} ${error.code})`
     io.stderr(`adwire: ${error.message}${where}\n`)
     if (error.status === 401) io.stderr('adwire: this call needs --api-key (or $ADWIRE_REGISTRY_API_KEY)\n')
+    if (error.retryAfter !== undefined)
+      io.stderr(`adwire: the registry asks to retry in ${error.retryAfter} s\n`)
     return 1
   }
   throw error
