@@ -88,7 +88,13 @@ export function feedRoutes(deps: RegistryDeps): Hono {
       since(),
     )
     if (streams >= MAX_STREAMS)
-      throw new HttpError(429, 'too_many_streams', `at most ${MAX_STREAMS} feed streams may be open`)
+      throw new HttpError(
+        429,
+        'too_many_streams',
+        `at most ${MAX_STREAMS} feed streams may be open`,
+        { retryAfter: intervalSeconds, retry_after: intervalSeconds },
+        { 'Retry-After': String(intervalSeconds) },
+      )
     streams += 1
     const response = streamSSE(c, async (stream) => {
       let open = true
