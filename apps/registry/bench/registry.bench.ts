@@ -222,10 +222,22 @@ async function measureAppends(registry: RunningRegistry): Promise<string> {
 }
 
 async function run(label: string, env: Record<string, string>): Promise<void> {
-  const registry = await startRegistry(parseEnv({ PORT: '0', HOST: '127.0.0.1', SEED: '0', ...env }), {
-    validateResponses: 'off',
-    log: () => {},
-  })
+  const registry = await startRegistry(
+    parseEnv({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      SEED: '0',
+      // The benchmark measures the service, not its per-client limits.
+      RATE_LIMIT_READ_PER_MINUTE: '0',
+      RATE_LIMIT_WRITE_PER_MINUTE: '0',
+      RATE_LIMIT_CRAWL_PER_MINUTE: '0',
+      ...env,
+    }),
+    {
+      validateResponses: 'off',
+      log: () => {},
+    },
+  )
   let primitives: { url: string; server: Server } | undefined
   try {
     primitives = await primitiveServer(registry.repository.driver)

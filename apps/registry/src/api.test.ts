@@ -171,7 +171,7 @@ describe.each(backends)('registry API on %s', (name, backend) => {
     const missing = await api(registry(), 'resolveBrand', '/api/brands/resolve?domain=nothing.test')
     expect(missing).toMatchObject({
       status: 404,
-      body: { code: 'brand_not_found', domain: 'nothing.test', file_status: 404 },
+      body: { error: 'brand_not_found', domain: 'nothing.test', file_status: 404 },
     })
     expect((await api(registry(), 'resolveBrand', '/api/brands/resolve?domain=not_a_domain')).status).toBe(
       400,
@@ -338,7 +338,7 @@ describe.each(backends)('registry API on %s', (name, backend) => {
     ]) {
       expect(await expand([bad])).toMatchObject({
         status: 400,
-        body: { code: 'invalid_selector' },
+        body: { error: 'invalid_selector' },
       })
     }
     const productEverywhere = (agent: string, selector: object) =>
@@ -365,7 +365,7 @@ describe.each(backends)('registry API on %s', (name, backend) => {
       '/api/registry/expand/product-identifiers',
       { body: { publisher_properties: [] } },
     )
-    expect(missing).toMatchObject({ status: 400, body: { code: 'invalid_request' } })
+    expect(missing).toMatchObject({ status: 400, body: { error: 'invalid_request' } })
     const product = await api(
       registry(),
       'validateProductAuthorization',
@@ -823,7 +823,7 @@ describe.each(backends)('registry API on %s', (name, backend) => {
         '/api/registry/feed?cursor=01890000-0000-7000-8000-000000000000',
         { token: apiKey },
       )
-      expect(unknown).toMatchObject({ status: 410, body: { code: 'cursor_expired' } })
+      expect(unknown).toMatchObject({ status: 410, body: { error: 'cursor_expired' } })
       expect(
         (await api(registry(), 'getRegistryFeed', '/api/registry/feed?cursor=abc', { token: apiKey })).status,
       ).toBe(400)

@@ -13,12 +13,14 @@ import { discoveryRoutes } from './routes/discovery.js'
 import { docsRoutes } from './routes/docs.js'
 import { feedRoutes } from './routes/feed.js'
 import { hostedRoutes } from './routes/hosted.js'
-import { errorBody, HttpError } from './routes/http.js'
+import { errorBody, HttpError, MAX_URL_LENGTH } from './routes/http.js'
 import { lookupRoutes } from './routes/lookups.js'
 import { memberRoutes } from './routes/members.js'
 import { propertyRoutes } from './routes/properties.js'
 import { publisherLookupRoutes } from './routes/publisher-lookup.js'
+import { createRateLimiter, RATE_LIMITED_ROUTES } from './routes/rate-limit.js'
 import { validationRoutes } from './routes/validation.js'
+import type { RateLimits } from './env.js'
 
 /** The operationIds this service answers (the rest of the document comes in part 2). */
 export const IMPLEMENTED_OPERATIONS: ReadonlySet<string> = new Set([
@@ -75,6 +77,8 @@ export const IMPLEMENTED_OPERATIONS: ReadonlySet<string> = new Set([
 
 export interface AppParts {
   readonly queue: CrawlQueue
+  /** Per-minute budgets of the rate-limited operations; default: unlimited. */
+  readonly rateLimits?: RateLimits
   /** The auth module's routes (OAuth server, metadata), mounted at `/`. */
   readonly authRoutes?: Hono
 }
@@ -86,6 +90,20 @@ export interface AppParts {
  */
 export function createApp(deps: RegistryDeps, parts: AppParts): Hono {
   const app = new Hono()
+  app.use(async (c, next) => {
+    for (const [name, values] of Object.entries(c.req.queries())) {
+      if (values.some((value) => value.length > MAX_URL_LENGTH)) {
+        throw new HttpError(400, 'value_too_long', `${name} is longer than ${MAX_URL_LENGTH} characters`, {
+          details: { parameter: name, maximum: MAX_URL_LENGTH },
+        })
+      }
+    }
+    await next()
+  })
+  if (parts.rateLimits) {
+    const limit = createRateLimiter(deps, parts.rateLimits)
+    for (const [method, path, kind] of RATE_LIMITED_ROUTES) app.on(method, path, limit(kind))
+  }
   app.get('/health', (c) => c.json({ status: 'ok' }))
   app.get('/', (c) => c.redirect('/docs'))
   if (parts.authRoutes) app.route('/', parts.authRoutes)

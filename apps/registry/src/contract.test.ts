@@ -12,7 +12,7 @@ import { createApp, IMPLEMENTED_OPERATIONS } from './app.js'
 import { createCrawlQueue } from './crawl/queue.js'
 import { conformanceDir } from './spec/locate.js'
 import { DEMO_AGENTS } from './seed.js'
-import { operations } from './spec/openapi.js'
+import { addedStatuses, operations, REPLACED_SCHEMAS, upstreamDocument } from './spec/openapi.js'
 import {
   api,
   readSse,
@@ -84,9 +84,9 @@ describe('contract sweep over the demo world', () => {
         })
       ).status,
     ).toBe(200)
-    expect((await call('getBrandJson', '/api/brands/brand-json?domain=acme-outdoor.example')).status).toBe(
-      404,
-    )
+    expect(
+      (await call('getBrandJson', '/api/brands/brand-json?domain=acme-outdoor.example')).body.data.house,
+    ).toEqual({ domain: 'acme-outdoor.example', name: 'Acme Outdoor Group' })
     expect((await call('listBrands', '/api/brands/registry?limit=2')).body.stats.total).toBe(3)
     expect((await call('findBrand', '/api/brands/find?q=north')).body.results).toHaveLength(1)
     expect((await call('getBrandHistory', '/api/brands/history?domain=acme-outdoor.example')).status).toBe(
@@ -350,13 +350,38 @@ describe('contract sweep over the demo world', () => {
     const app = createApp(test.registry.deps, { queue: createCrawlQueue(test.registry.deps) })
     const document = (await (await app.request('/openapi.json')).json()) as {
       openapi: string
-      components: {
-        schemas: { Error: { properties: { error: { type: string }; code: { type: string } } } }
-      }
+      components: { schemas: { Error: unknown } }
     }
     expect(document.openapi).toBe('3.1.0')
-    expect(document.components.schemas.Error.properties.error.type).toBe('string')
-    expect(document.components.schemas.Error.properties.code.type).toBe('string')
+    // The official Error, unchanged: `{ error: string }` required, nothing more.
+    expect(document.components.schemas.Error).toEqual({
+      type: 'object',
+      properties: { error: { type: 'string' } },
+      required: ['error'],
+    })
+    // The official document plus the documented additions, nothing else.
+    const upstream = upstreamDocument()
+    const served = document as unknown as { paths: Record<string, Record<string, Record<string, unknown>>> }
+    for (const [path, item] of Object.entries(upstream.paths as typeof served.paths)) {
+      for (const [method, official] of Object.entries(item)) {
+        const mine = served.paths[path]![method]!
+        const id = String(official.operationId)
+        const officialResponses = (official.responses ?? {}) as Record<string, unknown>
+        const myResponses = mine.responses as Record<string, unknown>
+        expect(Object.keys(myResponses).sort(), id).toEqual(
+          [...Object.keys(officialResponses), ...Object.keys(addedStatuses(official))].sort(),
+        )
+        for (const [status, response] of Object.entries(officialResponses)) {
+          if (!REPLACED_SCHEMAS.has(`${id} ${status}`))
+            expect(myResponses[status], `${id} ${status}`).toEqual(response)
+        }
+        expect({ ...mine, responses: {}, requestBody: undefined }, id).toEqual({
+          ...official,
+          responses: {},
+          requestBody: undefined,
+        })
+      }
+    }
     const page = await (await app.request('/docs')).text()
     expect(page).toContain('expandProductIdentifiers')
     for (const id of [
@@ -374,6 +399,66 @@ describe('contract sweep over the demo world', () => {
   })
 })
 
+describe('error sweep: every implemented operation refuses bad calls as the document says', () => {
+  const bad: Record<string, string> = {
+    domain: 'not_a_domain',
+    agentUrl: 'not-a-url',
+    encodedUrl: 'not-a-url',
+    url: 'not-a-url',
+    crawlRequestId: 'not-a-uuid',
+    reportId: 'not-a-uuid',
+  }
+  const good: Record<string, string> = { domain: 'community.example', url: 'https://nothing.example/mcp' }
+  const pathOf = (template: string, values = bad) =>
+    template.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(values[name] ?? 'x'))
+
+  it('answers 401 without a credential, 400 for missing or malformed input, 415 for a non-JSON body', async () => {
+    const seen: string[] = []
+    for (const op of operations().filter((item) => IMPLEMENTED_OPERATIONS.has(item.operationId))) {
+      const path = pathOf(op.path)
+      const method = op.method.toUpperCase()
+      const params = (op.raw.parameters ?? []) as Array<{ in: string; required?: boolean }>
+      if (op.secured) {
+        const anonymous = await api(test.registry, op.operationId, path, {
+          method,
+          ...(op.raw.requestBody ? { body: {} } : {}),
+        })
+        expect(anonymous.status, `${op.operationId} without a credential`).toBe(401)
+        seen.push(`${op.operationId} 401`)
+      }
+      const token = op.secured ? key : undefined
+      const hasPathParameter = params.some((param) => param.in === 'path')
+      if (params.some((param) => param.in === 'query' && param.required) || hasPathParameter) {
+        const refused = await api(test.registry, op.operationId, path, {
+          method,
+          ...(token ? { token } : {}),
+          ...(op.raw.requestBody ? { body: {} } : {}),
+        })
+        expect(refused.status, `${op.operationId} with bad input`).toBeOneOf([400, 404])
+        seen.push(`${op.operationId} ${refused.status}`)
+      }
+      if (op.raw.requestBody) {
+        const valid = pathOf(op.path, good)
+        const broken = await api(test.registry, op.operationId, valid, {
+          method,
+          ...(token ? { token } : {}),
+          body: '{ not json',
+        })
+        expect(broken.status, `${op.operationId} with broken JSON`).toBe(400)
+        const text = await api(test.registry, op.operationId, valid, {
+          method,
+          ...(token ? { token } : {}),
+          headers: { 'content-type': 'text/plain' },
+          body: 'plain',
+        })
+        expect(text.status, `${op.operationId} with text/plain`).toBe(415)
+        seen.push(`${op.operationId} 400`, `${op.operationId} 415`)
+      }
+    }
+    expect(seen.length).toBeGreaterThan(60)
+  })
+})
+
 describe("one error body: the official document's Error", () => {
   const official = (
     parse(readFileSync(join(conformanceDir(), 'openapi', 'registry.yaml'), 'utf8')) as {
@@ -383,19 +468,20 @@ describe("one error body: the official document's Error", () => {
   const validate = new Ajv({ strict: false }).compile(official)
   const errorOf = async (response: Response, status: number) => {
     expect(response.status).toBe(status)
-    const body = (await response.json()) as { error: unknown; code: unknown }
+    const body = (await response.json()) as { error: unknown; message: unknown }
     expect(validate(body), JSON.stringify(validate.errors)).toBe(true)
-    expect(typeof body.error).toBe('string')
+    expect(body.error).toMatch(/^[a-z][a-z0-9_]*$/)
+    expect(typeof body.message).toBe('string')
     return body
   }
 
-  it('answers refusals, unknown routes and unexpected failures as { error: message, code }', async () => {
+  it('answers refusals, unknown routes and unexpected failures as { error: code, message }', async () => {
     const { deps } = test.registry
     const app = createApp(deps, { queue: createCrawlQueue(deps) })
     expect(await errorOf(await app.request('/api/brands/registry?source=nope'), 400)).toMatchObject({
-      code: 'invalid_parameter',
+      error: 'invalid_parameter',
     })
-    expect(await errorOf(await app.request('/nope'), 404)).toMatchObject({ code: 'not_found' })
+    expect(await errorOf(await app.request('/nope'), 404)).toMatchObject({ error: 'not_found' })
     const failing = createApp(
       {
         ...deps,
@@ -411,7 +497,7 @@ describe("one error body: the official document's Error", () => {
       { queue: createCrawlQueue(deps) },
     )
     const failed = await errorOf(await failing.request('/api/brands/registry'), 500)
-    expect(failed).toMatchObject({ code: 'internal_error' })
+    expect(failed).toMatchObject({ error: 'internal_error' })
     expect(JSON.stringify(failed)).not.toContain('secret')
   })
 })

@@ -12,6 +12,7 @@ describe('the registry environment', () => {
       feedPruneIntervalSeconds: 3600,
       memberTier: 'member',
       http: {},
+      rateLimits: { read: 600, write: 60, crawl: 10 },
     })
     expect(parseEnv({ HTTP_REQUEST_TIMEOUT_MS: '60000' }).http).toEqual({ requestTimeoutMs: 60_000 })
   })
@@ -27,6 +28,8 @@ describe('the registry environment', () => {
       FEED_RETENTION_DAYS: '7',
       FEED_PRUNE_INTERVAL_SECONDS: '0',
       MEMBER_TIER: 'Explorer',
+      RATE_LIMIT_READ_PER_MINUTE: '0',
+      RATE_LIMIT_WRITE_PER_MINUTE: '5',
     })
     expect(env).toMatchObject({
       port: 0,
@@ -40,6 +43,7 @@ describe('the registry environment', () => {
       feedRetentionDays: 7,
       feedPruneIntervalSeconds: 0,
       memberTier: 'explorer',
+      rateLimits: { read: 0, write: 5, crawl: 10 },
     })
   })
 

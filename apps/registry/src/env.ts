@@ -50,6 +50,18 @@ export interface RegistryEnv extends ServiceSettings {
    * API access, so its `public` agent registrations are stored `members_only`. Default `member`.
    */
   readonly memberTier: MembershipTier
+  /** Requests per minute per organization (or client IP when anonymous) by class; 0 turns a class off. */
+  readonly rateLimits: RateLimits
+}
+
+/** The per-minute budgets of the operations the document declares 429 for (see `routes/rate-limit.ts`). */
+export interface RateLimits {
+  /** Brand and property resolution: resolve, bulk resolve, brand.json. Default 600. */
+  readonly read: number
+  /** Saves and registrations: brand and property saves, member agents, organizations. Default 60. */
+  readonly write: number
+  /** Live outbound fetches: crawl requests and adagents.json revalidation. Default 10. */
+  readonly crawl: number
 }
 
 const EnvSchema = z.object({
@@ -83,6 +95,9 @@ const EnvSchema = z.object({
   CRAWL_MAX_BYTES: intIn('CRAWL_MAX_BYTES', 1024, 16 * 1024 * 1024, 1024 * 1024),
   FEED_RETENTION_DAYS: intIn('FEED_RETENTION_DAYS', 1, 3650, 90),
   FEED_PRUNE_INTERVAL_SECONDS: intIn('FEED_PRUNE_INTERVAL_SECONDS', 0, 7 * 86_400, 3600),
+  RATE_LIMIT_READ_PER_MINUTE: intIn('RATE_LIMIT_READ_PER_MINUTE', 0, 1_000_000, 600),
+  RATE_LIMIT_WRITE_PER_MINUTE: intIn('RATE_LIMIT_WRITE_PER_MINUTE', 0, 1_000_000, 60),
+  RATE_LIMIT_CRAWL_PER_MINUTE: intIn('RATE_LIMIT_CRAWL_PER_MINUTE', 0, 1_000_000, 10),
   MEMBER_TIER: z
     .string()
     .trim()
@@ -116,5 +131,10 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
     feedRetentionDays: values.FEED_RETENTION_DAYS,
     feedPruneIntervalSeconds: values.FEED_PRUNE_INTERVAL_SECONDS,
     memberTier: values.MEMBER_TIER as MembershipTier,
+    rateLimits: {
+      read: values.RATE_LIMIT_READ_PER_MINUTE,
+      write: values.RATE_LIMIT_WRITE_PER_MINUTE,
+      crawl: values.RATE_LIMIT_CRAWL_PER_MINUTE,
+    },
   }
 }

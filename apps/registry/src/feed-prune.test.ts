@@ -95,7 +95,7 @@ describe.each(backends)('feed pruning on %s', (name, backend) => {
       clock += 2 * DAY
       expect(await feed(`?cursor=${oldCursor}`)).toMatchObject({
         status: 410,
-        body: { code: 'cursor_expired' },
+        body: { error: 'cursor_expired' },
       })
       await eventually(async () => (await stored()) === 0)
       expect((await feed(`?cursor=${oldCursor}`)).status).toBe(410)

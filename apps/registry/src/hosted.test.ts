@@ -170,7 +170,7 @@ describe.each(backends)('hosted domains and publisher lookup on %s', (name, back
         '/api/properties/hosted/hosted-pub.test/claim',
         { method: 'POST', token: orgB.apiKey },
       )
-      expect(refused).toMatchObject({ status: 409, body: { code: 'domain_locked' } })
+      expect(refused).toMatchObject({ status: 409, body: { error: 'domain_locked' } })
 
       const resolved = await api(
         registry(),
@@ -229,7 +229,7 @@ describe.each(backends)('hosted domains and publisher lookup on %s', (name, back
           brand_name: 'Hosted',
           logo_url: 'http://cdn.test/logo.svg',
         })
-      ).body.code,
+      ).body.error,
     ).toBe('invalid_logo_url')
     expect(
       (await setup(orgA.apiKey, { domain: 'hosted-pub.test', brand_name: 'H', brand_color: 'red' })).status,
@@ -249,7 +249,7 @@ describe.each(backends)('hosted domains and publisher lookup on %s', (name, back
         ],
       },
     })
-    expect(badDraft).toMatchObject({ status: 400, body: { code: 'invalid_brand_json' } })
+    expect(badDraft).toMatchObject({ status: 400, body: { error: 'invalid_brand_json' } })
 
     const done = await setup(orgA.apiKey, {
       domain: 'hosted-pub.test',
@@ -400,9 +400,9 @@ describe.each(backends)('hosted domains and publisher lookup on %s', (name, back
     const health = await api(registry(), 'listAgents', '/api/registry/agents?health=true')
     expect(health).toMatchObject({
       status: 400,
-      body: { code: 'unsupported_filter', unsupported: ['health'] },
+      body: { error: 'unsupported_filter', unsupported: ['health'] },
     })
-    expect(health.body.error).toContain('health')
+    expect(health.body.message).toContain('health')
     const several = await api(
       registry(),
       'listAgents',

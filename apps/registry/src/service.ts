@@ -120,7 +120,7 @@ export async function startRegistry(
       publicUrl: (c: Context) => env.publicUrl ?? new URL(c.req.url).origin,
     }
     const queue = createCrawlQueue(deps)
-    const app = createApp(deps, { queue, authRoutes: auth.routes })
+    const app = createApp(deps, { queue, authRoutes: auth.routes, rateLimits: env.rateLimits })
     listener.handle(app.fetch)
     queue.kick()
     const listening = listener

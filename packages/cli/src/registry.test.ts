@@ -35,13 +35,17 @@ const server = createServer((req, res) => {
   }
   const fail = (r: ServerResponse, status: number, code: string, message: string) => {
     r.writeHead(status, { 'content-type': 'application/json' })
-    r.end(JSON.stringify({ error: { code, message } }))
+    r.end(JSON.stringify({ error: code, message }))
   }
   let body = ''
   req.on('data', (chunk: Buffer) => (body += chunk.toString()))
   req.on('end', () => {
     switch (`${req.method} ${url.pathname}`) {
       case 'GET /api/brands/resolve':
+        if (q('domain') === 'busy.example') {
+          res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '12' })
+          return res.end(JSON.stringify({ error: 'rate_limited', message: 'slow down', retryAfter: 12 }))
+        }
         if (q('domain') === 'acme.example') {
           return json(200, {
             canonical_id: 'acme.example',
@@ -64,8 +68,34 @@ const server = createServer((req, res) => {
               name: 'News',
               identifiers: [{ type: 'domain', value: 'news.example' }],
             },
+            ...(q('domain') === 'news.example'
+              ? [
+                  { id: 'app', type: 'mobile_app', name: 'News app', identifiers: [] },
+                  { id: 'radio', type: 'radio', name: 'News radio', identifiers: [] },
+                ]
+              : []),
           ],
         })
+      case 'GET /api/registry/publisher/authorization': {
+        // news.example has three properties: sales.example may sell two, partial.example none.
+        if (q('domain') !== 'news.example') return fail(res, 404, 'publisher_not_found', 'unknown publisher')
+        const sales = q('agent') === 'https://sales.example/mcp'
+        const all = q('agent') === 'https://all.example/mcp'
+        const unauthorized = [
+          { id: 'site', name: 'News', type: 'website' },
+          { id: 'app', name: 'News app', type: 'mobile_app' },
+          { id: 'radio', name: 'News radio', type: 'radio' },
+        ].filter((property) => !all && !(sales && property.id !== 'radio'))
+        return json(200, {
+          publisher_domain: 'news.example',
+          agent_url: q('agent'),
+          authorized: 3 - unauthorized.length,
+          total: 3,
+          publisher_wide: all,
+          source: 'adagents_json',
+          unauthorized_properties: unauthorized,
+        })
+      }
       case 'GET /api/registry/validate/property-authorization':
         return json(200, {
           agent_url: q('agent_url'),
@@ -182,19 +212,23 @@ describe('adwire registry', () => {
     const missing = await adwire('resolve', 'brand', 'nobody.example', '--url', base)
     expect(missing.code).toBe(1)
     expect(missing.stderr).toContain('no brand for nobody.example (HTTP 404 not_found)')
+    const busy = await adwire('resolve', 'brand', 'busy.example', '--url', base)
+    expect(busy).toMatchObject({ code: 1 })
+    expect(busy.stderr).toContain('slow down (HTTP 429 rate_limited)')
+    expect(busy.stderr).toContain('retry in 12 s')
   })
 
   it('resolves a property with its agents', async () => {
     const result = await adwire('resolve', 'property', 'news.example', '--url', base)
     expect(result.code).toBe(0)
     expect(result.stdout).toContain(
-      'news.example: 1 properties, 1 authorized agents (source adagents_json, verified)',
+      'news.example: 3 properties, 1 authorized agents (source adagents_json, verified)',
     )
     expect(result.stdout).toContain('agent https://sales.example/mcp')
   })
 
   it('checks authorization: exit 0 when authorized, 1 when not', async () => {
-    const yes = await adwire(
+    const some = await adwire(
       'lookup',
       '--url',
       base,
@@ -203,9 +237,62 @@ describe('adwire registry', () => {
       '--publisher',
       'news.example',
     )
-    expect(yes).toMatchObject({
+    expect(some).toEqual({
       code: 0,
-      stdout: 'authorized: https://sales.example/mcp for domain:news.example\n',
+      stdout:
+        "authorized for some (2 of 3) of news.example's properties: https://sales.example/mcp\n" +
+        '  yes site (website) News\n' +
+        '  yes app (mobile_app) News app\n' +
+        '  no  radio (radio) News radio\n',
+      stderr: '',
+    })
+    const all = await adwire(
+      'lookup',
+      '--url',
+      base,
+      '--agent',
+      'https://all.example/mcp',
+      '--publisher',
+      'news.example',
+      '--json',
+    )
+    expect(all.code).toBe(0)
+    expect(JSON.parse(all.stdout)).toMatchObject({
+      verdict: 'all',
+      authorized: 3,
+      total: 3,
+      publisher_wide: true,
+      properties: [
+        { id: 'site', authorized: true },
+        { id: 'app', authorized: true },
+        { id: 'radio', authorized: true },
+      ],
+    })
+    const none = await adwire(
+      'lookup',
+      '--url',
+      base,
+      '--agent',
+      'https://other.example/mcp',
+      '--publisher',
+      'news.example',
+    )
+    expect(none).toMatchObject({
+      code: 1,
+      stdout: expect.stringContaining("NOT authorized for any (0 of 3) of news.example's properties"),
+    })
+    const unknown = await adwire(
+      'lookup',
+      '--url',
+      base,
+      '--agent',
+      'https://sales.example/mcp',
+      '--publisher',
+      'elsewhere.example',
+    )
+    expect(unknown).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('unknown publisher (HTTP 404 publisher_not_found)'),
     })
     const no = await adwire(
       'lookup',

@@ -116,8 +116,18 @@ export function createRegistryClient(options: RegistryClientOptions) {
     const { data, error, response } = await call
     if (!response.ok) {
       throw typeof error === 'string'
-        ? errorFromResponse({ url: response.url, statusCode: response.status, responseBody: error })
-        : errorFromResponse({ url: response.url, statusCode: response.status, data: error })
+        ? errorFromResponse({
+            url: response.url,
+            statusCode: response.status,
+            responseBody: error,
+            headers: response.headers,
+          })
+        : errorFromResponse({
+            url: response.url,
+            statusCode: response.status,
+            data: error,
+            headers: response.headers,
+          })
     }
     return data as T
   }
@@ -145,7 +155,12 @@ export function createRegistryClient(options: RegistryClientOptions) {
       parsed = text ? JSON.parse(text) : undefined
     } catch {
       if (!response.ok)
-        throw errorFromResponse({ url: url.href, statusCode: response.status, responseBody: text })
+        throw errorFromResponse({
+          url: url.href,
+          statusCode: response.status,
+          responseBody: text,
+          headers: response.headers,
+        })
       throw new RegistryError({
         message: `the registry answered ${path} with non-JSON`,
         code: 'invalid_response',
@@ -160,6 +175,7 @@ export function createRegistryClient(options: RegistryClientOptions) {
         statusCode: response.status,
         data: parsed,
         responseBody: text,
+        headers: response.headers,
       })
     return parsed as T
   }
@@ -206,7 +222,13 @@ export function createRegistryClient(options: RegistryClientOptions) {
         body = undefined
       }
       throw asCursorExpired(
-        errorFromResponse({ url: url.href, statusCode: response.status, data: body, responseBody: text }),
+        errorFromResponse({
+          url: url.href,
+          statusCode: response.status,
+          data: body,
+          responseBody: text,
+          headers: response.headers,
+        }),
         query.cursor ?? null,
       )
     }

@@ -39,14 +39,17 @@ export interface RegistryErrorOptions {
   readonly data?: unknown
   /** Default: no response, 408, 429 or a 5xx. */
   readonly isRetryable?: boolean
+  /** Seconds the registry asked to wait (a 429's `Retry-After` or `retryAfter`). */
+  readonly retryAfter?: number
   readonly cause?: unknown
 }
 
 /**
  * A failed registry call (the shape of vercel/ai's `APICallError`): the URL, the HTTP status (undefined when no
- * response arrived), the response body, whether a retry may succeed, and a machine-readable `code`. Reads the
- * registry's error body `{ "error": "message", "code": "…" }` (the official document's `Error`, with a code),
- * and the older `{ "error": { code, message } }` and `{ "error": "code" }` forms.
+ * response arrived), the response body, whether a retry may succeed, the seconds to wait when the registry said
+ * so, and a machine-readable `code`. Reads the official document's `Error`, `{ "error": "code", "message": "…" }`
+ * (`RateLimitError` adds `retryAfter`), and the older `{ "error": "message", "code": "…" }` and
+ * `{ "error": { code, message } }` forms.
  *
  * @example
  * try { await client.resolveBrand('nothing.example') }
@@ -61,6 +64,8 @@ export class RegistryError extends Error {
   readonly responseBody: string | undefined
   readonly data: unknown
   readonly isRetryable: boolean
+  /** Seconds the registry asked the caller to wait before retrying, when it said. */
+  readonly retryAfter: number | undefined
 
   constructor(options: RegistryErrorOptions) {
     super(options.message, options.cause === undefined ? undefined : { cause: options.cause })
@@ -69,6 +74,7 @@ export class RegistryError extends Error {
     this.statusCode = options.statusCode
     this.responseBody = options.responseBody
     this.data = options.data
+    this.retryAfter = options.retryAfter
     const status = options.statusCode
     this.isRetryable =
       options.isRetryable ?? (status === undefined || status === 408 || status === 429 || status >= 500)
@@ -132,8 +138,11 @@ export function errorFromResponse(response: {
   readonly data?: unknown
   readonly responseBody?: string
   readonly isRetryable?: boolean
+  /** The response headers (for `Retry-After`). */
+  readonly headers?: Headers
 }): RegistryError {
   const { statusCode, data, responseBody } = response
+  let retryAfter = seconds(response.headers?.get('retry-after'))
   let code = STATUS_CODES[statusCode] ?? `http_${statusCode}`
   let message = responseBody?.trim() ? responseBody.trim().slice(0, 500) : `HTTP ${statusCode}`
   if (data && typeof data === 'object') {
@@ -151,6 +160,7 @@ export function errorFromResponse(response: {
       message = record.message
     }
     if (typeof record.error_description === 'string') message = record.error_description
+    retryAfter = seconds(record.retryAfter) ?? seconds(record.retry_after) ?? retryAfter
   }
   return new RegistryError({
     message,
@@ -160,7 +170,14 @@ export function errorFromResponse(response: {
     ...(responseBody !== undefined ? { responseBody } : {}),
     ...(data !== undefined ? { data } : {}),
     ...(response.isRetryable !== undefined ? { isRetryable: response.isRetryable } : {}),
+    ...(retryAfter !== undefined ? { retryAfter } : {}),
   })
+}
+
+/** A whole number of seconds ≥ 0 from a header or body value, else undefined. */
+function seconds(value: unknown): number | undefined {
+  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value
+  return typeof number === 'number' && Number.isInteger(number) && number >= 0 ? number : undefined
 }
 
 /** The error for a request that got no response (connection refused, DNS, abort). */

@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest'
 import { createRegistryClient, CursorExpiredError, RegistryError } from '../src/index.js'
 
 /** A registry answering every call with `status` and `body`. */
-async function answering(status: number, body: string) {
+async function answering(status: number, body: string, headers: Record<string, string> = {}) {
   const server = createServer((_request, response) =>
-    response.writeHead(status, { 'content-type': 'application/json' }).end(body),
+    response.writeHead(status, { 'content-type': 'application/json', ...headers }).end(body),
   )
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
@@ -56,7 +56,40 @@ describe('RegistryError', () => {
     ).toBe(false)
   })
 
-  it('carries the URL, status, body and the code of the official error shape from a real answer', async () => {
+  it('reads the official Error { error: code, message } and a RateLimitError with Retry-After', async () => {
+    const official = await answering(
+      404,
+      '{"error":"brand_not_found","message":"no brand.json at nothing.example","domain":"nothing.example"}',
+    )
+    const limited = await answering(429, '{"error":"rate_limited","message":"slow down","retryAfter":7}', {
+      'retry-after': '7',
+    })
+    const headerOnly = await answering(429, '{"error":"rate_limited","message":"slow down"}', {
+      'retry-after': '3',
+    })
+    try {
+      expect(
+        await caught(createRegistryClient({ baseUrl: official.url }).resolveBrand('nothing.example')),
+      ).toMatchObject({
+        code: 'brand_not_found',
+        message: 'no brand.json at nothing.example',
+        statusCode: 404,
+        retryAfter: undefined,
+      })
+      expect(
+        await caught(
+          createRegistryClient({ baseUrl: limited.url }).request('POST', '/api/brands/save', { body: {} }),
+        ),
+      ).toMatchObject({ code: 'rate_limited', message: 'slow down', retryAfter: 7, isRetryable: true })
+      expect(
+        await caught(createRegistryClient({ baseUrl: headerOnly.url }).resolveBrand('x.example')),
+      ).toMatchObject({ code: 'rate_limited', retryAfter: 3 })
+    } finally {
+      await Promise.all([official.close(), limited.close(), headerOnly.close()])
+    }
+  })
+
+  it('carries the URL, status, body and the code of the older error shape from a real answer', async () => {
     const registry = await answering(
       404,
       '{"error":"no brand.json at nothing.example","code":"brand_not_found"}',

@@ -40,7 +40,7 @@ const json = (res: ServerResponse, status: number, body: unknown): void => {
 }
 
 const error = (res: ServerResponse, status: number, code: string, message: string): void =>
-  json(res, status, { error: { code, message } })
+  json(res, status, { error: code, message })
 
 async function readBody(req: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = []

@@ -37,8 +37,11 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = {
   maxConnections: 768,
 }
 
-/** What a service answers requests with: a web-standard handler (`app.fetch` of a Hono app). */
-export type FetchHandler = (request: Request) => Response | Promise<Response>
+/**
+ * What a service answers requests with: a web-standard handler (`app.fetch` of a Hono app). `env` is what
+ * @hono/node-server passes (`{ incoming, outgoing }`: the client's socket address, for per-IP limits).
+ */
+export type FetchHandler = (request: Request, env?: unknown) => Response | Promise<Response>
 
 export interface ListenOptions {
   /** The port; `0` picks a free one. */
@@ -103,7 +106,7 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   const server = await new Promise<Server>((resolve, reject) => {
     const created = serve(
       {
-        fetch: (request) => handler(request),
+        fetch: (request, env) => handler(request, env),
         port: options.port,
         hostname,
         serverOptions: {

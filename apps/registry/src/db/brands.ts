@@ -20,6 +20,7 @@ interface BrandRow {
   status_code: number | null
   verified: number
   fetched_at: string | null
+  owner_org_id: string | null
   created_at: string
   updated_at: string
 }
@@ -69,7 +70,7 @@ export interface BrandStore {
 }
 
 const COLUMNS =
-  'domain, id, brand_name, source, names, keller_type, parent_brand, house_domain, house_name, brand_agent_url, manifest, document, document_url, status_code, verified, fetched_at, created_at, updated_at'
+  'domain, id, brand_name, source, names, keller_type, parent_brand, house_domain, house_name, brand_agent_url, manifest, document, document_url, status_code, verified, fetched_at, owner_org_id, created_at, updated_at'
 
 /** Appends a revision of `domain` (brand or property) inside `tx`; resolves to its number. */
 export async function addRevision(
@@ -159,13 +160,14 @@ export function brandStore(db: SqlDriver): BrandStore {
     putBrand(brand, revision) {
       return db.transaction(async (tx) => {
         await tx.run(
-          `INSERT INTO registry_brands (${COLUMNS}) VALUES (${placeholders(18)})
+          `INSERT INTO registry_brands (${COLUMNS}) VALUES (${placeholders(19)})
            ON CONFLICT (domain) DO UPDATE SET brand_name = excluded.brand_name, source = excluded.source,
              names = excluded.names, keller_type = excluded.keller_type, parent_brand = excluded.parent_brand,
              house_domain = excluded.house_domain, house_name = excluded.house_name,
              brand_agent_url = excluded.brand_agent_url, manifest = excluded.manifest, document = excluded.document,
              document_url = excluded.document_url, status_code = excluded.status_code, verified = excluded.verified,
-             fetched_at = excluded.fetched_at, updated_at = excluded.updated_at`,
+             fetched_at = excluded.fetched_at, owner_org_id = excluded.owner_org_id,
+             updated_at = excluded.updated_at`,
           [
             brand.domain,
             brand.id,
@@ -183,6 +185,7 @@ export function brandStore(db: SqlDriver): BrandStore {
             brand.status_code ?? null,
             brand.verified ? 1 : 0,
             brand.fetched_at ?? null,
+            brand.owner_org_id ?? null,
             brand.created_at,
             brand.updated_at,
           ],

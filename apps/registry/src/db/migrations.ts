@@ -191,6 +191,11 @@ export const MIGRATIONS: readonly Migration[] = [
         ON registry_properties (publisher_domain, property_type, name, property_id)`,
     ],
   },
+  {
+    version: 5,
+    name: 'community brands remember the organization that saved them (only it may edit them)',
+    statements: [`ALTER TABLE registry_brands ADD COLUMN owner_org_id TEXT`],
+  },
 ]
 
 /** The newest version this code knows. */

@@ -1,3 +1,5 @@
+import { canonicalizeTargetUri } from '@adwire/http-signatures/internal'
+
 /**
  * Domain names and agent URLs as the registry keys them: lowercased, trimmed, without scheme, path, port or
  * trailing dot for domains; lowercased scheme and host, no trailing slash for agent URLs (adcp-notes §8 #9:
@@ -27,7 +29,18 @@ export function normalizeDomain(input: unknown): string | undefined {
   const labels = value.split('.')
   if (labels.length < 2 || !labels.every((label) => LABEL.test(label))) return undefined
   if (/^[0-9]+$/.test(labels[labels.length - 1]!)) return undefined
+  if (value.includes('xn--') && !validALabels(value)) return undefined
   return value
+}
+
+/** Whether every `xn--` label decodes as Punycode and maps back to itself (`xn--zz.com` does not). */
+function validALabels(host: string): boolean {
+  try {
+    canonicalizeTargetUri(`https://${host}/`)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /**

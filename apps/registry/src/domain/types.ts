@@ -34,6 +34,8 @@ export interface BrandRecord {
   readonly status_code?: number
   readonly verified: boolean
   readonly fetched_at?: string
+  /** The organization that saved a community brand (only it may edit it). */
+  readonly owner_org_id?: string
   readonly created_at: string
   readonly updated_at: string
 }

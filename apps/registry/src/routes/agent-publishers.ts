@@ -2,7 +2,7 @@
 import type { Context } from 'hono'
 import type { RegistryDeps } from '../deps.js'
 import { canonicalAgentUrl } from '../domain/names.js'
-import { HttpError, intParam, reply } from './http.js'
+import { agentUrlParam, HttpError, intParam, reply } from './http.js'
 
 const encodeCursor = (offset: number) => Buffer.from(JSON.stringify({ offset })).toString('base64url')
 function decodeCursor(cursor: string | undefined): number {
@@ -22,7 +22,7 @@ export async function agentPublishers(
   deps: RegistryDeps,
   operationId: string,
 ): Promise<Response> {
-  const agentUrl = c.req.param('encodedUrl') ?? ''
+  const agentUrl = agentUrlParam(c.req.param('encodedUrl'), 'encodedUrl')
   const statuses = c.req.queries('status') ?? ['authorized']
   const include = c.req.queries('include') ?? []
   for (const status of statuses)

@@ -6,7 +6,16 @@ import { newId } from '../domain/ids.js'
 import { normalizeDomain } from '../domain/names.js'
 import type { BrandRecord } from '../domain/types.js'
 import type { RegistryDeps } from '../deps.js'
-import { HttpError, intParam, readBody, reply, requireOrg, requirePrincipal, required } from './http.js'
+import {
+  boolParam,
+  HttpError,
+  intParam,
+  readBody,
+  reply,
+  requireOrg,
+  requirePrincipal,
+  required,
+} from './http.js'
 import { mapLimit } from './concurrency.js'
 
 /** The wire `ResolvedBrand` of a stored brand. */
@@ -46,7 +55,7 @@ export function brandRoutes(deps: RegistryDeps): Hono {
   app.get('/api/brands/resolve', async (c) => {
     const domain = domainParam(c.req.query('domain'))
     const result = await resolveBrand(repository, crawler, domain, {
-      fresh: c.req.query('fresh') === 'true',
+      fresh: boolParam(c.req.query('fresh'), 'fresh'),
       now: deps.now(),
     })
     if (!result.found) {
@@ -74,7 +83,7 @@ export function brandRoutes(deps: RegistryDeps): Hono {
   app.get('/api/brands/brand-json', async (c) => {
     const domain = domainParam(c.req.query('domain'))
     const result = await resolveBrand(repository, crawler, domain, {
-      fresh: c.req.query('fresh') === 'true',
+      fresh: boolParam(c.req.query('fresh'), 'fresh'),
       now: deps.now(),
     })
     if (!result.found || !result.brand.document)
@@ -152,7 +161,7 @@ export function brandRoutes(deps: RegistryDeps): Hono {
       intParam(c.req.query('limit'), 'limit', 20, 1, 100),
       intParam(c.req.query('offset'), 'offset', 0, 0, Number.MAX_SAFE_INTEGER),
     )
-    if (history.total === 0)
+    if (history.total === 0 && !(await repository.brands.getBrand(domain)))
       throw new HttpError(404, 'brand_not_found', `no history for ${domain}`, { domain })
     return reply(c, deps, 'getBrandHistory', {
       domain,
@@ -183,7 +192,7 @@ export function brandRoutes(deps: RegistryDeps): Hono {
 
   app.post('/api/brands/save', async (c) => {
     const principal = await requirePrincipal(c, deps)
-    requireOrg(principal)
+    const orgId = requireOrg(principal)
     const body = await readBody<{
       domain: string
       brand_name: string
@@ -191,18 +200,36 @@ export function brandRoutes(deps: RegistryDeps): Hono {
     }>(c, 'saveBrand')
     const domain = normalizeDomain(body.domain)
     if (!domain) throw new HttpError(400, 'invalid_domain', 'Invalid domain format')
+    if (body.brand_name.trim() === '') throw new HttpError(400, 'invalid_request', 'brand_name is empty')
     const existing = await repository.brands.getBrand(domain)
     if (existing?.source === 'brand_json')
       throw new HttpError(
         409,
         'brand_authoritative',
         `${domain} publishes its own brand.json; edit that file instead`,
+        { domain },
       )
+    if (existing?.source === 'hosted') {
+      const owner = (await repository.hosting.getHostedDomain(domain))?.owner_org_id
+      if (owner === orgId)
+        throw new HttpError(
+          409,
+          'brand_hosted',
+          `the registry hosts ${domain}'s brand.json for your organization; edit it with POST /api/brands/setup-my-brand`,
+          { domain },
+        )
+      throw new HttpError(403, 'brand_not_owned', `${domain} is hosted for another organization`, {
+        domain,
+      })
+    }
+    if (existing?.owner_org_id !== undefined && existing.owner_org_id !== orgId)
+      throw new HttpError(403, 'brand_not_owned', `${domain} was saved by another organization`, { domain })
     const at = new Date(deps.now()).toISOString()
     const brand: BrandRecord = {
       ...(existing ?? { domain, id: newId(), verified: false, created_at: at }),
       brand_name: body.brand_name,
       source: 'community',
+      owner_org_id: orgId,
       ...(body.brand_manifest ? { manifest: body.brand_manifest } : {}),
       updated_at: at,
     } as BrandRecord

@@ -6,7 +6,7 @@ import { canonicalAgentUrl, normalizeDomain } from '../domain/names.js'
 import type { AgentType } from '../domain/types.js'
 import type { RegistryDeps } from '../deps.js'
 import type { CrawlQueue } from '../crawl/queue.js'
-import { errorBody, HttpError, readBody, reply, requirePrincipal } from './http.js'
+import { errorBody, HttpError, readBody, reply, requirePrincipal, uuidParam } from './http.js'
 
 const AGENT_TYPES: AgentType[] = [
   'brand',
@@ -140,11 +140,12 @@ export function discoveryRoutes(deps: RegistryDeps, queue: CrawlQueue): Hono {
       new Date(now - CRAWL_REQUEST_INTERVAL_SECONDS * 1000).toISOString(),
     )
     if (recent && ['queued', 'running', 'retrying'].includes(recent.status)) {
-      return c.json(
-        errorBody('rate_limited', `${domain} already has a crawl request in progress`, {
-          retry_after: CRAWL_REQUEST_INTERVAL_SECONDS,
-        }),
+      throw new HttpError(
         429,
+        'rate_limited',
+        `${domain} already has a crawl request in progress`,
+        { retryAfter: CRAWL_REQUEST_INTERVAL_SECONDS, retry_after: CRAWL_REQUEST_INTERVAL_SECONDS },
+        { 'Retry-After': String(CRAWL_REQUEST_INTERVAL_SECONDS) },
       )
     }
     const id = newId()
@@ -174,7 +175,9 @@ export function discoveryRoutes(deps: RegistryDeps, queue: CrawlQueue): Hono {
 
   app.get('/api/registry/crawl-request/:crawlRequestId', async (c) => {
     await requirePrincipal(c, deps)
-    const request = await repository.requests.getCrawlRequest(c.req.param('crawlRequestId'))
+    const request = await repository.requests.getCrawlRequest(
+      uuidParam(c.req.param('crawlRequestId'), 'crawlRequestId'),
+    )
     if (!request) throw new HttpError(404, 'crawl_request_not_found', 'no such crawl request')
     const { requested_by: _by, id, ...rest } = request
     void _by

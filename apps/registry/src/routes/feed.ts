@@ -10,7 +10,7 @@ import { canonicalAgentUrl } from '../domain/names.js'
 import type { AuthorizationRecord } from '../domain/types.js'
 import { checkCursor, parseTypes, readFeedPage } from '../feed/query.js'
 import type { RegistryDeps } from '../deps.js'
-import { errorBody, HttpError, intParam, reply, requireOrg, requirePrincipal, required } from './http.js'
+import { agentUrlParam, errorBody, HttpError, intParam, reply, requireOrg, requirePrincipal } from './http.js'
 
 /** At most this many streams are open at once in this process. */
 export const MAX_STREAMS = 100
@@ -88,11 +88,15 @@ export function feedRoutes(deps: RegistryDeps): Hono {
       since(),
     )
     if (streams >= MAX_STREAMS)
-      throw new HttpError(429, 'too_many_streams', `at most ${MAX_STREAMS} feed streams may be open`)
+      throw new HttpError(
+        429,
+        'too_many_streams',
+        `at most ${MAX_STREAMS} feed streams may be open`,
+        { retryAfter: intervalSeconds, retry_after: intervalSeconds },
+        { 'Retry-After': String(intervalSeconds) },
+      )
     streams += 1
-    c.header('Cache-Control', 'no-cache, no-transform')
-    c.header('X-Accel-Buffering', 'no')
-    return streamSSE(c, async (stream) => {
+    const response = streamSSE(c, async (stream) => {
       let open = true
       stream.onAbort(() => {
         open = false
@@ -142,11 +146,16 @@ export function feedRoutes(deps: RegistryDeps): Hono {
         streams -= 1
       }
     })
+    // Set after streamSSE, which writes its own `Cache-Control: no-cache` and a charset-less content type.
+    response.headers.set('Cache-Control', 'no-cache, no-transform')
+    response.headers.set('Content-Type', 'text/event-stream; charset=utf-8')
+    response.headers.set('X-Accel-Buffering', 'no')
+    return response
   })
 
   app.get('/api/registry/authorizations', async (c) => {
     requireOrg(await requirePrincipal(c, deps))
-    const agentUrl = required(c.req.query('agent_url'), 'agent_url')
+    const agentUrl = agentUrlParam(c.req.query('agent_url'), 'agent_url')
     const include = includeParam(c.req.query('include'))
     const evidence = evidenceParam(c.req.query('evidence'))
     const rows = evidence.includes('adagents_json')

@@ -1,13 +1,13 @@
 /** Authorization Lookups: expand, the two authorization checks, identifier/domain/agent/publisher lookups. */
-import { registrableDomain } from '@adwire/http-signatures/internal'
 import { Hono, type Context } from 'hono'
 import { compact } from '../db/json.js'
-import { canonicalAgentUrl, isHttpUrl, normalizeDomain } from '../domain/names.js'
+import { canonicalAgentUrl, normalizeDomain } from '../domain/names.js'
 import { applySelector, selectorDomains, selectorProblem, type Selector } from '../domain/selectors.js'
 import type { PropertyRecord } from '../domain/types.js'
 import type { RegistryDeps } from '../deps.js'
-import { HttpError, readBody, reply, requirePrincipal, required } from './http.js'
+import { agentUrlParam, HttpError, readBody, reply, requirePrincipal, required } from './http.js'
 import { agentPublishers } from './agent-publishers.js'
+import { operatorLookup } from './operator.js'
 
 interface SelectorBody {
   agent_url: string
@@ -18,6 +18,7 @@ async function readSelectors(c: Context, operationId: string): Promise<SelectorB
   const body = await readBody<SelectorBody>(c, operationId)
   if (body.agent_url.trim() === '')
     throw new HttpError(400, 'missing_field', 'Missing required field: agent_url')
+  agentUrlParam(body.agent_url, 'agent_url')
   body.publisher_properties.forEach((selector, index) => {
     const problem = selectorProblem(selector, index)
     if (problem) throw new HttpError(400, 'invalid_selector', problem)
@@ -140,7 +141,7 @@ export function lookupRoutes(deps: RegistryDeps): Hono {
   })
 
   app.get('/api/registry/validate/property-authorization', async (c) => {
-    const agentUrl = required(c.req.query('agent_url'), 'agent_url')
+    const agentUrl = agentUrlParam(c.req.query('agent_url'), 'agent_url')
     const type = required(c.req.query('identifier_type'), 'identifier_type')
     const value = required(c.req.query('identifier_value'), 'identifier_value')
     const authorized = await repository.authorizations.isAuthorizedForIdentifier(
@@ -189,7 +190,7 @@ export function lookupRoutes(deps: RegistryDeps): Hono {
   })
 
   app.get('/api/registry/lookup/agent/:agentUrl/domains', async (c) => {
-    const agentUrl = c.req.param('agentUrl')
+    const agentUrl = agentUrlParam(c.req.param('agentUrl'), 'agentUrl')
     const domains = await repository.authorizations.agentDomains(canonicalAgentUrl(agentUrl))
     return reply(c, deps, 'getAgentDomains', { agent_url: agentUrl, domains, count: domains.length })
   })
@@ -197,7 +198,7 @@ export function lookupRoutes(deps: RegistryDeps): Hono {
   app.get('/api/registry/publisher/authorization', async (c) => {
     const domain = normalizeDomain(required(c.req.query('domain'), 'domain'))
     if (!domain) throw new HttpError(400, 'invalid_domain', 'Invalid domain format')
-    const agentUrl = required(c.req.query('agent'), 'agent')
+    const agentUrl = agentUrlParam(c.req.query('agent'), 'agent')
     const publisher = await repository.publishers.getPublisher(domain)
     if (!publisher) throw new HttpError(404, 'publisher_not_found', `${domain} is not in the registry`)
     const agent = canonicalAgentUrl(agentUrl)
@@ -232,40 +233,10 @@ export function lookupRoutes(deps: RegistryDeps): Hono {
   app.get('/api/registry/operator', async (c) => {
     const domain = normalizeDomain(required(c.req.query('domain'), 'domain'))
     if (!domain) throw new HttpError(400, 'invalid_domain', 'Invalid domain format')
-    const scope = c.req.query('scope')
-    if (scope !== undefined && !['public', 'member', 'private', 'all'].includes(scope))
+    const scope = c.req.query('scope') ?? 'all'
+    if (!['public', 'member', 'private', 'all'].includes(scope))
       throw new HttpError(400, 'invalid_parameter', 'scope must be public, member, private or all')
-    const directory = await repository.authorizations.directory()
-    const agents = []
-    for (const agent of directory) {
-      if (
-        !isHttpUrl(agent.agent_url) ||
-        registrableDomain(agent.agent_url) !== registrableDomain(`https://${domain}`)
-      )
-        continue
-      const rows = await repository.authorizations.forAgent(agent.agent_url_canonical)
-      const byPublisher = new Map<
-        string,
-        { publisher_domain: string; authorized_for?: string; source: 'adagents_json' }
-      >()
-      for (const row of rows)
-        if (!byPublisher.has(row.publisher_domain))
-          byPublisher.set(
-            row.publisher_domain,
-            compact({
-              publisher_domain: row.publisher_domain,
-              authorized_for: row.authorized_for ?? undefined,
-              source: 'adagents_json' as const,
-            }),
-          )
-      agents.push({
-        url: agent.agent_url,
-        name: new URL(agent.agent_url).host,
-        type: 'sales',
-        authorized_by: [...byPublisher.values()],
-      })
-    }
-    return reply(c, deps, 'lookupOperator', { domain, member: null, agents })
+    return reply(c, deps, 'lookupOperator', await operatorLookup(c, deps, domain, scope))
   })
 
   app.post('/api/registry/publisher/:domain/adagents/revalidate', async (c) => {

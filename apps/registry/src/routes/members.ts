@@ -4,7 +4,7 @@ import { compact } from '../db/json.js'
 import { gateVisibility } from '../domain/membership.js'
 import type { AgentType, MemberAgent, OrgProfile, Visibility } from '../domain/types.js'
 import type { RegistryDeps } from '../deps.js'
-import { HttpError, readBody, reply, requireOrg, requirePrincipal } from './http.js'
+import { agentUrlParam, HttpError, readBody, reply, requireOrg, requirePrincipal } from './http.js'
 
 const wire = (agent: MemberAgent) =>
   compact({
@@ -87,6 +87,8 @@ export function memberRoutes(deps: RegistryDeps): Hono {
       visibility?: Visibility
       health_check_url?: string
     }>(c, 'registerMemberAgent')
+    agentUrlParam(body.url, 'url')
+    if (body.health_check_url !== undefined) agentUrlParam(body.health_check_url, 'health_check_url')
     const at = new Date(deps.now()).toISOString()
     const existing = await repository.members.getMemberAgent(orgId, body.url)
     const gate = body.visibility && gateVisibility(body.visibility, deps.memberTier, body.url)
@@ -120,7 +122,7 @@ export function memberRoutes(deps: RegistryDeps): Hono {
 
   app.patch('/api/me/agents/:url', async (c) => {
     const orgId = requireOrg(await requirePrincipal(c, deps), c.req.query('org'))
-    const url = c.req.param('url')
+    const url = agentUrlParam(c.req.param('url'), 'url')
     const body = await readBody<{
       url?: string
       name?: string
@@ -128,6 +130,7 @@ export function memberRoutes(deps: RegistryDeps): Hono {
       type?: AgentType
       health_check_url?: string
     }>(c, 'updateMemberAgent')
+    if (body.health_check_url !== undefined) agentUrlParam(body.health_check_url, 'health_check_url')
     const existing = await repository.members.getMemberAgent(orgId, url)
     if (!existing) throw new HttpError(404, 'agent_not_found', `no agent ${url} on your member profile`)
     if (body.url !== undefined && body.url !== existing.url)
@@ -153,7 +156,7 @@ export function memberRoutes(deps: RegistryDeps): Hono {
 
   app.delete('/api/me/agents/:url', async (c) => {
     const orgId = requireOrg(await requirePrincipal(c, deps), c.req.query('org'))
-    const url = c.req.param('url')
+    const url = agentUrlParam(c.req.param('url'), 'url')
     const existing = await repository.members.getMemberAgent(orgId, url)
     if (!existing) throw new HttpError(404, 'agent_not_found', `no agent ${url} on your member profile`)
     if (existing.visibility === 'public')

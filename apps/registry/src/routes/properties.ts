@@ -6,7 +6,16 @@ import { newId } from '../domain/ids.js'
 import { normalizeDomain } from '../domain/names.js'
 import { resolveProperty } from '../domain/property-service.js'
 import type { RegistryDeps } from '../deps.js'
-import { HttpError, intParam, readBody, reply, requireOrg, requirePrincipal, required } from './http.js'
+import {
+  HttpError,
+  intParam,
+  uuidParam,
+  readBody,
+  reply,
+  requireOrg,
+  requirePrincipal,
+  required,
+} from './http.js'
 import { mapLimit } from './concurrency.js'
 import { checkDomains, checkIdentifiers } from './property-checks.js'
 
@@ -92,7 +101,8 @@ export function propertyRoutes(deps: RegistryDeps): Hono {
       intParam(c.req.query('limit'), 'limit', 20, 1, 100),
       intParam(c.req.query('offset'), 'offset', 0, 0, Number.MAX_SAFE_INTEGER),
     )
-    if (history.total === 0)
+    // A publisher that resolves has a history, even one the registry only ever crawled (no revision yet).
+    if (history.total === 0 && !(await repository.publishers.getPublisher(domain)))
       throw new HttpError(404, 'property_not_found', `no history for ${domain}`, { domain })
     return reply(c, deps, 'getPropertyHistory', {
       domain,
@@ -131,7 +141,7 @@ export function propertyRoutes(deps: RegistryDeps): Hono {
         }) as never,
         properties: (body.properties ?? []).map((property, index) => ({
           publisher_domain: domain,
-          property_id: `community-${index + 1}`,
+          property_id: `community_${index + 1}`,
           property_type: property.type,
           name: property.name,
           identifiers: [{ type: 'domain', value: domain }],
@@ -174,7 +184,7 @@ export function propertyRoutes(deps: RegistryDeps): Hono {
 
   app.get('/api/properties/check/bulk/:reportId', async (c) => {
     const report = await repository.requests.getReport(
-      c.req.param('reportId'),
+      uuidParam(c.req.param('reportId'), 'reportId'),
       'identifiers',
       new Date(deps.now() - REPORT_DAYS * 86_400_000).toISOString(),
     )

@@ -4,6 +4,7 @@
  */
 import type { RegistryRepository } from '../db/repository.js'
 import { normalizeDomain } from '../domain/names.js'
+import type { PropertyRecord } from '../domain/types.js'
 
 /** Ad-serving and measurement infrastructure: never a property to buy. */
 const AD_INFRA = new Set([
@@ -98,16 +99,58 @@ export async function checkDomains(repository: RegistryRepository, inputs: reado
   }
 }
 
-function classifyIdentifier(input: string): { type: string; value: string } | undefined {
+/** First labels that mark a dotted name as a reverse-DNS app bundle id (`com.example.app`). */
+const REVERSE_DNS_FIRST = new Set([
+  'com',
+  'org',
+  'net',
+  'io',
+  'co',
+  'tv',
+  'app',
+  'dev',
+  'example',
+  'me',
+  'uk',
+  'de',
+])
+
+/**
+ * The identifier types a string may be, most likely first. A dotted name without a scheme may be a domain or
+ * a bundle id (`example.pinecrest.news`): both are candidates, bundle id first when it reads as reverse DNS.
+ */
+function identifierCandidates(input: string): Array<{ type: string; value: string }> {
   const value = input.trim()
-  if (value === '') return undefined
-  if (/^\d{6,12}$/.test(value)) return { type: 'apple_app_store_id', value }
+  if (value === '') return []
+  if (/^\d{6,12}$/.test(value)) return [{ type: 'apple_app_store_id', value }]
   const domain = normalizeDomain(value)
-  if (domain && /^https?:\/\//.test(value)) return { type: 'domain', value: domain }
-  if (/^[a-z][a-z0-9_]*(\.[a-z0-9_]+){2,}$/i.test(value) && !domain) return { type: 'bundle_id', value }
-  if (domain) return { type: 'domain', value: domain }
-  if (/^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$/i.test(value)) return { type: 'bundle_id', value }
-  return undefined
+  if (domain && /^https?:\/\//i.test(value)) return [{ type: 'domain', value: domain }]
+  const bundle = /^[a-z][a-z0-9_]*(\.[a-z0-9_-]+)+$/i.test(value) ? { type: 'bundle_id', value } : undefined
+  if (!domain) return bundle ? [bundle] : []
+  if (!bundle) return [{ type: 'domain', value: domain }]
+  const labels = value.split('.')
+  return labels.length >= 3 && REVERSE_DNS_FIRST.has(labels[0]!.toLowerCase())
+    ? [bundle, { type: 'domain', value: domain }]
+    : [{ type: 'domain', value: domain }, bundle]
+}
+
+/**
+ * The identifier a string is: of its candidates, the first the catalog knows a property for, else the most
+ * likely one.
+ */
+async function classifyIdentifier(
+  repository: RegistryRepository,
+  input: string,
+): Promise<{ identifier: { type: string; value: string }; properties: PropertyRecord[] } | undefined> {
+  const candidates = identifierCandidates(input)
+  for (const candidate of candidates) {
+    const properties = await repository.authorizations.propertiesWithIdentifier(
+      candidate.type,
+      candidate.value,
+    )
+    if (properties.length > 0) return { identifier: candidate, properties }
+  }
+  return candidates[0] && { identifier: candidates[0], properties: [] }
 }
 
 export async function checkIdentifiers(repository: RegistryRepository, inputs: readonly string[]) {
@@ -115,8 +158,8 @@ export async function checkIdentifiers(repository: RegistryRepository, inputs: r
   const now = new Date().toISOString()
   const entries = []
   for (const input of inputs) {
-    const identifier = classifyIdentifier(String(input))
-    if (!identifier) {
+    const classified = await classifyIdentifier(repository, String(input))
+    if (!classified) {
       summary.skipped += 1
       entries.push({
         input: String(input),
@@ -129,6 +172,7 @@ export async function checkIdentifiers(repository: RegistryRepository, inputs: r
       })
       continue
     }
+    const { identifier, properties } = classified
     if (identifier.type === 'domain' && isAdInfra(identifier.value)) {
       summary.ad_infra += 1
       entries.push({
@@ -142,10 +186,6 @@ export async function checkIdentifiers(repository: RegistryRepository, inputs: r
       })
       continue
     }
-    const properties = await repository.authorizations.propertiesWithIdentifier(
-      identifier.type,
-      identifier.value,
-    )
     const property = properties[0]
     if (!property) {
       summary.unknown += 1

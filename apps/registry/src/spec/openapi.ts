@@ -1,14 +1,13 @@
 /**
- * The registry's OpenAPI document: the vendored AdCP `registry.yaml`, served at `/openapi.json` with two
- * project decisions applied so that it describes this service exactly:
+ * The registry's OpenAPI document: the vendored AdCP `registry.yaml`, served at `/openapi.json` unchanged except
+ * for these documented additions (README, "Decisions"), so that it describes this service exactly:
  *
- * 1. Every error response uses this project's error envelope `{ "error": { "code", "message" } }` (extra
- *    members such as `domain` allowed), instead of the upstream `{ "error": string }`.
- * 2. Operations with parameters also declare 400, those with a JSON body 413/415 as well, locked operations 401
- *    (upstream omits it on `setupMyBrand`); the authorization pulls declare the 403 of
- *    `include=raw` and the stream the 429 of too many streams (both documented upstream, adcp-notes §1.4.5).
- * 3. The bulk resolve results allow `null` (an unresolvable domain), which the upstream `allOf` forbids.
- * 4. `GET /api/brands/find` returns the flat `CompanySearchResult[]` the upstream handler returns
+ * 1. Error statuses the upstream omits where no listed one fits: 400 on operations with parameters or a body,
+ *    413/415 on those with a JSON body, 401 on locked ones, the 403 of `include=raw` on the authorization pulls,
+ *    429 on the feed stream (too many streams), 403 on `saveBrand` for a brand another organization owns — each answered with the official `Error`
+ *    (`{ "error": code, "message" }`), never a replacement of a status the upstream lists.
+ * 2. The bulk resolve results allow `null` (an unresolvable domain), which the upstream `allOf` forbids.
+ * 3. `GET /api/brands/find` returns the flat `CompanySearchResult[]` the upstream handler returns
  *    (adcp-notes §8 #2), and the expand/authorization selectors accept the AdCP `selection_type` shape as well
  *    as the documented one (§8 #1).
  */
@@ -28,18 +27,15 @@ export interface Operation {
   readonly raw: JsonObject
 }
 
-/** The official `Error` (`{ error: string }`) with the `code` every registry error carries beside it. */
-export const ERROR_SCHEMA = {
-  type: 'object',
-  properties: {
-    error: { type: 'string', description: 'What went wrong, for people.' },
-    code: {
-      type: 'string',
-      description: 'What went wrong, for programs (`brand_not_found`, `invalid_selector`…).',
-    },
-  },
-  required: ['error', 'code'],
-}
+/**
+ * The success schemas this service replaces (addition 2 and 3 above): a contract check against the upstream
+ * document skips exactly these.
+ */
+export const REPLACED_SCHEMAS: ReadonlySet<string> = new Set([
+  'findBrand 200',
+  'resolveBrandsBulk 200',
+  'resolvePropertiesBulk 200',
+])
 
 const SELECTOR_SCHEMA = {
   type: 'object',
@@ -56,49 +52,60 @@ const SELECTOR_SCHEMA = {
   },
 }
 
+/** The upstream document as vendored, parsed (a fresh copy on each call). */
+export function upstreamDocument(): JsonObject {
+  return parse(readFileSync(join(conformanceDir(), 'openapi', 'registry.yaml'), 'utf8')) as JsonObject
+}
+
+/** Statuses this service adds to an operation (addition 1), per operationId. */
+export function addedStatuses(operation: JsonObject): Record<string, string> {
+  const responses = (operation.responses ?? {}) as Record<string, JsonObject>
+  const added: Record<string, string> = {}
+  const add = (status: string, description: string) => {
+    if (!responses[status]) added[status] = description
+  }
+  if (operation.requestBody) {
+    add('413', 'The body is larger than the registry accepts.')
+    add('415', 'The body is not application/json.')
+  }
+  if (Array.isArray(operation.security) && operation.security.length > 0) {
+    add('401', 'Authentication required (a missing, invalid or expired bearer).')
+  }
+  if (operation.requestBody || (Array.isArray(operation.parameters) && operation.parameters.length > 0)) {
+    add('400', 'A parameter or the body is missing or malformed.')
+  }
+  if (
+    operation.operationId === 'getAgentAuthorizations' ||
+    operation.operationId === 'getAgentAuthorizationsSnapshot'
+  ) {
+    add('403', '`include=raw` is for registry administrators (adcp-notes §1.4.5).')
+  }
+  if (operation.operationId === 'streamRegistryFeed') add('429', 'Too many feed streams are open.')
+  if (operation.operationId === 'saveBrand') {
+    add(
+      '403',
+      'The brand was saved by, or is hosted for, another organization (409 is for authoritative brands).',
+    )
+  }
+  return added
+}
+
 let cached: JsonObject | undefined
 
 /** The served document (parsed once). */
 export function registryDocument(): JsonObject {
   if (cached) return cached
-  const document = parse(
-    readFileSync(join(conformanceDir(), 'openapi', 'registry.yaml'), 'utf8'),
-  ) as JsonObject
+  const document = upstreamDocument()
   const components = document.components as { schemas: Record<string, unknown> }
-  components.schemas.Error = ERROR_SCHEMA
   components.schemas.PublisherPropertySelector = SELECTOR_SCHEMA
   for (const operations of Object.values(document.paths as Record<string, Record<string, JsonObject>>)) {
     for (const operation of Object.values(operations)) {
-      const responses = (operation.responses ?? {}) as Record<string, JsonObject>
-      for (const [status, response] of Object.entries(responses)) {
-        if (Number(status) >= 400 && response.content) {
-          response.content = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } }
+      const responses = (operation.responses ??= {}) as Record<string, JsonObject>
+      for (const [status, description] of Object.entries(addedStatuses(operation))) {
+        responses[status] = {
+          description: `${description} (added by this service)`,
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
         }
-      }
-      const errorResponse = (description: string) => ({
-        description,
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-      })
-      if (operation.requestBody) {
-        responses['413'] ??= errorResponse('The body is larger than the registry accepts.')
-        responses['415'] ??= errorResponse('The body is not application/json.')
-      }
-      if (Array.isArray(operation.security) && operation.security.length > 0) {
-        responses['401'] ??= errorResponse('Authentication required (a missing, invalid or expired bearer).')
-      }
-      if (operation.requestBody || (Array.isArray(operation.parameters) && operation.parameters.length > 0)) {
-        responses['400'] ??= errorResponse('A parameter or the body is missing or malformed.')
-      }
-      if (
-        operation.operationId === 'getAgentAuthorizations' ||
-        operation.operationId === 'getAgentAuthorizationsSnapshot'
-      ) {
-        responses['403'] ??= errorResponse(
-          '`include=raw` is for registry administrators (adcp-notes §1.4.5).',
-        )
-      }
-      if (operation.operationId === 'streamRegistryFeed') {
-        responses['429'] ??= errorResponse('Too many feed streams are open.')
       }
       if (
         operation.operationId === 'resolveBrandsBulk' ||
@@ -127,7 +134,7 @@ export function registryDocument(): JsonObject {
   }
   document.info = {
     ...(document.info as JsonObject),
-    description: `${String((document.info as JsonObject).description ?? '')}\n\nServed by adwire's registry: error responses use \`{ "error": { "code", "message" } }\`.`,
+    description: `${String((document.info as JsonObject).description ?? '')}\n\nServed by adwire's registry: every error is the \`Error\` schema, \`{ "error": code, "message": text }\`; statuses marked "added by this service" are its documented additions.`,
   }
   return (cached = document)
 }

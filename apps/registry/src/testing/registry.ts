@@ -9,10 +9,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { readSse as readSseStream } from '@adwire/registry-client'
+import { createRegistryClient, readSse as readSseStream, type RegistryClient } from '@adwire/registry-client'
 import { parseEnv } from '../env.js'
 import { startRegistry, type RunningRegistry } from '../service.js'
 import { checkResponse } from '../spec/validators.js'
+import { checkUpstreamResponse, contractFetch } from './contract.js'
 
 export interface Site {
   readonly origin: string
@@ -77,6 +78,10 @@ export async function startTestRegistry(
     ALLOW_PRIVATE_CRAWL: '1',
     CRAWL_ORIGINS: origins,
     CRAWL_TIMEOUT_MS: '3000',
+    // Rate limits off unless a test turns one on (tests call faster than any client should).
+    RATE_LIMIT_READ_PER_MINUTE: '0',
+    RATE_LIMIT_WRITE_PER_MINUTE: '0',
+    RATE_LIMIT_CRAWL_PER_MINUTE: '0',
     ...options.env,
   }
   if (backend.kind === 'sqlite') {
@@ -128,7 +133,7 @@ export interface ApiResult {
 
 /**
  * Calls the registry and checks the JSON response against `operationId`'s response schema in the served
- * document (throws on a mismatch, so every test doubles as a contract test).
+ * document and in the upstream one (throws on a mismatch, so every test doubles as a contract test).
  */
 export async function api(
   registry: RunningRegistry,
@@ -149,7 +154,9 @@ export async function api(
   })
   const text = await response.text()
   const body = text === '' ? undefined : (JSON.parse(text) as unknown)
-  const problem = checkResponse(operationId, response.status, body)
+  const problem =
+    checkResponse(operationId, response.status, body) ??
+    checkUpstreamResponse(operationId, response.status, body)
   if (problem) throw new Error(`contract: ${problem} — body ${text.slice(0, 300)}`)
   seenResponses.add(`${operationId} ${response.status}`)
   return { status: response.status, body, headers: response.headers }
@@ -190,4 +197,16 @@ export async function readSse(
     controller.abort()
   }
   return events
+}
+
+/**
+ * A `@adwire/registry-client` on `registry` (with `apiKey` when given) whose every answer is checked against the
+ * served and the upstream document.
+ */
+export function clientOf(registry: RunningRegistry, apiKey?: string): RegistryClient {
+  return createRegistryClient({
+    baseUrl: registry.url,
+    ...(apiKey ? { apiKey } : {}),
+    fetch: contractFetch(checkResponse),
+  })
 }

@@ -20,7 +20,9 @@ Talks to an AdCP registry (the adwire registry, \`pnpm start:registry\`, or a mi
   resolve brand DOMAIN         the canonical brand of an advertiser domain
   resolve property DOMAIN      a publisher domain's properties and authorized agents
   lookup --agent URL (--publisher DOMAIN | --identifier TYPE:VALUE)
-                               may this agent sell this inventory? exits 0 when authorized, 1 when not
+                               may this agent sell this inventory? --publisher answers all, some or none
+                               of the publisher's properties, listing each; exits 0 when authorized (for
+                               some or all), 1 when not
   validate FILE|URL|DOMAIN     validate an adagents.json: a local FILE against the AdCP 3.1.19 schema
                                (offline), a URL or DOMAIN by the registry fetching /.well-known/adagents.json
   feed [--follow] [--stream] [--cursor-file F] [--types T] [--limit N] [--interval SECONDS]
@@ -74,6 +76,8 @@ export function refused(io: Io, error: unknown): number {
     const where = error.status === 0 ? '' : ` (HTTP ${error.status} ${error.code})`
     io.stderr(`adwire: ${error.message}${where}\n`)
     if (error.status === 401) io.stderr('adwire: this call needs --api-key (or $ADWIRE_REGISTRY_API_KEY)\n')
+    if (error.retryAfter !== undefined)
+      io.stderr(`adwire: the registry asks to retry in ${error.retryAfter} s\n`)
     return 1
   }
   throw error

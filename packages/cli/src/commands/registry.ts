@@ -11,6 +11,7 @@ import { printJson, UsageError, type Io } from '../io.js'
 import {
   clientFor,
   common,
+  type CommonValues,
   domainArgument,
   refused,
   REGISTRY_ADMIN_MOVED,
@@ -90,20 +91,16 @@ async function lookup(argv: string[], io: Io): Promise<number> {
       'registry lookup needs exactly one of --publisher DOMAIN and --identifier TYPE:VALUE',
     )
   }
-  let identifierType = 'domain'
-  let identifierValue: string
-  if (values.identifier !== undefined) {
-    const colon = values.identifier.indexOf(':')
-    if (colon <= 0 || colon === values.identifier.length - 1) {
-      throw new UsageError(
-        '--identifier is TYPE:VALUE, e.g. domain:news.example or ios_bundle:com.example.app',
-      )
-    }
-    identifierType = values.identifier.slice(0, colon)
-    identifierValue = values.identifier.slice(colon + 1)
-  } else {
-    identifierValue = domainArgument(values.publisher, '--publisher')
+  if (values.publisher !== undefined) {
+    return publisherLookup(values, values.agent, domainArgument(values.publisher, '--publisher'), io)
   }
+  const identifier = values.identifier!
+  const colon = identifier.indexOf(':')
+  if (colon <= 0 || colon === identifier.length - 1) {
+    throw new UsageError('--identifier is TYPE:VALUE, e.g. domain:news.example or ios_bundle:com.example.app')
+  }
+  const identifierType = identifier.slice(0, colon)
+  const identifierValue = identifier.slice(colon + 1)
   try {
     const answer = await clientFor(values).checkPropertyAuthorization({
       agent_url: values.agent,
@@ -117,6 +114,60 @@ async function lookup(argv: string[], io: Io): Promise<number> {
       )
     }
     return answer.authorized ? 0 : 1
+  } catch (error) {
+    return refused(io, error)
+  }
+}
+
+/**
+ * Is `agent` authorized for `domain`'s properties: all, some or none, with each property listed (the
+ * per-agent rollup of `GET /api/registry/publisher/authorization` and the publisher's properties).
+ */
+async function publisherLookup(
+  values: CommonValues & { json?: boolean | undefined },
+  agent: string,
+  domain: string,
+  io: Io,
+): Promise<number> {
+  try {
+    const client = clientFor(values)
+    const [rollup, resolved] = await Promise.all([
+      client.lookupPublisherAuthorization({ domain, agent }),
+      client.resolveProperty(domain),
+    ])
+    const denied = new Set((rollup.unauthorized_properties ?? []).map((property) => property.id))
+    const properties = (resolved.properties ?? []).map((property) => ({
+      id: property.id ?? property.name ?? '?',
+      name: property.name,
+      type: property.type,
+      authorized: !denied.has(property.id ?? ''),
+    }))
+    const verdict =
+      rollup.total > 0 && rollup.authorized === rollup.total ? 'all' : rollup.authorized > 0 ? 'some' : 'none'
+    if (values.json) {
+      printJson(io, {
+        agent_url: agent,
+        publisher_domain: domain,
+        verdict,
+        authorized: rollup.authorized,
+        total: rollup.total,
+        publisher_wide: rollup.publisher_wide,
+        properties,
+      })
+    } else {
+      const label = { all: 'authorized for all', some: 'authorized for some', none: 'NOT authorized for any' }
+      io.stdout(
+        `${label[verdict]} (${rollup.authorized} of ${rollup.total}) of ${domain}'s properties: ${agent}` +
+          `${rollup.publisher_wide ? ' (publisher-wide)' : ''}\n`,
+      )
+      for (const property of properties) {
+        io.stdout(
+          `  ${property.authorized ? 'yes' : 'no '} ${property.id} (${property.type ?? 'unknown'})` +
+            `${property.name ? ` ${property.name}` : ''}\n`,
+        )
+      }
+    }
+    return verdict === 'none' ? 1 : 0
   } catch (error) {
     return refused(io, error)
   }
