@@ -95,7 +95,7 @@ async function run(protocol: 'mcp' | 'a2a'): Promise<RunResult> {
 
 beforeAll(async () => {
   for (const protocol of ['mcp', 'a2a'] as const) results.set(protocol, await run(protocol))
-}, 150_000)
+}, 300_000)
 
 afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
