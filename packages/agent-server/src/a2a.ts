@@ -24,6 +24,8 @@ const SIGNER = 'adwire.signer'
 const CONFIGURATION = 'adwire.configuration'
 /** Whether the request is on the AdCP 3.1 activated profile (A2A 1.0 with the AdCP extension activated). */
 const PROFILE = 'adwire.profile'
+/** The A2A version the request spoke (its pushes are shaped for the same version). */
+const VERSION = 'adwire.a2a-version'
 
 export interface A2AOptions {
   /** Reject requests that do not activate the AdCP extension (`A2A-Extensions` header). Default false. */
@@ -145,7 +147,9 @@ export function createA2AHandler(options: {
           authorization,
           protocol: 'a2a',
           ...(signer ? { signer } : {}),
-          ...(a2aPush ? { a2aPush } : {}),
+          ...(a2aPush
+            ? { a2aPush, a2aVersion: requestContext.context.state.get(VERSION) as '0.3' | '1.0' }
+            : {}),
         })
       } catch (error) {
         outcome = {
@@ -204,6 +208,7 @@ export function createA2AHandler(options: {
     const headers = new Headers({ 'content-type': 'application/json' })
     const activated = extensions.includes(ADCP_A2A_EXTENSION)
     context.state.set(PROFILE, activated && !useLegacy)
+    context.state.set(VERSION, useLegacy ? '0.3' : '1.0')
     if (activated) {
       context.addActivatedExtension(ADCP_A2A_EXTENSION)
       headers.set(useLegacy ? 'X-A2A-Extensions' : 'A2A-Extensions', ADCP_A2A_EXTENSION)

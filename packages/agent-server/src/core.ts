@@ -19,6 +19,8 @@ export interface TaskCall {
   readonly protocol: 'mcp' | 'a2a'
   /** An A2A TaskPushNotificationConfig sent with the message, if any. */
   readonly a2aPush?: TaskPushNotificationConfigInput
+  /** The A2A version the message was sent in: the A2A pushes take its shape. */
+  readonly a2aVersion?: '0.3' | '1.0'
   /** The verified signer of the request, when it was signed. */
   readonly signer?: VerifiedSigner
 }
@@ -98,7 +100,7 @@ export function createCore(options: CoreOptions): (call: TaskCall) => Promise<Ta
         throw new AgentError('INVALID_REQUEST', 'push_notification_config requires operation_id', {
           field: 'push_notification_config.operation_id',
         })
-      const registrations = registrationsFor(envelope, call.a2aPush)
+      const registrations = registrationsFor(envelope, call.a2aPush, call.a2aVersion)
       for (const registration of registrations) refuseBearerNow(registration, task.name)
       const nowSeconds = options.now()
       const context: TaskContext = {

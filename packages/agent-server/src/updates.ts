@@ -12,12 +12,14 @@ import { parseOutput } from './validate.js'
 
 /**
  * Where the status pushes of one call go, decided by how the buyer registered: the `push_notification_config`
- * task argument (MCP-shape envelopes) and the A2A `taskPushNotificationConfig` (A2A-shape), each when given.
+ * task argument (MCP-shape envelopes) and the A2A `taskPushNotificationConfig` (A2A-shape, in the A2A version the
+ * message was sent in), each when given.
  * The channels are independent: a buyer that registered both gets one webhook per channel per change.
  */
 export function registrationsFor(
   envelope: Envelope,
   a2aPush: TaskPushNotificationConfigInput | undefined,
+  a2aVersion?: '0.3' | '1.0',
 ): WebhookRegistration[] {
   const context = envelope.context
   const registrations: WebhookRegistration[] = []
@@ -27,7 +29,13 @@ export function registrationsFor(
       config: envelope.push_notification_config,
       ...(context ? { context } : {}),
     })
-  if (a2aPush) registrations.push({ channel: 'a2a', config: a2aPush, ...(context ? { context } : {}) })
+  if (a2aPush)
+    registrations.push({
+      channel: 'a2a',
+      config: a2aPush,
+      ...(a2aVersion ? { a2aVersion } : {}),
+      ...(context ? { context } : {}),
+    })
   return registrations
 }
 

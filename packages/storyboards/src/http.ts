@@ -92,6 +92,12 @@ function authorization(credentials: Credentials): string | undefined {
   return undefined
 }
 
+/** A fetch failure on a socket the other side closed before answering (undici `UND_ERR_SOCKET`, `ECONNRESET`). */
+function isStaleSocket(error: unknown): boolean {
+  const code = (error as { cause?: { code?: string } } | undefined)?.cause?.code
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET'
+}
+
 /**
  * Builds the runner's fetch for one agent and one set of credentials.
  * @example const http = createRunnerFetch({ credentials: { type: 'none' }, agentUrl, maxResponseBytes: 1 << 20 })
@@ -114,7 +120,13 @@ export function createRunnerFetch(options: RunnerFetchOptions): RunnerFetch {
       if (route && target.startsWith(route.publicOrigin)) {
         target = route.localOrigin + target.slice(route.publicOrigin.length)
       }
-      const response = await base(target, { ...init, method, headers, body, redirect: 'manual' })
+      const send = () => base(target, { ...init, method, headers, body, redirect: 'manual' })
+      const response = await send().catch((error: unknown) => {
+        // A pooled keep-alive socket the agent had closed as it was reused (the request never reached the
+        // agent; seen on loaded machines): sent once more, on a new connection.
+        if (!isStaleSocket(error)) throw error
+        return send()
+      })
       const location = response.headers.get('location')
       if (response.status >= 300 && response.status < 400 && location) {
         const next = new URL(location, target)

@@ -43,6 +43,8 @@ export interface StepResult {
   validations: ValidationResult[]
   /** Transport-level failure (timeout, refused connection): no validations were attempted. */
   error?: string
+  /** Set when the runner completed a partial sample_request: the fields it added, where the product came from. */
+  request_completion?: { fields: string[]; products_from?: string }
   /** The request sent and the response observed; always present on a failed step. */
   request?: unknown
   response?: unknown

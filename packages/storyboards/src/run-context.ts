@@ -15,7 +15,7 @@ import {
   type TaskCaller,
   type TaskResponse,
 } from './transport.js'
-import type { Phase, Step } from './types.js'
+import type { Phase, Step, TestKit } from './types.js'
 import type { WebhookSession } from './webhook-receiver.js'
 
 /** What every storyboard run shares. */
@@ -32,6 +32,8 @@ export interface RunEnvironment {
   stepTimeoutMs: number
   /** The run's webhook receiver, when it hosts one. */
   webhooks: WebhookSession | undefined
+  /** The kit whose credentials the run uses by default (acme-outdoor): the buyer a completed request speaks for. */
+  defaultTestKit: TestKit
 }
 
 const randomToken = (bytes: number): string =>
@@ -49,6 +51,10 @@ export class RunContext {
   readonly contributions = new Set<string>()
   /** Step id → the task it ran (to find an earlier step's response by task). */
   readonly tasks = new Map<string, string>()
+  /** When the storyboard run began (epoch ms): completed requests date their flight from it. */
+  readonly startedAt = Date.now()
+  /** The products of the runner's own get_products call, made once when a request is completed. */
+  discoveredProducts: unknown[] | undefined
 
   constructor(
     readonly env: RunEnvironment,

@@ -96,7 +96,7 @@ export async function runStoryboards(options: RunOptions): Promise<RunResult> {
   const deadline = started + (options.runTimeoutMs ?? 600_000)
   const startedAt = new Date().toISOString()
   const defaultKit = bundle.testKits.get('test-kits/acme-outdoor.yaml') as
-    { auth?: { api_key?: string } } | undefined
+    (TestKit & { auth?: { api_key?: string } }) | undefined
   const token = options.auth ?? defaultKit?.auth?.api_key
   const credentials: Credentials = token ? { type: 'bearer', token } : { type: 'none' }
   const callerOptions = {
@@ -120,9 +120,12 @@ export async function runStoryboards(options: RunOptions): Promise<RunResult> {
   }
   try {
     const tasks = new Set(await caller.tasks())
-    const capabilities = tasks.has('get_adcp_capabilities')
-      ? ((await caller.call('get_adcp_capabilities', {}, stepTimeoutMs)).body ?? {})
-      : {}
+    const readCapabilities = () => caller.call('get_adcp_capabilities', {}, stepTimeoutMs)
+    let answer = tasks.has('get_adcp_capabilities') ? await readCapabilities() : undefined
+    // The profile every gate reads: a transport failure without an answer (a keep-alive socket the agent closed
+    // under the first call) is tried once more rather than read as an agent declaring nothing.
+    if (answer && !answer.body && answer.error) answer = await readCapabilities()
+    const capabilities = answer?.body ?? {}
     const profile: AgentProfile = {
       tasks,
       capabilities,
@@ -139,6 +142,7 @@ export async function runStoryboards(options: RunOptions): Promise<RunResult> {
       schemas: bundle.schemasDir ? createSchemaValidator(bundle.schemasDir, bundle.version) : undefined,
       stepTimeoutMs,
       webhooks: options.webhooks,
+      defaultTestKit: { ...defaultKit, ...options.testKitOverrides },
     }
     const results: StoryboardResult[] = []
     for (const entry of entries) {

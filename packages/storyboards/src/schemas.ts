@@ -16,6 +16,8 @@ export interface SchemaValidator {
   /** The error list for `value` against the schema file (`core/format.json`); empty when valid. */
   errors(file: string, value: unknown): string[]
   has(file: string): boolean
+  /** The top-level `required` fields of the schema file (empty when it names none). */
+  required(file: string): readonly string[]
 }
 
 function jsonFiles(dir: string, base = dir): string[] {
@@ -60,6 +62,10 @@ export function createSchemaValidator(dir: string, version: string): SchemaValid
   const validator: SchemaValidator = {
     version,
     has: (file) => get(file) !== undefined,
+    required(file) {
+      const schema = get(file)?.schema as { required?: unknown } | undefined
+      return Array.isArray(schema?.required) ? (schema.required as string[]) : []
+    },
     errors(file, value) {
       const validate = get(file)
       if (!validate) {

@@ -4,6 +4,7 @@
  * every validation, and captures the step's `context_outputs`.
  */
 import { isErrorAnswer, jsonEqual } from './checks.js'
+import { completedTaskSchema, completeRequest } from './complete-request.js'
 import { conventionalCaptures } from './conventional-captures.js'
 import { gradeValidation } from './grade.js'
 import { resolvePath } from './path.js'
@@ -180,8 +181,33 @@ export async function runStep(phase: Phase, step: Step, run: RunContext): Promis
   for (const input of step.context_inputs ?? []) {
     if (run.scope.context.has(input.key)) setPath(request, input.inject_at, run.scope.context.get(input.key))
   }
-  if (step.schema_ref && requestIsSchemaValid(step) && run.schemas?.has(step.schema_ref)) {
-    const errors = run.schemas.errors(step.schema_ref, request)
+  const completed = await completeRequest(task, step, request, run)
+  if (completed && 'problem' in completed) {
+    return {
+      task,
+      status: 'failed',
+      validations: [
+        synthesized(
+          'request_completion',
+          'runner: the partial sample_request is completed before it is sent',
+          false,
+          completed.problem,
+        ),
+      ],
+      request,
+    }
+  }
+  if (completed) request = completed.request
+  const completion = completed ? { request_completion: completed.completion } : {}
+  // A `$test_kit.schemas.…` ref the kit does not set leaves a completed request to its task's official schema.
+  const schemaRef =
+    step.schema_ref && run.schemas?.has(step.schema_ref)
+      ? step.schema_ref
+      : completed
+        ? completedTaskSchema(task)
+        : undefined
+  if (schemaRef && requestIsSchemaValid(step) && run.schemas?.has(schemaRef)) {
+    const errors = run.schemas.errors(schemaRef, request)
     if (errors.length) {
       return {
         task,
@@ -189,18 +215,20 @@ export async function runStep(phase: Phase, step: Step, run: RunContext): Promis
         validations: [
           synthesized(
             'request_schema',
-            `runner: the substituted sample_request must match ${step.schema_ref}`,
+            `runner: the substituted sample_request must match ${schemaRef}`,
             false,
             errors.slice(0, 8).join('; '),
           ),
         ],
         request,
+        ...completion,
       }
     }
   }
   const response = await run.call(task, request, step)
   const base = {
     task,
+    ...completion,
     request,
     response: response.body ?? response.raw ?? null,
     ...(response.http ? { http_status: response.http.status } : {}),

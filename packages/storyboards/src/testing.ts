@@ -1,9 +1,9 @@
 /**
  * `@adwire/storyboards/testing`: a deliberately broken tiny AdCP agent for negative tests of the runner and of
  * tools built on it: the official MCP server SDK
- * (stateless streamable HTTP) on 127.0.0.1, port 0, answering get_adcp_capabilities, list_creatives and
- * create_media_buy (whose webhooks it always posts unsigned, with no RFC 9421 signature), with the faults a test
- * switches on.
+ * (stateless streamable HTTP) on 127.0.0.1, port 0, answering get_adcp_capabilities, list_creatives,
+ * create_media_buy (whose webhooks it always posts unsigned, with no RFC 9421 signature) and, on request,
+ * get_products, with the faults a test switches on.
  */
 import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -33,6 +33,8 @@ export interface BrokenAgentOptions {
    * answers `UNKNOWN_SCENARIO`.
    */
   controller?: 'record' | 'unknown_scenario'
+  /** Offer `get_products` with one fixed-price product (what the runner's completed create_media_buy buys). */
+  products?: boolean
 }
 
 /** A running broken agent. */
@@ -47,6 +49,16 @@ export interface BrokenAgent {
 export const TOKEN = 'demo-acme-outdoor-v1'
 
 const TOOLS = ['get_adcp_capabilities', 'list_creatives', 'create_media_buy']
+
+const PRODUCT = {
+  product_id: 'broken_display',
+  name: 'Broken display',
+  description: 'The one product of the broken agent',
+  delivery_type: 'non_guaranteed',
+  pricing_options: [
+    { pricing_option_id: 'cpm_fixed', pricing_model: 'cpm', currency: 'USD', fixed_price: 10 },
+  ],
+}
 
 function answer(
   task: string,
@@ -73,6 +85,7 @@ function answer(
       ...context,
     }
   }
+  if (task === 'get_products') return { status: 'completed', products: [PRODUCT], ...context }
   return { media_buy_id: `mb_${crypto.randomUUID()}`, status: 'pending_creatives', packages: [], ...context }
 }
 
@@ -124,7 +137,11 @@ export async function startBrokenAgent(
   options: BrokenAgentOptions = {},
 ): Promise<BrokenAgent> {
   const controllerCalls: BrokenAgent['controllerCalls'] = []
-  const tools = options.controller ? [...TOOLS, 'comply_test_controller'] : TOOLS
+  const tools = [
+    ...TOOLS,
+    ...(options.controller ? ['comply_test_controller'] : []),
+    ...(options.products ? ['get_products'] : []),
+  ]
   const active = new Set(faults)
   const replays = new Map<string, Record<string, unknown>>()
   const http = createServer((request, response) => {

@@ -108,7 +108,7 @@ describe('a broken agent fails the right steps', () => {
   })
 
   it('unsigned webhook: delivered, received and retried, but the RFC 9421 check fails', async () => {
-    agent = await startBrokenAgent([])
+    agent = await startBrokenAgent([], { products: true })
     const webhooks = await startWebhookReceiver({ keys: jwksResolver({ keys: [] }) })
     try {
       const result = await runStoryboards({
@@ -118,6 +118,15 @@ describe('a broken agent fails the right steps', () => {
         webhooks,
         stepTimeoutMs: 3_000,
       })
+      // The partial trigger is completed with the agent's one product (found by the runner's own get_products).
+      const trigger = step(result, 'trigger_webhook_operation')
+      expect(trigger.request_completion).toEqual({
+        fields: ['brand', 'account', 'start_time', 'end_time', 'packages'],
+        products_from: 'get_products',
+      })
+      expect((trigger.request as { packages: unknown }).packages).toEqual([
+        { product_id: 'broken_display', pricing_option_id: 'cpm_fixed', budget: 1000 },
+      ])
       expect(step(result, 'expect_webhook_presence').status).toBe('passed')
       // Retries arrive (the receiver answers the first three 503) with a stable key, but none is signed: the
       // retry step verifies RFC 9421 on every delivery and fails on that alone …
@@ -131,6 +140,28 @@ describe('a broken agent fails the right steps', () => {
         reason: 'prerequisite_failed',
         detail: 'step expect_key_stable_across_retries did not pass',
       })
+    } finally {
+      await webhooks.close()
+    }
+  })
+
+  it('a partial create_media_buy that cannot be completed fails before transport (no get_products)', async () => {
+    agent = await startBrokenAgent([])
+    const webhooks = await startWebhookReceiver({ keys: jwksResolver({ keys: [] }) })
+    try {
+      const result = await runStoryboards({
+        agentUrl: agent.url,
+        bundle,
+        storyboards: ['webhook_emission'],
+        webhooks,
+        stepTimeoutMs: 3_000,
+      })
+      const trigger = step(result, 'trigger_webhook_operation')
+      expect(trigger.status).toBe('failed')
+      expect(failedChecks(trigger)).toEqual([
+        'request_completion: the agent does not advertise get_products, so no product is known to buy',
+      ])
+      expect(step(result, 'expect_webhook_presence').skip?.reason).toBe('prerequisite_failed')
     } finally {
       await webhooks.close()
     }
