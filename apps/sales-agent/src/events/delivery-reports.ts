@@ -309,7 +309,8 @@ export function deliveryReports(options: DeliveryReportsOptions) {
      * `adjusted` report for that window with the new figures. Resolves with its key, if one went.
      */
     restated(buy: MediaBuyRecord): Promise<string | undefined> {
-      if (TERMINAL.has(buy.status) || !reportingOf(buy)) return Promise.resolve(undefined)
+      if (TERMINAL.has(buy.status) || !reportingOf(buy) || !buy.simulated_log?.length)
+        return Promise.resolve(undefined)
       return transact(buy, async (schedule, at) => {
         const last = schedule.last_window
         if (!last) return undefined
