@@ -14,7 +14,9 @@ import { productSource } from './catalog/product-source.js'
 import { settleBuy } from './media-buys/reconcile.js'
 import type { MediaBuyRecord } from './media-buys/types.js'
 import { simulatedDelivery } from './events/delivery-snapshot.js'
+import { buyWindows } from './events/measurement-windows.js'
 import { startReportScheduler } from './events/report-scheduler.js'
+import { reportingReadiness } from './events/reporting-upstream.js'
 import type { SellerEvents } from './events/seller-events.js'
 import { createWebhookEvents, type WebhookEvents } from './events/webhook-events.js'
 import { resolveSigningKey, type SigningKey } from './keys.js'
@@ -71,6 +73,8 @@ export interface DepsOverrides {
   readonly reportPeriodSeconds?: number
   /** How often the report scheduler looks for due reports, milliseconds. Default 60,000. */
   readonly reportTickMs?: number
+  /** Seconds of one measurement day (window_update maturation; default 86,400). Demos and tests shorten it. */
+  readonly measurementDaySeconds?: number
   /** Where get_media_buys reads webhook_activity (default: the events' record of fires). */
   readonly webhookActivity?: WebhookActivitySource
 }
@@ -138,7 +142,12 @@ export async function openDeps(
           retryHorizonSeconds: RETRY_HORIZON_SECONDS,
           delivery: simulatedDelivery(products, env.deliverySeed),
           settle,
+          readiness: reportingReadiness(storage.records),
+          measurementWindows: buyWindows(products),
           ...(overrides.reportPeriodSeconds ? { reportPeriodSeconds: overrides.reportPeriodSeconds } : {}),
+          ...(overrides.measurementDaySeconds
+            ? { measurementDaySeconds: overrides.measurementDaySeconds }
+            : {}),
           log,
         })
     const events: SellerEvents = overrides.events ? overrides.events({ storage, sender }) : webhookEvents!

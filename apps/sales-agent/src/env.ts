@@ -57,6 +57,8 @@ export interface SalesAgentEnv extends ServiceSettings {
   readonly creativeReview: 'auto' | 'manual'
   /** The seed of the delivery simulation (same seed, same delivery). */
   readonly deliverySeed: string
+  /** How long webhook_activity's fire log is kept, seconds (WEBHOOK_ACTIVITY_RETENTION_DAYS). */
+  readonly webhookActivityRetentionSeconds: number
 }
 
 export const RESOURCES: readonly Resource[] = ['products', 'media_buys', 'creatives', 'reports']
@@ -165,6 +167,7 @@ const EnvSchema = z.object({
   REVIEW_SECONDS: intIn('REVIEW_SECONDS', 0, 86_400, 2),
   CREATIVE_REVIEW: z.enum(['auto', 'manual']).default('auto'),
   DELIVERY_SEED: z.string().trim().default('adwire'),
+  WEBHOOK_ACTIVITY_RETENTION_DAYS: intIn('WEBHOOK_ACTIVITY_RETENTION_DAYS', 1, 3650, 30),
 })
 
 /**
@@ -200,5 +203,6 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
     reviewSeconds: values.REVIEW_SECONDS,
     creativeReview: values.CREATIVE_REVIEW,
     deliverySeed: values.DELIVERY_SEED,
+    webhookActivityRetentionSeconds: values.WEBHOOK_ACTIVITY_RETENTION_DAYS * 86_400,
   }
 }

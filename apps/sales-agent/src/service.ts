@@ -1,6 +1,6 @@
 /**
  * Runs the sales agent: listens, derives the public URL (PUBLIC_URL, else the address listened on), opens
- * the dependencies, serves the app, sweeps expired idempotency records; `close()` shuts it all
+ * the dependencies, serves the app, sweeps expired idempotency records and old webhook bookkeeping; `close()` shuts it all
  * down in order.
  * server.ts calls it with process.env; tests call it with their own env on port 0.
  */
@@ -10,6 +10,7 @@ import { openDeps, type DepsOverrides, type Runtime } from './deps.js'
 import type { SalesAgentEnv } from './env.js'
 import { announceCapabilities } from './capabilities-version.js'
 import { tickDueWork } from './async/due-runner.js'
+import { pruneWebhookRecords } from './events/retention.js'
 import { tickBuys } from './seller-runtime.js'
 
 export interface RunningSalesAgent {
@@ -81,10 +82,14 @@ export async function startSalesAgent(
   ).catch((error: unknown) => runtime.deps.log({ capabilities: 'announce failed', error: String(error) }))
 
   const now = options.now ?? (() => Date.now() / 1000)
+  // Expired idempotency records, then the webhook bookkeeping nothing reads any more (events/retention.ts).
   const sweep = setInterval(
     () =>
       void runtime.deps.storage
         .sweep(now())
+        .then(() =>
+          pruneWebhookRecords(runtime.deps.storage.records, now(), env.webhookActivityRetentionSeconds),
+        )
         .catch((error: unknown) => runtime.deps.log({ sweep: 'failed', error: String(error) })),
     (options.sweepIntervalSeconds ?? 60) * 1000,
   )

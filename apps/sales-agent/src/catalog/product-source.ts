@@ -2,6 +2,7 @@
  * Where products come from: the demo catalog plus products seeded by the test controller (records of kind
  * `product`, global to the seller), a seeded product replacing a demo one with the same id.
  */
+import { BROADCAST_WINDOWS } from '../events/measurement-windows.js'
 import type { RecordStore } from '../storage/index.js'
 import { demoCatalog, type CatalogProduct } from './demo-catalog.js'
 
@@ -132,6 +133,8 @@ export function productFromFixture(
           available_metrics: ['impressions', 'spend', 'clicks', 'viewability'],
           date_range_support: 'date_range',
           windowed_pull_granularities: ['daily'],
+          // Linear TV data matures live → C3 → C7 (window_update reports as each matures).
+          ...(channels?.includes('linear_tv') ? { measurement_windows: [...BROADCAST_WINDOWS] } : {}),
         },
   }
 }

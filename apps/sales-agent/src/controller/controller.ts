@@ -24,6 +24,7 @@ import { controllerError, transitioned, type ControllerAnswer } from './answers.
 import { CONTROLLER_SCENARIOS, UPSTREAM_KIND } from './scenarios.js'
 import { runSeed } from './seed.js'
 import { officialProblem } from '../validation/official.js'
+import { lastReportedWindow } from '../events/delivery-reports.js'
 
 type Params = Record<string, unknown>
 
@@ -107,6 +108,11 @@ async function simulate(
   for (const id of ids) {
     const stored = await seller.records.get<MediaBuyRecord>(BUY_KIND, id)
     if (!stored || stored.owner !== owner) return controllerError('NOT_FOUND', `no media buy ${id}`, null)
+    // Simulated delivery is the upstream's late count for the period already reported, if any (restating
+    // it: an adjusted report); before the first report it counts now. Budget spend always counts now.
+    const now = seller.now()
+    const restates =
+      scenario === 'simulate_delivery' ? await lastReportedWindow(seller.records, id) : undefined
     const { buy } = await mutateBuy(seller.records, owner, id, (draft) => {
       const current = draft.simulated ?? { impressions: 0, clicks: 0, spend: 0, conversions: 0 }
       const spend =
@@ -125,6 +131,30 @@ async function simulate(
         spend: current.spend + spend,
         conversions: current.conversions + added.conversions,
       }
+      // A buy simulated on before the log began: its earlier total counts from then on.
+      const log =
+        draft.simulated_log ??
+        (current.impressions || current.spend || current.clicks
+          ? [
+              {
+                at: now,
+                recorded_at: now,
+                impressions: current.impressions,
+                clicks: current.clicks,
+                spend: current.spend,
+              },
+            ]
+          : [])
+      draft.simulated_log = [
+        ...log,
+        {
+          at: restates?.end ?? now,
+          recorded_at: now,
+          impressions: added.impressions,
+          clicks: added.clicks,
+          spend,
+        },
+      ]
     })
     cumulative = { ...buy.simulated! }
     await seller.events.deliveryAdvanced(buy)
@@ -207,10 +237,14 @@ export async function complyTestController(
       // The named tool answers from its (stale) cache with a STALE_RESPONSE advisory until the record goes.
       const tool = typeof params.tool === 'string' ? params.tool : 'get_products'
       const upstream = typeof params.upstream_name === 'string' ? params.upstream_name : 'inventory-service'
+      // duration_seconds (an extension): the upstream comes back after it; otherwise it stays down.
+      const duration = Number(params.duration_seconds)
+      const since = seller.now()
       await seller.records.put(UPSTREAM_KIND, `${owner}/${tool}`, owner, {
         tool,
         upstream,
-        since: seller.now(),
+        since,
+        ...(duration > 0 ? { until: since + duration } : {}),
       })
       return transitioned('available', 'unavailable', `${upstream} is unreachable for ${tool}`)
     }

@@ -92,7 +92,7 @@ export function buyDelivery(
     const price = pricing.get(pkg.package_id) ?? { model: 'cpm', price: 10, video: false }
     const days = withSimulated(
       packageDays(options.seed, buy, pkg, price, options.now),
-      buy.simulated,
+      buy.simulated_log ?? (buy.simulated ? [buy.simulated] : []),
       options.now,
       1 / live,
     ).filter(inRange(options))

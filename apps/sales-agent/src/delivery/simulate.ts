@@ -4,7 +4,7 @@
  * intervals), day by day with a deterministic jitter drawn from the seed, buy, package and day (same seed,
  * same delivery); clicks, video completions and viewability follow per-package rates from the same seed. Spend
  * never passes the package budget. What the test controller adds (simulate_delivery, simulate_budget_spend)
- * lands on the current day.
+ * counts from the instant it is attributed to (a buy stored before the log: the current day).
  */
 import { createHash } from 'node:crypto'
 import type { MediaBuyRecord, PackageRecord } from '../media-buys/types.js'
@@ -116,24 +116,39 @@ export function packageDays(
   return days
 }
 
-/** Adds the controller's simulated delivery to the last day (today's row, made when missing). */
+/** Delivery the controller added, counted at an instant (`at` undefined: the evaluation instant). */
+export interface SimulatedDelivery {
+  readonly at?: number
+  readonly impressions: number
+  readonly clicks: number
+  readonly spend: number
+}
+
+/**
+ * Adds the controller's simulated delivery counted by `now` to the rows of the days it counts on (made when
+ * missing; rows stay in date order).
+ */
 export function withSimulated(
   days: DayDelivery[],
-  extra: { impressions: number; clicks: number; spend: number } | undefined,
+  entries: readonly SimulatedDelivery[],
   now: number,
   share: number,
 ): DayDelivery[] {
-  if (!extra || (extra.impressions === 0 && extra.spend === 0 && extra.clicks === 0)) return days
-  const today = dayOf(now)
-  let row = days.at(-1)
-  if (!row || row.date !== today) {
-    row = { date: today, impressions: 0, spend: 0, clicks: 0, completed_views: 0, measurable: 0, viewable: 0 }
-    days.push(row)
+  for (const extra of entries) {
+    const at = extra.at ?? now
+    if (at > now || (extra.impressions === 0 && extra.spend === 0 && extra.clicks === 0)) continue
+    const date = dayOf(at)
+    let row = days.find((day) => day.date === date)
+    if (!row) {
+      row = { date, impressions: 0, spend: 0, clicks: 0, completed_views: 0, measurable: 0, viewable: 0 }
+      days.push(row)
+      days.sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0))
+    }
+    row.impressions += Math.round(extra.impressions * share)
+    row.clicks += Math.round(extra.clicks * share)
+    row.spend = Math.round((row.spend + extra.spend * share) * 100) / 100
+    row.measurable += Math.floor(extra.impressions * share * 0.92)
+    row.viewable += Math.floor(extra.impressions * share * 0.6)
   }
-  row.impressions += Math.round(extra.impressions * share)
-  row.clicks += Math.round(extra.clicks * share)
-  row.spend = Math.round((row.spend + extra.spend * share) * 100) / 100
-  row.measurable += Math.floor(extra.impressions * share * 0.92)
-  row.viewable += Math.floor(extra.impressions * share * 0.6)
   return days
 }

@@ -2,8 +2,10 @@
  * The real {@link SellerEvents}: every event the domain reports becomes webhooks through the durable outbox
  * of the @adwire/webhooks sender.
  * - A buy with a `reporting_webhook` gets a report schedule when it is stored; scheduled reports go when due
- *   (on `deliveryAdvanced` and on the app's periodic {@link WebhookEvents.tick}); the `final` report when the
- *   buy closes, after its queued impairments, and nothing after it.
+ *   (on `deliveryAdvanced` and on the app's periodic {@link WebhookEvents.tick}), `delayed` instead when the
+ *   data is not ready, `adjusted` when late data restated the last reported window, `window_update` as its
+ *   measurement windows mature (also to a push_notification_config without reporting_webhook); the `final`
+ *   report when the buy closes, after its queued impairments, and nothing after it.
  * - Impairments go to the buy's `push_notification_config`, coalesced per resource (5 minutes in general,
  *   none for the latency-sensitive reasons).
  * - Creative status changes and purges go to the account's `notification_configs[]`, capabilities.changed to
@@ -18,8 +20,9 @@ import type { Storage } from '../storage/types.js'
 import { allAgentConfigs, CAPABILITIES_CHANGED } from './agent-configs.js'
 import { buyDestination, notificationsOf } from './buy-registrations.js'
 import { creativeFires } from './creative-fires.js'
-import { deliveryReports, type OffCadenceType } from './delivery-reports.js'
+import { deliveryReports, type DataDelay, type OffCadenceType } from './delivery-reports.js'
 import type { DeliverySource } from './delivery-snapshot.js'
+import type { MeasurementWindow } from './measurement-windows.js'
 import { notificationFires } from './notification-fires.js'
 import type { SellerEvents } from './seller-events.js'
 
@@ -38,6 +41,12 @@ export interface WebhookEventsOptions {
   readonly settle?: (buy: MediaBuyRecord) => Promise<MediaBuyRecord>
   /** Replaces every buy's reporting cadence, seconds (demos, tests). */
   readonly reportPeriodSeconds?: number
+  /** Whether a buy's delivery data is ready at an instant (a scheduled report due while not: `delayed`). */
+  readonly readiness?: (buy: MediaBuyRecord, at: number) => Promise<DataDelay | undefined>
+  /** A buy's measurement windows (window_update reports as later windows mature). */
+  readonly measurementWindows?: (buy: MediaBuyRecord) => Promise<readonly MeasurementWindow[]>
+  /** Seconds of one measurement day (default 86,400; demos and tests shorten it). */
+  readonly measurementDaySeconds?: number
   readonly log?: (entry: Record<string, unknown>) => void
 }
 
@@ -69,6 +78,9 @@ export function createWebhookEvents(options: WebhookEventsOptions): WebhookEvent
     delivery: options.delivery,
     now,
     ...(options.reportPeriodSeconds ? { periodSeconds: options.reportPeriodSeconds } : {}),
+    ...(options.readiness ? { readiness: options.readiness } : {}),
+    ...(options.measurementWindows ? { measurementWindows: options.measurementWindows } : {}),
+    ...(options.measurementDaySeconds ? { measurementDaySeconds: options.measurementDaySeconds } : {}),
   })
   const fires = notificationFires({
     outbox: storage.outbox,
@@ -81,7 +93,7 @@ export function createWebhookEvents(options: WebhookEventsOptions): WebhookEvent
 
   return {
     async buyStatusChanged(change) {
-      await reports.ensure(change.buy)
+      await reports.ensure(change.buy, true)
     },
 
     async impairmentRaised(change) {
@@ -135,6 +147,9 @@ export function createWebhookEvents(options: WebhookEventsOptions): WebhookEvent
 
     async deliveryAdvanced(buy) {
       await reports.ensure(buy)
+      await reports.restated(buy)
+      // Window updates first: a scheduled report then names the next maturity still to come.
+      await reports.matured(buy)
       await reports.scheduled(buy)
     },
 
@@ -173,6 +188,7 @@ export function createWebhookEvents(options: WebhookEventsOptions): WebhookEvent
         try {
           // A buy whose flight ended completes here: its final report goes (buyClosed), not a scheduled one.
           const buy = options.settle ? await options.settle(stored) : stored
+          sent += await reports.matured(buy)
           if (await reports.scheduled(buy)) sent++
         } catch (error) {
           if (!afterFinal(error))

@@ -23,6 +23,15 @@ export interface PackageRecord {
   end_time?: string
 }
 
+/** Delivery the test controller added (simulate_delivery, simulate_budget_spend). */
+export interface SimulatedEntry {
+  readonly at: number
+  readonly recorded_at: number
+  readonly impressions: number
+  readonly clicks: number
+  readonly spend: number
+}
+
 export interface MediaBuyRecord {
   readonly media_buy_id: string
   /** The principal that created it. */
@@ -54,6 +63,11 @@ export interface MediaBuyRecord {
   rejection_reason?: string
   /** Delivery added by simulate_delivery / simulate_budget_spend on top of the clock's pacing. */
   simulated?: { impressions: number; clicks: number; spend: number; conversions: number }
+  /**
+   * The same delivery, one entry per controller call: `at` is the instant it counts at (Unix seconds; a
+   * restatement counts inside the period already reported), `recorded_at` when it was added.
+   */
+  simulated_log?: SimulatedEntry[]
   /** When the buy served: [from, to) Unix seconds, `to` null while it is active (the delivery clock). */
   serving: [number, number | null][]
   /** The products' allowed_actions[] template (see actions.ts); absent: the seller's default actions. */

@@ -4,7 +4,7 @@
  */
 import { migratePostgres } from '@adwire/service-kit'
 import { openPostgresStores } from '@adwire/store-postgres'
-import { MIGRATIONS, type RecordStore, type Storage, type StoredRecord } from './types.js'
+import { MIGRATIONS, pruneField, type RecordStore, type Storage, type StoredRecord } from './types.js'
 
 interface Row {
   seq: string
@@ -105,6 +105,20 @@ export async function openPostgresStorage(connectionString: string, schema: stri
     },
     async delete(kind, id) {
       await pool.query(`DELETE FROM ${table} WHERE kind = $1 AND id = $2`, [kind, id])
+    },
+    async prune(kind, rule) {
+      const field = pruneField(rule.field)
+      const deleted =
+        'below' in rule
+          ? await pool.query(
+              `DELETE FROM ${table} WHERE kind = $1 AND (body::jsonb ->> '${field}')::float8 < $2`,
+              [kind, rule.below],
+            )
+          : await pool.query(
+              `DELETE FROM ${table} WHERE kind = $1 AND (body::jsonb ->> '${field}') = 'true'`,
+              [kind],
+            )
+      return deleted.rowCount ?? 0
     },
   }
   return {

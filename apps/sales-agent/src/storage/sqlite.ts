@@ -1,7 +1,7 @@
 /** The sales agent's storage on one SQLite file (WAL; one writer at a time, so compare-and-set is exact). */
 import { migrateSqlite } from '@adwire/service-kit'
 import { openSqliteStores } from '@adwire/store-sqlite'
-import { MIGRATIONS, type RecordStore, type Storage, type StoredRecord } from './types.js'
+import { MIGRATIONS, pruneField, type RecordStore, type Storage, type StoredRecord } from './types.js'
 
 interface Row {
   seq: number
@@ -101,6 +101,18 @@ export function openSqliteStorage(path: string): Storage {
     },
     async delete(kind, id) {
       remove.run(kind, id)
+    },
+    async prune(kind, rule) {
+      const path = `$.${pruneField(rule.field)}`
+      const deleted =
+        'below' in rule
+          ? db
+              .prepare('DELETE FROM sales_records WHERE kind = ? AND json_extract(body, ?) < ?')
+              .run(kind, path, rule.below)
+          : db
+              .prepare('DELETE FROM sales_records WHERE kind = ? AND json_extract(body, ?) = 1')
+              .run(kind, path)
+      return deleted.changes
     },
   }
   return {

@@ -34,6 +34,21 @@ export interface RecordStore {
     options?: { readonly owner?: string; readonly afterSeq?: number; readonly limit?: number },
   ): Promise<StoredRecord<T>[]>
   delete(kind: string, id: string): Promise<void>
+  /**
+   * Deletes the records of a kind whose top-level numeric body `field` is below `below`, or whose boolean
+   * `field` is true (`isTrue`); resolves with how many went. `field` is a code constant (`[a-z_]+`).
+   */
+  prune(kind: string, rule: PruneRule): Promise<number>
+}
+
+/** Which records {@link RecordStore.prune} deletes. */
+export type PruneRule =
+  { readonly field: string; readonly below: number } | { readonly field: string; readonly isTrue: true }
+
+/** Checks a prune field name (it is spliced into a JSON path). */
+export function pruneField(field: string): string {
+  if (!/^[a-z_]+$/.test(field)) throw new Error(`prune: bad field name ${field}`)
+  return field
 }
 
 export interface Storage {
