@@ -20,7 +20,7 @@ async function adwire(...argv: string[]): Promise<{ code: number; stdout: string
 let healthy: BrokenAgent
 let broken: BrokenAgent
 beforeAll(async () => {
-  healthy = await startBrokenAgent([])
+  healthy = await startBrokenAgent([], { products: true })
   broken = await startBrokenAgent(['no_context_echo'])
 })
 afterAll(async () => {

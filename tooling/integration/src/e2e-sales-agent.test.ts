@@ -252,10 +252,13 @@ describe('sales agent → reference receiver', () => {
       ['op-e2e-a2a', 'working'],
       ['op-e2e-a2a', 'completed'],
     ])
-    // A2A-native: a TaskStatusUpdateEvent while working, the Task when completed (A2A v0.3 `kind`s).
-    expect(of('a2a').map((event) => [JSON.parse(event.payload).kind, event.status])).toEqual([
-      ['status-update', 'working'],
-      ['task', 'completed'],
+    // A2A-native, in the version of the message that registered it (1.0): a StreamResponse wrapping the
+    // TaskStatusUpdateEvent while working, the Task when completed.
+    expect(
+      of('a2a').map((event) => [Object.keys(JSON.parse(event.payload) as object), event.status]),
+    ).toEqual([
+      [['statusUpdate'], 'working'],
+      [['task'], 'completed'],
     ])
 
     // Scheduled reports on the cadence; then the agent is killed while one is on the wire.
