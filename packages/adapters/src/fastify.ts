@@ -82,7 +82,10 @@ export async function webhookReply(
     } else {
       throw new RawBodyUnavailableError(FASTIFY_FIX)
     }
-    return await send(reply, await options.handle(web))
+    const response = await options.handle(web)
+    // Answered before the body was read (413): the rest of it would arrive as the next request on this socket.
+    if (!request.raw.complete) reply.header('connection', 'close')
+    return await send(reply, response)
   } catch (error) {
     request.log.error({ err: error }, 'AdCP webhook route failed')
     return send(reply, internalError(error))

@@ -47,10 +47,7 @@ export function independentlySigned(key: IndependentKey, url: string, body: stri
     ['alg', 'ed25519'],
     ['tag', 'adcp/webhook-signing/v1'],
   ])
-  const innerList: InnerList = [
-    COMPONENTS.map((component) => [component, new Map()]),
-    params,
-  ]
+  const innerList: InnerList = [COMPONENTS.map((component) => [component, new Map()]), params]
   const values: Record<string, string> = {
     '@method': 'POST',
     '@target-uri': target.href,

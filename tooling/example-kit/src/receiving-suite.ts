@@ -14,6 +14,8 @@ import { startExample, type RunningExample } from './start.js'
 import { signed } from './sign.js'
 
 export const WEBHOOK_PATH = '/webhooks/adcp'
+// Starting an example compiles it on the fly (tsx): allow for a busy machine.
+const STARTUP_MS = 60_000
 
 /** An MCP-shape task webhook with a fresh idempotency key and task. */
 export const envelope = (overrides: Record<string, unknown> = {}) => ({
@@ -52,7 +54,7 @@ export function describeReceivingExample(name: string, dir: string): void {
       writeFileSync(jwksFile, JSON.stringify({ keys: [ours.publicJwk, theirs.publicJwk] }))
       example = await startExample(dir, { JWKS_FILE: jwksFile, DATA_DIR: path.join(work, 'data') })
       url = `${example.origin}${WEBHOOK_PATH}`
-    })
+    }, STARTUP_MS)
     afterAll(async () => {
       await example?.stop()
       if (work) rmSync(work, { recursive: true, force: true })
@@ -147,22 +149,26 @@ export function describeReceivingExample(name: string, dir: string): void {
       expect((await post(text.headers, text.body)).status).toBe(415)
     })
 
-    it('keeps its dedup records across a restart on the same DATA_DIR', async () => {
-      const payload = envelope()
-      const first = await signed(ours.privateJwk, url, payload)
-      expect((await post(first.headers, first.body)).status).toBe(200)
-      await example.stop()
-      example = await startExample(dir, {
-        JWKS_FILE: path.join(work, 'seller-jwks.json'),
-        DATA_DIR: path.join(work, 'data'),
-      })
-      url = `${example.origin}${WEBHOOK_PATH}`
-      const retry = await signed(ours.privateJwk, url, payload)
-      expect(await answer(await post(retry.headers, retry.body))).toEqual({
-        status: 200,
-        body: { status: 'duplicate' },
-      })
-      expect(publishedLines(payload.idempotency_key)).toHaveLength(0) // the new process never published it
-    })
+    it(
+      'keeps its dedup records across a restart on the same DATA_DIR',
+      async () => {
+        const payload = envelope()
+        const first = await signed(ours.privateJwk, url, payload)
+        expect((await post(first.headers, first.body)).status).toBe(200)
+        await example.stop()
+        example = await startExample(dir, {
+          JWKS_FILE: path.join(work, 'seller-jwks.json'),
+          DATA_DIR: path.join(work, 'data'),
+        })
+        url = `${example.origin}${WEBHOOK_PATH}`
+        const retry = await signed(ours.privateJwk, url, payload)
+        expect(await answer(await post(retry.headers, retry.body))).toEqual({
+          status: 200,
+          body: { status: 'duplicate' },
+        })
+        expect(publishedLines(payload.idempotency_key)).toHaveLength(0) // the new process never published it
+      },
+      2 * STARTUP_MS,
+    )
   })
 }

@@ -43,7 +43,7 @@ export async function startExample(dir: string, env: Record<string, string>): Pr
   const errors: string[] = []
   let pending = ''
   const origin = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${dir} did not start:\n${errors.join('')}`)), 20_000)
+    const timer = setTimeout(() => reject(new Error(`${dir} did not start:\n${errors.join('')}`)), 50_000)
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       pending += chunk
       const parts = pending.split('\n')
