@@ -1,4 +1,4 @@
 export { describeReceivingExample, envelope, WEBHOOK_PATH } from './receiving-suite.js'
 export { independentKey, independentlySigned, type IndependentKey } from './independent-signer.js'
 export { signed } from './sign.js'
-export { startExample, type RunningExample } from './start.js'
+export { runExample, startExample, type RunningExample } from './start.js'

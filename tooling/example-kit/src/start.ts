@@ -74,3 +74,30 @@ async function stop(child: ChildProcess): Promise<void> {
   await exited
   clearTimeout(timer)
 }
+
+/** Runs an example's `start` script to completion: its exit code and stdout lines. */
+export async function runExample(
+  dir: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; lines: string[]; stderr: string }> {
+  const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
+    scripts: { start: string }
+  }
+  const child = spawn(manifest.scripts.start, {
+    cwd: dir,
+    shell: true,
+    env: { ...process.env, PATH: pathFor(dir), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+  return { code, lines: stdout.split('\n').filter((line) => line !== ''), stderr }
+}
+
+const pathFor = (dir: string) =>
+  [path.join(dir, 'node_modules/.bin'), path.join(root, 'node_modules/.bin'), process.env.PATH].join(
+    path.delimiter,
+  )
