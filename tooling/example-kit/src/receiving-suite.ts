@@ -54,6 +54,12 @@ export function describeReceivingExample(name: string, dir: string): void {
       writeFileSync(jwksFile, JSON.stringify({ keys: [ours.publicJwk, theirs.publicJwk] }))
       example = await startExample(dir, { JWKS_FILE: jwksFile, DATA_DIR: path.join(work, 'data') })
       url = `${example.origin}${WEBHOOK_PATH}`
+      // An unsigned delivery is refused; it also makes a dev server (next dev) compile the route up front.
+      const unsigned = await post({ 'content-type': 'application/json' }, '{}')
+      expect(unsigned.status).toBe(401)
+      expect(unsigned.headers.get('www-authenticate')).toBe(
+        'Signature error="webhook_signature_header_malformed"',
+      )
     }, STARTUP_MS)
     afterAll(async () => {
       await example?.stop()

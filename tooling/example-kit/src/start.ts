@@ -50,7 +50,8 @@ export async function startExample(dir: string, env: Record<string, string>): Pr
       pending = parts.pop()!
       for (const line of parts) {
         lines.push(line)
-        const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(line)
+        // Ours print `listening on …`; `next dev` prints `- Local: …`.
+        const match = /(?:listening on|Local:)\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(line)
         if (match) {
           clearTimeout(timer)
           resolve(match[1]!)
