@@ -25,15 +25,20 @@ export function packageOf(specifier) {
 
 /**
  * The entry files of the build: every `entry` array (or `entry: { name: file }`) in tsup.config.ts; for a
- * package without a build (an example), the source files its `start` script runs.
+ * package without a build (an example), the source files its `start` script runs, or its Next.js route handlers.
  */
 function entriesOf(dir) {
   const config = path.join(dir, 'tsup.config.ts')
   if (!existsSync(config)) {
     const start = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).scripts?.start ?? ''
-    return [...start.matchAll(/\S+\.[cm]?[jt]sx?\b/g)]
-      .map((match) => path.join(dir, match[0]))
-      .filter((file) => existsSync(file))
+    const started = [...start.matchAll(/\S+\.[cm]?[jt]sx?\b/g)].map((match) => path.join(dir, match[0]))
+    // A Next.js app: its route handlers are the entries.
+    const routes = existsSync(path.join(dir, 'app'))
+      ? readdirSync(path.join(dir, 'app'), { recursive: true })
+          .map((file) => path.join(dir, 'app', String(file)))
+          .filter((file) => /(?:^|\/)route\.[jt]sx?$/.test(file))
+      : []
+    return [...started, ...routes].filter((file) => existsSync(file))
   }
   const text = readFileSync(config, 'utf8')
   const files = new Set()
