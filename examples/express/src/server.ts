@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
-import { webhookHandler } from '@adwire/adapters/express'
+import { captureRawBody, signatureOf, verifySignedRequests, webhookHandler } from '@adwire/adapters/express'
 import { jwksResolver } from '@adwire/http-signatures'
 import { openSqliteStores } from '@adwire/store-sqlite'
 import { createSweeper, createWebhookReceiver, type Registration } from '@adwire/webhooks'
@@ -40,7 +40,19 @@ app.post(
   '/webhooks/adcp',
   webhookHandler((request) => receiver.handle(request)),
 )
-app.use(express.json()) // the rest of the app parses JSON as usual
+// The rest of the app parses JSON as usual, keeping the raw bytes (captureRawBody) for signature checks.
+app.use(express.json({ verify: captureRawBody }))
+
+// Buyer-signed requests (the AdCP RFC 9421 request profile) on /adcp/*, when BUYER_JWKS_FILE names the buyers' keys.
+if (process.env.BUYER_JWKS_FILE) {
+  const buyerKeys = jwksResolver(JSON.parse(readFileSync(process.env.BUYER_JWKS_FILE, 'utf8')))
+  app.use('/adcp', verifySignedRequests({ keys: buyerKeys, profile: '3.2', replayStore: stores.replay }))
+  app.post('/adcp/:operation', (req, res) => {
+    const signature = signatureOf(res) // 'verified' (keyid, signer), or 'unsigned': decide per operation
+    const signer = signature?.status === 'verified' ? signature.keyid : null
+    res.json({ operation: req.params.operation, signer, body: req.body })
+  })
+}
 
 const server = app.listen(port, '127.0.0.1', () => {
   const address = server.address()

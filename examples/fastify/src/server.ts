@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
-import { adcpWebhooks } from '@adwire/adapters/fastify'
+import { adcpRequestSigning, adcpWebhooks } from '@adwire/adapters/fastify'
 import { jwksResolver } from '@adwire/http-signatures'
 import { openSqliteStores } from '@adwire/store-sqlite'
 import { createSweeper, createWebhookReceiver, type Registration } from '@adwire/webhooks'
@@ -38,6 +38,19 @@ const app = Fastify()
 // The plugin's own content-type parser hands the receiver the untouched body (Fastify's JSON parser would
 // consume the bytes the signature covers); other routes keep Fastify's parsers.
 await app.register(adcpWebhooks, { path: '/webhooks/adcp', handle: (request) => receiver.handle(request) })
+
+// Buyer-signed requests (the AdCP RFC 9421 request profile) on /adcp/*, when BUYER_JWKS_FILE names the buyers' keys.
+if (process.env.BUYER_JWKS_FILE) {
+  const buyerKeys = jwksResolver(JSON.parse(readFileSync(process.env.BUYER_JWKS_FILE, 'utf8')))
+  await app.register(async (scope) => {
+    await scope.register(adcpRequestSigning, { keys: buyerKeys, profile: '3.2', replayStore: stores.replay })
+    scope.post<{ Params: { operation: string } }>('/adcp/:operation', async (request) => {
+      const signature = request.adcpSignature // 'verified' (keyid, signer), or 'unsigned': decide per operation
+      const signer = signature?.status === 'verified' ? signature.keyid : null
+      return { operation: request.params.operation, signer, body: request.body }
+    })
+  })
+}
 
 const address = await app.listen({ port, host: '127.0.0.1' })
 console.log(`listening on ${address}`)

@@ -1,4 +1,6 @@
 import { fileURLToPath } from 'node:url'
-import { describeReceivingExample } from '@adwire/example-kit'
+import { describeReceivingExample, describeSignedRequests } from '@adwire/example-kit'
 
-describeReceivingExample('fastify', fileURLToPath(new URL('..', import.meta.url)))
+const dir = fileURLToPath(new URL('..', import.meta.url))
+describeReceivingExample('fastify', dir)
+describeSignedRequests('fastify', dir)

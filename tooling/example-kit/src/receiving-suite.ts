@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { generateSigningKey, type AdcpJwk } from '@adwire/http-signatures'
+import { generateSigningKey, signRequest, type AdcpJwk } from '@adwire/http-signatures'
 import { createWebhookSender, MemoryOutboxStore } from '@adwire/webhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { independentKey, independentlySigned, type IndependentKey } from './independent-signer.js'
@@ -176,5 +176,61 @@ export function describeReceivingExample(name: string, dir: string): void {
       },
       2 * STARTUP_MS,
     )
+  })
+}
+
+/** For the Express and Fastify examples: buyer-signed requests on /adcp/*, the verified signer handed to the route. */
+export function describeSignedRequests(name: string, dir: string): void {
+  describe(`${name} example: buyer-signed requests`, () => {
+    let buyer: { privateJwk: AdcpJwk; publicJwk: AdcpJwk }
+    let work: string
+    let example: RunningExample
+
+    beforeAll(async () => {
+      buyer = await generateSigningKey({ alg: 'ed25519', kid: 'buyer-1', adcpUse: 'request-signing' })
+      work = mkdtempSync(path.join(tmpdir(), `adwire-example-${name}-requests-`))
+      writeFileSync(path.join(work, 'seller-jwks.json'), JSON.stringify({ keys: [] }))
+      writeFileSync(path.join(work, 'buyer-jwks.json'), JSON.stringify({ keys: [buyer.publicJwk] }))
+      example = await startExample(dir, {
+        JWKS_FILE: path.join(work, 'seller-jwks.json'),
+        BUYER_JWKS_FILE: path.join(work, 'buyer-jwks.json'),
+        DATA_DIR: path.join(work, 'data'),
+      })
+    }, STARTUP_MS)
+    afterAll(async () => {
+      await example?.stop()
+      if (work) rmSync(work, { recursive: true, force: true })
+    })
+
+    const send = async (payload: unknown, tamper = false) => {
+      const url = `${example.origin}/adcp/create_media_buy`
+      const body = JSON.stringify(payload)
+      const message = await signRequest(
+        { method: 'POST', url, headers: { 'content-type': 'application/json' }, body },
+        { key: buyer.privateJwk, profile: '3.2' },
+      )
+      return fetch(url, {
+        method: 'POST',
+        headers: message.headers,
+        body: tamper ? body.replace('1', '2') : body,
+      })
+    }
+
+    it('hands the verified signer and the parsed body to the route', async () => {
+      const response = await send({ brand: { domain: 'acme.example' }, budget: 1 })
+      expect(await response.json()).toEqual({
+        operation: 'create_media_buy',
+        signer: 'buyer-1',
+        body: { brand: { domain: 'acme.example' }, budget: 1 },
+      })
+    })
+
+    it('answers 401 request_signature_digest_mismatch to a body changed after signing', async () => {
+      const response = await send({ budget: 1 }, true)
+      expect(response.status).toBe(401)
+      expect(response.headers.get('www-authenticate')).toBe(
+        'Signature error="request_signature_digest_mismatch"',
+      )
+    })
   })
 }
