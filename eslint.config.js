@@ -66,6 +66,8 @@ export default defineConfig([
     '**/dist/',
     '**/node_modules/',
     '**/.turbo/',
+    '**/.next/',
+    '**/next-env.d.ts',
     '**/coverage/',
     'conformance/',
     'packages/schemas/src/generated/**',

@@ -17,6 +17,7 @@ export default defineConfig({
       'packages/*',
       'apps/*',
       'tooling/*',
+      'examples/*',
       ...edgePackages.map((name) => ({
         extends: `./packages/${name}/vitest.config.ts`,
         test: {

@@ -23,10 +23,23 @@ export function packageOf(specifier) {
   return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]
 }
 
-/** The entry files of the build: every `entry` array (or `entry: { name: file }`) in tsup.config.ts. */
+/**
+ * The entry files of the build: every `entry` array (or `entry: { name: file }`) in tsup.config.ts; for a
+ * package without a build (an example), the source files its `start` script runs, or its Next.js route handlers.
+ */
 function entriesOf(dir) {
   const config = path.join(dir, 'tsup.config.ts')
-  if (!existsSync(config)) return []
+  if (!existsSync(config)) {
+    const start = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).scripts?.start ?? ''
+    const started = [...start.matchAll(/\S+\.[cm]?[jt]sx?\b/g)].map((match) => path.join(dir, match[0]))
+    // A Next.js app: its route handlers are the entries.
+    const routes = existsSync(path.join(dir, 'app'))
+      ? readdirSync(path.join(dir, 'app'), { recursive: true })
+          .map((file) => path.join(dir, 'app', String(file)))
+          .filter((file) => /(?:^|\/)route\.[jt]sx?$/.test(file))
+      : []
+    return [...started, ...routes].filter((file) => existsSync(file))
+  }
   const text = readFileSync(config, 'utf8')
   const files = new Set()
   for (const block of text.matchAll(/\bentry\s*:\s*([[{][^\]}]*[\]}])/g)) {
@@ -87,7 +100,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const dirs =
     process.argv.length > 2
       ? process.argv.slice(2).map((dir) => path.resolve(dir))
-      : ['packages', 'apps'].flatMap((group) =>
+      : ['packages', 'apps', 'examples'].flatMap((group) =>
           existsSync(path.join(root, group))
             ? readdirSync(path.join(root, group))
                 .map((name) => path.join(root, group, name))

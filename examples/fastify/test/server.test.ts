@@ -1,0 +1,6 @@
+import { fileURLToPath } from 'node:url'
+import { describeReceivingExample, describeSignedRequests } from '@adwire/example-kit'
+
+const dir = fileURLToPath(new URL('..', import.meta.url))
+describeReceivingExample('fastify', dir)
+describeSignedRequests('fastify', dir)

@@ -1,0 +1,48 @@
+/**
+ * An AdCP webhook receiver on hono (Node): verifies each delivery's RFC 9421 signature against the seller keys in
+ * JWKS_FILE, deduplicates it durably in SQLite under DATA_DIR, and publishes each event once (here: one line on
+ * stdout). Answers as the reference receiver: 200 accepted/duplicate, 401, 409, 413, 415.
+ */
+import { mkdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import { serve } from '@hono/node-server'
+import { jwksResolver } from '@adwire/http-signatures'
+import { openSqliteStores } from '@adwire/store-sqlite'
+import { createSweeper, createWebhookReceiver, type Registration } from '@adwire/webhooks'
+import { Hono } from 'hono'
+
+const port = Number(process.env.PORT ?? 3000)
+const dataDir = process.env.DATA_DIR ?? 'data'
+const sellerKeys = jwksResolver(JSON.parse(readFileSync(process.env.JWKS_FILE ?? 'seller-jwks.json', 'utf8')))
+
+mkdirSync(dataDir, { recursive: true })
+const stores = openSqliteStores({ path: path.join(dataDir, 'webhooks.sqlite') })
+const sweeper = createSweeper([stores])
+sweeper.start()
+
+// One registration: the URL given to the seller as push_notification_config.url.
+const registration: Registration = { id: 'adcp', auth: { mode: 'rfc9421', keys: sellerKeys }, shape: 'mcp' }
+
+const receiver = createWebhookReceiver({
+  registration: (request) => (new URL(request.url).pathname === '/webhooks/adcp' ? registration : undefined),
+  claims: stores.claims,
+  convergence: stores.convergence,
+  replayStore: stores.replay,
+  // Acknowledged (200) only after this resolves: put the event somewhere durable (a queue, a table) here.
+  publish: async (event) => {
+    console.log(JSON.stringify({ published: event.idempotencyKey, task: event.taskId, status: event.status }))
+  },
+})
+
+const app = new Hono()
+// hono hands over the web Request itself: its body is still the raw bytes. No adapter needed.
+app.post('/webhooks/adcp', (c) => receiver.handle(c.req.raw))
+
+const server = serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }, (info) => {
+  console.log(`listening on http://127.0.0.1:${info.port}`)
+})
+
+process.on('SIGTERM', () => {
+  sweeper.stop()
+  server.close(() => stores.close())
+})
