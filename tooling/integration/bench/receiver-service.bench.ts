@@ -123,7 +123,14 @@ interface Row {
 
 /** Starts the service on `env`, registers the key, and measures one row per in-flight level. */
 async function measure(name: string, env: Record<string, string>): Promise<Row[]> {
-  const receiver = await spawnReceiver(env)
+  // ADWIRE_BENCH_CPU_PROFILE=<dir>: the service writes a V8 CPU profile there when it stops (bench/README.md).
+  const profile = process.env.ADWIRE_BENCH_CPU_PROFILE
+  const receiver = await spawnReceiver(
+    env,
+    0,
+    undefined,
+    profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [],
+  )
   const rows: Row[] = []
   try {
     const created = await api(receiver.url, '/api/registrations', { auth: 'rfc9421', jwks })
