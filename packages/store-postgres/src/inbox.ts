@@ -1,7 +1,8 @@
 /**
  * The transactional inbox on PostgreSQL, with group commit: the deliveries queued while the previous group
- * commits (or, for a lone delivery, just that one) share one transaction on one connection and so one commit,
- * each in its own savepoint, so that one delivery's failure rolls back only its own writes. Several processes
+ * commits (or, for a lone delivery, just that one) share one transaction on one connection and so one commit.
+ * Should one delivery fail, the group runs again with each delivery in its own savepoint, so that the failure
+ * rolls back only its own writes. Several processes
  * sharing the schema stay exactly once: the claim and nonce functions decide under row locks, and a group's
  * claims are invisible to others until it commits.
  */
@@ -12,6 +13,7 @@ import {
   type DeliveryInbox,
   type InboxDelivery,
   type InboxOutcome,
+  type InboxTransaction,
   type ReceivedEvent,
 } from '@adwire/webhooks'
 import { PostgresClaimStore } from './claim-store.js'
@@ -67,31 +69,20 @@ export function createPostgresInbox(database: Database, options: PostgresInboxOp
       return
     }
     const bound = database.on(client)
-    const transaction = {
+    const transaction: InboxTransaction = {
       claims: new PostgresClaimStore(bound),
       convergence: new PostgresConvergenceStore(bound),
       replay: new PostgresReplayStore(bound),
       write: (event: ReceivedEvent) => options.write(event, client),
     }
-    const settled: Array<() => void> = []
     let broken: unknown
     try {
-      await client.query('BEGIN')
-      for (const pending of group) {
-        await client.query('SAVEPOINT adwire_inbox_delivery')
-        try {
-          const outcome = await acceptInTransaction(transaction, pending.delivery)
-          await client.query('RELEASE SAVEPOINT adwire_inbox_delivery')
-          settled.push(() => pending.resolve(outcome))
-        } catch (error) {
-          await client.query('ROLLBACK TO SAVEPOINT adwire_inbox_delivery')
-          // A writer failure stays what it is (the receiver answers publish_failed); the rest is the store's.
-          const failure = WebhookError.is(error) ? error : toStoreError(error, 'inbox')
-          settled.push(() => pending.reject(failure))
-        }
-      }
-      await client.query('COMMIT')
-      for (const settle of settled) settle()
+      // Optimistically without savepoints (two round trips fewer a delivery); should one delivery fail, the
+      // group is rolled back and run again with a savepoint around each.
+      const settled =
+        (await attempt(client, transaction, group, false)) ??
+        (await attempt(client, transaction, group, true))
+      for (const settle of settled!) settle()
     } catch (error) {
       await client.query('ROLLBACK').catch((rollbackError: unknown) => {
         broken = rollbackError
@@ -102,6 +93,39 @@ export function createPostgresInbox(database: Database, options: PostgresInboxOp
       // A connection whose rollback failed is in an unknown state: destroy it rather than pool it.
       client.release(broken instanceof Error ? broken : undefined)
     }
+  }
+
+  /**
+   * Runs the group in one transaction and commits it; resolves with how to settle each delivery, or (without
+   * savepoints) with undefined after rolling back when one delivery failed.
+   */
+  async function attempt(
+    client: PoolClient,
+    transaction: InboxTransaction,
+    group: readonly Pending[],
+    savepoints: boolean,
+  ): Promise<Array<() => void> | undefined> {
+    const settled: Array<() => void> = []
+    await client.query('BEGIN')
+    for (const pending of group) {
+      if (savepoints) await client.query('SAVEPOINT adwire_inbox_delivery')
+      try {
+        const outcome = await acceptInTransaction(transaction, pending.delivery)
+        if (savepoints) await client.query('RELEASE SAVEPOINT adwire_inbox_delivery')
+        settled.push(() => pending.resolve(outcome))
+      } catch (error) {
+        if (!savepoints) {
+          await client.query('ROLLBACK')
+          return undefined
+        }
+        await client.query('ROLLBACK TO SAVEPOINT adwire_inbox_delivery')
+        // A writer failure stays what it is (the receiver answers publish_failed); the rest is the store's.
+        const failure = WebhookError.is(error) ? error : toStoreError(error, 'inbox')
+        settled.push(() => pending.reject(failure))
+      }
+    }
+    await client.query('COMMIT')
+    return settled
   }
 
   return {
