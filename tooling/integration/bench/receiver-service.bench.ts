@@ -18,6 +18,7 @@ import { createPublicKey, verify as nodeVerify } from 'node:crypto'
 import { existsSync, mkdtempSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import {
   buildSignatureBase,
   generateSigningKey,
@@ -44,6 +45,8 @@ interface Plan {
   readonly inFlight: number
   readonly alg: 'ed25519' | 'es256'
   readonly processes: 1 | 2
+  /** `claims`: the service publishing with claim → publish → complete, for comparison. Default inbox. */
+  readonly publication?: 'claims'
 }
 const PLAN: readonly Plan[] = [
   { inFlight: 1, alg: 'ed25519', processes: 1 },
@@ -52,7 +55,10 @@ const PLAN: readonly Plan[] = [
   { inFlight: 16, alg: 'es256', processes: 1 },
   { inFlight: 16, alg: 'ed25519', processes: 2 },
   { inFlight: 64, alg: 'ed25519', processes: 2 },
+  { inFlight: 1, alg: 'ed25519', processes: 1, publication: 'claims' },
+  { inFlight: 16, alg: 'ed25519', processes: 1, publication: 'claims' },
 ]
+const CLAIMS_ENTRY = fileURLToPath(new URL('receiver-claims-entry.ts', import.meta.url))
 
 if (!existsSync(RECEIVER_ENTRY)) {
   console.error(`${RECEIVER_ENTRY} is missing: run \`pnpm build\` (or the root \`pnpm bench\`) first`)
@@ -151,13 +157,13 @@ interface Row {
 type CommitCounter = () => Promise<number | undefined>
 
 /** Starts `processes` services on `env` and registers the keys on the first. */
-async function start(env: Record<string, string>, processes: number) {
+async function start(env: Record<string, string>, processes: number, publication?: 'claims') {
   // ADWIRE_BENCH_CPU_PROFILE=<dir>: each service writes a V8 CPU profile there when it stops (bench/README.md).
   const profile = process.env.ADWIRE_BENCH_CPU_PROFILE
   const options = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []
   const receivers: ReceiverProcess[] = []
   for (let index = 0; index < processes; index += 1)
-    receivers.push(await spawnReceiver(env, 0, undefined, options))
+    receivers.push(await spawnReceiver(env, 0, publication ? CLAIMS_ENTRY : undefined, options))
   const created = await api(receivers[0]!.url, '/api/registrations', { auth: 'rfc9421', jwks: BOTH_KEYS })
   if (created.status !== 201) throw new Error(`registration failed: ${created.status}`)
   const id: string = created.body.id
@@ -167,13 +173,20 @@ async function start(env: Record<string, string>, processes: number) {
 /** Measures every row of the plan on `env`, a fresh set of service processes per process count. */
 async function measure(name: string, env: Record<string, string>, commits: CommitCounter): Promise<Row[]> {
   const rows: Row[] = []
-  for (const processes of [1, 2] as const) {
-    const { receivers, id, urls } = await start(env, processes)
+  const setups = [
+    { processes: 1, publication: undefined },
+    { processes: 2, publication: undefined },
+    { processes: 1, publication: 'claims' },
+  ] as const
+  for (const { processes, publication } of setups) {
+    const { receivers, id, urls } = await start(env, processes, publication)
     try {
       // Connections, JIT, caches, on every process.
       for (const url of urls) await load(await presign(url, WARMUP), 8)
       let sent = WARMUP * urls.length
-      for (const plan of PLAN.filter((row) => row.processes === processes)) {
+      for (const plan of PLAN.filter(
+        (row) => row.processes === processes && row.publication === publication,
+      )) {
         // The deliveries are spread over the processes: each is signed for the URL it is sent to.
         const messages: SignedMessage[] = []
         const share = Math.ceil(COUNT / urls.length)
@@ -205,6 +218,7 @@ console.log(
     `${COUNT} unique signed deliveries per row after ${WARMUP} to warm up, each answered 200 accepted.`,
     'ratio = deliveries/s ÷ single-thread bare node:crypto Ed25519 verifications/s, measured just before the row.',
     'procs 2: two service processes on the one database, deliveries spread over both (both cores).',
+    '"claims" rows: the service publishing with claim → publish → complete (one commit per step), for comparison.',
     `node ${process.version}; ${availableParallelism()} CPUs shared by the service, the database and the load generator.`,
     '',
   ].join('\n'),
@@ -254,7 +268,7 @@ const table = [
     'commits',
   ],
   ...rows.map((row) => [
-    row.name,
+    row.plan.publication ? `${row.name}, claims` : row.name,
     row.plan.alg === 'ed25519' ? 'Ed25519' : 'ES256',
     String(row.plan.processes),
     String(row.plan.inFlight),
@@ -280,6 +294,7 @@ for (const name of new Set(rows.map((row) => row.name))) {
       (row) =>
         row.name === name &&
         row.plan.alg === 'ed25519' &&
+        !row.plan.publication &&
         row.plan.processes === processes &&
         row.plan.inFlight === inFlight,
     )?.result.rate
