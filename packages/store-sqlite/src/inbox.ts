@@ -3,6 +3,11 @@
  * the event loop (and those arriving while the previous group commits) share one IMMEDIATE transaction and so
  * one WAL fsync, each in its own savepoint, so that one delivery's failure rolls back only its own writes. A
  * lone delivery waits for nothing but `setImmediate`.
+ *
+ * The connection is the process's one connection, so nothing else may run a statement while a group is open.
+ * Nothing can: the group starts from a `setImmediate` callback (the microtask queue is empty then) and, as long
+ * as the writer does not wait for I/O, everything until COMMIT runs in the microtasks of the group's own
+ * promises, before any other callback of the event loop.
  */
 import type Database from 'better-sqlite3'
 import type { ReplayStore } from '@adwire/http-signatures'
