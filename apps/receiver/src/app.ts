@@ -4,6 +4,7 @@
  */
 import { createWebhookReceiver, type ReceivedEvent, type ReceiverLogEntry } from '@adwire/webhooks'
 import { Hono } from 'hono'
+import type { InboxTransactionHandle, ReceiverDatabase } from './db/types.js'
 import type { ReceiverDeps } from './deps.js'
 import { renderPage } from './page/html.js'
 import { registrationCache } from './registrations.js'
@@ -26,21 +27,29 @@ export function createApp(deps: ReceiverDeps): Hono {
     allowInsecure: deps.allowInsecureKeyUrls,
   })
 
-  async function publish(event: ReceivedEvent): Promise<void> {
-    const recorded = await db.recordEvent({
-      registrationId: event.registrationId,
-      sender: event.sender,
-      idempotencyKey: event.idempotencyKey,
-      ...(event.operationId ? { operationId: event.operationId } : {}),
-      ...(event.taskId ? { taskId: event.taskId } : {}),
-      ...(event.taskType ? { taskType: event.taskType } : {}),
-      ...(event.status ? { status: event.status } : {}),
-      terminal: event.terminal,
-      receivedAt: event.receivedAt,
-      payload: new TextDecoder().decode(event.body),
-      forward: deps.forwarding,
-      takeover: event.takeover,
-    })
+  /** Stores a published event (in the inbox's `transaction` when there is one). */
+  async function record(
+    event: ReceivedEvent,
+    target: ReceiverDatabase,
+    transaction?: InboxTransactionHandle,
+  ): Promise<void> {
+    const recorded = await target.recordEvent(
+      {
+        registrationId: event.registrationId,
+        sender: event.sender,
+        idempotencyKey: event.idempotencyKey,
+        ...(event.operationId ? { operationId: event.operationId } : {}),
+        ...(event.taskId ? { taskId: event.taskId } : {}),
+        ...(event.taskType ? { taskType: event.taskType } : {}),
+        ...(event.status ? { status: event.status } : {}),
+        terminal: event.terminal,
+        receivedAt: event.receivedAt,
+        payload: new TextDecoder().decode(event.body),
+        forward: deps.forwarding,
+        takeover: event.takeover,
+      },
+      transaction,
+    )
     if (recorded.recovered) {
       // The previous owner stored it and died before acknowledging: the same publication, now acknowledged.
       deps.log({
@@ -51,10 +60,19 @@ export function createApp(deps: ReceiverDeps): Hono {
     } else if (recorded.publications > 1) {
       deps.log({ alarm: 'published_twice', registration: event.registrationId, key: event.idempotencyKey })
     }
+  }
+
+  // The transactional inbox when the storage has one (nonce, claim, convergence and event in one commit,
+  // shared by the deliveries arriving together); claim → publish → complete otherwise.
+  const inbox = deps.publication === 'claims' ? undefined : deps.storage.createInbox(record)
+
+  async function publish(event: ReceivedEvent): Promise<void> {
+    await record(event, db)
     deps.onWrite()
   }
 
   function logDelivery(entry: ReceiverLogEntry): void {
+    if (inbox && entry.outcome === 'published') deps.onWrite()
     if (entry.outcome !== 'published' && entry.outcome !== 'duplicate') deps.log({ delivery: entry })
     if (!RECORDED.has(entry.outcome) || !entry.registrationId || !entry.code) return
     db.recordFailure({
@@ -73,7 +91,7 @@ export function createApp(deps: ReceiverDeps): Hono {
     claims: deps.storage.claims,
     convergence: deps.storage.convergence,
     replayStore: deps.storage.replay,
-    publish,
+    ...(inbox ? { inbox } : { publish }),
     log: logDelivery,
     limits: { leaseSeconds: deps.deliveryLeaseSeconds },
     ...(deps.now ? { now: deps.now } : {}),

@@ -32,6 +32,12 @@ export interface ReceiverDeps {
   readonly deliveryLeaseSeconds: number
   /** Whether published events are queued for the downstream forwarder. */
   readonly forwarding: boolean
+  /**
+   * `'inbox'` (default): each delivery's nonce, claim, convergence record and event commit in one transaction
+   * of the storage's inbox, shared by the deliveries arriving together. `'claims'`: claim → publish →
+   * complete, each its own commit (the protocol for publishers outside the store; kept for comparison).
+   */
+  readonly publication?: 'inbox' | 'claims'
   /** Called after each publication and failure is written (wakes the stream and the forwarder). */
   readonly onWrite: () => void
   readonly log: Log
@@ -51,6 +57,8 @@ export interface DepsOverrides {
   readonly forwarder?: Partial<Omit<ForwarderOptions, 'db' | 'url'>>
   /** Wraps the receiver's tables (fault injection in the crash tests). */
   readonly database?: (db: ReceiverDatabase) => ReceiverDatabase
+  /** See {@link ReceiverDeps.publication}. */
+  readonly publication?: 'inbox' | 'claims'
 }
 
 /** The dependencies plus what the server runs beside the app. */
@@ -101,6 +109,7 @@ export async function openDeps(env: ReceiverEnv, overrides: DepsOverrides = {}):
       deliveryLeaseSeconds: env.deliveryLeaseSeconds,
       ...(env.publicUrl ? { publicUrl: env.publicUrl } : {}),
       forwarding: forwarder !== undefined,
+      ...(overrides.publication ? { publication: overrides.publication } : {}),
       onWrite: () => {
         hub.kick()
         forwarder?.kick()

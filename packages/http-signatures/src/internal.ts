@@ -8,6 +8,7 @@
  */
 export { findDuplicateKeys, sanitizeKeyNamesForLog, type DuplicateKeyReport } from './json-duplicates.js'
 export { constantTimeEqual } from './constant-time.js'
+export { sha256 } from './crypto-backend.js'
 export { assertKeyOrigin, declaredPosture } from './keys/capabilities-posture.js'
 export {
   assertBrandOrigin,

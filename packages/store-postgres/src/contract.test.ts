@@ -12,9 +12,21 @@ if (!url) {
     it('needs a PostgreSQL server', () => {})
   })
 } else {
-  describeStoreContract('postgres', ['claims', 'convergence', 'outbox', 'replay'], async () => {
+  describeStoreContract('postgres', ['claims', 'convergence', 'outbox', 'replay', 'inbox'], async () => {
     const schema = freshSchemaName()
     const stores = await openPostgresStores({ connectionString: url, schema })
+    // The inbox's writer stores rows in a table of the same schema, as the reference receiver does.
+    const events = `"${schema}".contract_events`
+    await stores.pool.query(
+      `CREATE TABLE ${events} (scope text NOT NULL, key text NOT NULL, reemission boolean NOT NULL)`,
+    )
+    const keys = async (scope: string, reemitted: boolean) =>
+      (
+        await stores.pool.query<{ key: string }>(
+          `SELECT key FROM ${events} WHERE scope = $1 AND (reemission OR NOT $2) ORDER BY key`,
+          [scope, reemitted],
+        )
+      ).rows.map((row) => row.key)
     // The peer runs on a pool of its own, as another instance of the service would.
     const peerPool = new pg.Pool({ connectionString: url, max: 5 })
     const peer = await openPostgresStores({ pool: peerPool, schema })
@@ -23,6 +35,22 @@ if (!url) {
       convergence: stores.convergence,
       outbox: stores.outbox,
       replay: stores.replay,
+      async openInbox(fail) {
+        return {
+          inbox: stores.createInbox({
+            async write(event, client) {
+              await client.query(`INSERT INTO ${events} (scope, key, reemission) VALUES ($1, $2, $3)`, [
+                event.sender,
+                event.idempotencyKey,
+                event.reemission,
+              ])
+              if (fail(event)) throw new Error('the writer failed')
+            },
+          }),
+          published: (scope) => keys(scope, false),
+          reemitted: (scope) => keys(scope, true),
+        }
+      },
       peer: { claims: peer.claims, convergence: peer.convergence, outbox: peer.outbox, replay: peer.replay },
       async close() {
         await peer.close()

@@ -43,6 +43,8 @@ export class Database {
   readonly schema: string
   readonly #pool: Pool
   readonly #prefix: string
+  /** Set on a database bound to one open transaction ({@link Database.on}). */
+  #client: PoolClient | undefined
   #closed = false
 
   constructor(
@@ -53,6 +55,13 @@ export class Database {
     this.#pool = pool
     this.schema = quoteIdentifier(schemaName)
     this.#prefix = `adwire_${shortHash(schemaName)}_`
+  }
+
+  /** This database with every statement on `client` (a connection holding an open transaction). */
+  on(client: PoolClient): Database {
+    const bound = new Database(this.#pool, this.schemaName)
+    bound.#client = client
+    return bound
   }
 
   /** A named statement on this schema: `sql` may write `$schema.table`. */
@@ -67,7 +76,7 @@ export class Database {
   ): Promise<{ rows: Row[]; rowCount: number }> {
     this.#assertOpen()
     try {
-      const result = await this.#pool.query<Row>({
+      const result = await (this.#client ?? this.#pool).query<Row>({
         name: statement.name,
         text: statement.text,
         values: values as unknown[],
@@ -86,7 +95,7 @@ export class Database {
   ): Promise<{ rows: Row[]; rowCount: number }> {
     this.#assertOpen()
     try {
-      const result = await this.#pool.query<Row>(text, values as unknown[])
+      const result = await (this.#client ?? this.#pool).query<Row>(text, values as unknown[])
       return { rows: result.rows, rowCount: result.rowCount ?? 0 }
     } catch (error) {
       throw toStoreError(error, what)

@@ -2,10 +2,12 @@
  * Opens the four stores on one pool and one schema, migrating the schema first.
  */
 import pg from 'pg'
+import type { DeliveryInbox } from '@adwire/webhooks'
 import { PostgresClaimStore } from './claim-store.js'
 import { PostgresConvergenceStore } from './convergence-store.js'
 import { Database, assertSchemaName } from './database.js'
 import { StoreError } from './errors.js'
+import { createPostgresInbox, type PostgresInboxOptions } from './inbox.js'
 import { migrate } from './migrations.js'
 import { PostgresOutboxStore } from './outbox-store.js'
 import { PostgresReplayStore } from './replay-store.js'
@@ -35,6 +37,12 @@ export interface PostgresStores {
   readonly convergence: PostgresConvergenceStore
   readonly outbox: PostgresOutboxStore
   readonly replay: PostgresReplayStore
+  /**
+   * A transactional inbox for a publisher writing into this schema (see `DeliveryInbox` in @adwire/webhooks):
+   * each delivery's nonce, claim, convergence record, event (written by `options.write` on the transaction's
+   * connection) and acknowledgement commit together, and deliveries arriving together share one commit.
+   */
+  createInbox(options: PostgresInboxOptions): DeliveryInbox
   /** The pool the stores run on (the given one, or the one created from the connection string). */
   readonly pool: pg.Pool
   /** Deletes everything past its retention at `now` (Unix seconds). Run it every minute or so from one instance or all. */
@@ -96,6 +104,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     outbox,
     replay,
     pool,
+    createInbox: (options) => createPostgresInbox(database, options),
     async sweep(now: number): Promise<SweepCounts> {
       return {
         claims: await claims.sweep(now),

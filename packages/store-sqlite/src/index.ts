@@ -2,3 +2,4 @@ export { openSqliteStores, type SqliteStoreOptions, type SqliteStores, type Swee
 export { StoreError, type StoreErrorCode } from './errors.js'
 export { SCHEMA_VERSION } from './migrations.js'
 export { enableWal } from './wal.js'
+export type { SqliteInboxOptions } from './inbox.js'

@@ -2,10 +2,11 @@ import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import Database from 'better-sqlite3'
 import type { ReplayStore } from '@adwire/http-signatures'
-import type { ClaimStore, ConvergenceStore, OutboxStore } from '@adwire/webhooks'
+import type { ClaimStore, ConvergenceStore, DeliveryInbox, OutboxStore } from '@adwire/webhooks'
 import { SqliteClaimStore } from './claim-store.js'
 import { SqliteConvergenceStore } from './convergence-store.js'
 import { StoreError, guard, toStoreError } from './errors.js'
+import { createSqliteInbox, type SqliteInboxOptions } from './inbox.js'
 import { migrate } from './migrations.js'
 import { SqliteOutboxStore } from './outbox-store.js'
 import { SqliteReplayStore } from './replay-store.js'
@@ -39,6 +40,12 @@ export interface SqliteStores {
   readonly replay: ReplayStore
   /** The better-sqlite3 connection, for inspection, backups and tests. Do not write to the stores' tables. */
   readonly database: Database.Database
+  /**
+   * A transactional inbox for a publisher writing into this file (see `DeliveryInbox` in @adwire/webhooks):
+   * each delivery's nonce, claim, convergence record, event (written by `options.write`) and acknowledgement
+   * commit together, and deliveries arriving together share one transaction and one fsync.
+   */
+  createInbox(options: SqliteInboxOptions): DeliveryInbox
   /** Deletes the claims, task terminals and replay nonces expired at `now` (Unix seconds), in one transaction. The outbox keeps its history. */
   sweep(now: number): Promise<SweepCounts>
   /** Closes the connection (checkpointing the WAL when it is the last one); later calls fail with `store_closed`. Idempotent. */
@@ -124,6 +131,7 @@ function createStores(database: Database.Database): SqliteStores {
     outbox: new SqliteOutboxStore(database),
     replay,
     database,
+    createInbox: (options) => createSqliteInbox(database, { claims, convergence, replay }, options),
     sweep: async (now) => guard(database, () => sweepAll.immediate(now)),
     close: () => {
       if (database.open) database.close()

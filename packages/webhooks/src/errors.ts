@@ -10,16 +10,23 @@
  * - `webhook_after_terminal`: the task's initial response was terminal, or it already reported a terminal
  *   status: it fires nothing more;
  * - `webhook_after_final`: the media buy's `final` delivery report was queued: nothing more fires for it;
- * - `webhook_sender_options_invalid`: {@link createWebhookSender} options that cannot work.
+ * - `webhook_sender_options_invalid`: {@link createWebhookSender} options that cannot work;
+ * - `webhook_receiver_options_invalid`: {@link createWebhookReceiver} options that cannot work (no publish, no inbox);
+ * - `webhook_publish_failed`: a transactional inbox's event writer threw (nothing of the delivery was kept).
  */
 export type WebhookErrorCode =
-  'INVALID_REQUEST' | 'webhook_after_terminal' | 'webhook_after_final' | 'webhook_sender_options_invalid'
+  | 'INVALID_REQUEST'
+  | 'webhook_after_terminal'
+  | 'webhook_after_final'
+  | 'webhook_sender_options_invalid'
+  | 'webhook_receiver_options_invalid'
+  | 'webhook_publish_failed'
 
 const brand = Symbol.for('@adwire/webhooks/WebhookError')
 
 /**
- * Thrown by the sender for input it refuses. Delivery failures are never thrown: they are recorded as
- * webhook_activity rows and retried or given up on.
+ * Thrown by the sender for input it refuses (delivery failures are never thrown: they are recorded as
+ * webhook_activity rows and retried or given up on), and by a transactional inbox whose writer failed.
  *
  * @example
  * try {

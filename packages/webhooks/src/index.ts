@@ -1,6 +1,15 @@
 export type * from './stores.js'
 export { MemoryClaimStore, MemoryConvergenceStore, MemoryOutboxStore } from './memory-stores.js'
 export { createWebhookReceiver } from './receiver/receiver.js'
+export {
+  acceptInTransaction,
+  createMemoryInbox,
+  type DeliveryInbox,
+  type InboxDelivery,
+  type InboxNonce,
+  type InboxOutcome,
+  type InboxTransaction,
+} from './inbox.js'
 export { registrationProblem } from './receiver/registration.js'
 export { terminalComparison } from './receiver/envelope.js'
 export type {

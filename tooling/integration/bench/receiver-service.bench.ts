@@ -1,24 +1,31 @@
 /**
  * The reference receiver service's sustained signed deliveries per second over HTTP on 127.0.0.1: the built
- * service (`node apps/receiver/dist/server.js`, its own process) on SQLite and on PostgreSQL, fed unique
- * pre-signed RFC 9421 deliveries by a small load generator in this process (a fixed count, a fixed number of
- * requests in flight, global fetch with keep-alive). Each delivery is verified, deduplicated, published and
- * acknowledged (200 `accepted`; the events API is checked afterwards: one event per delivery, publications 1).
- * Reported as a ratio to bare node:crypto Ed25519 verification of one signature base measured in the same run
- * (benches report ratios; tests never assert timings).
+ * service (`node apps/receiver/dist/server.js`, its own process, durable) on SQLite and on PostgreSQL, fed
+ * unique pre-signed RFC 9421 deliveries by a small load generator in this process (a fixed count, a fixed
+ * number of requests in flight, global fetch with keep-alive). Each delivery is verified, deduplicated,
+ * published and acknowledged (200 `accepted`; the events API is checked afterwards: one event per delivery,
+ * publications 1). Reported as a ratio to single-thread bare node:crypto Ed25519 verification of one
+ * signature base measured just before the row (benches report ratios; tests never assert timings). Rows: 1 in
+ * flight (its p50 is the trickle latency), 16 and 64 in flight, ES256 deliveries at 16, and two service
+ * processes on the one database (both cores) against one. On PostgreSQL the commits per delivery are counted
+ * from `pg_stat_database`.
  *
  *   pnpm --filter @adwire/integration bench      (after `pnpm build`; PostgreSQL rows need ADWIRE_TEST_POSTGRES_URL)
+ *   ADWIRE_BENCH_COUNT=500                       fewer deliveries per row (a quick look)
+ *   ADWIRE_BENCH_CPU_PROFILE=<dir>               each service process writes a V8 CPU profile there (bench/README.md)
  */
 import { createPublicKey, verify as nodeVerify } from 'node:crypto'
 import { existsSync, mkdtempSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import {
   buildSignatureBase,
   generateSigningKey,
   signWebhook,
   type SignedMessage,
 } from '@adwire/http-signatures'
+import pg from 'pg'
 import {
   RECEIVER_ENTRY,
   api,
@@ -26,12 +33,32 @@ import {
   events,
   freshSchema,
   spawnReceiver,
+  type ReceiverProcess,
 } from '../src/receiver-support.js'
 
-const COUNT = 2000
+const COUNT = Number(process.env.ADWIRE_BENCH_COUNT ?? 2000)
 const WARMUP = 300
-const IN_FLIGHT = [1, 32]
 const BARE_COUNT = 5000
+
+/** One row: how many in flight, which key, how many service processes share the database. */
+interface Plan {
+  readonly inFlight: number
+  readonly alg: 'ed25519' | 'es256'
+  readonly processes: 1 | 2
+  /** `claims`: the service publishing with claim → publish → complete, for comparison. Default inbox. */
+  readonly publication?: 'claims'
+}
+const PLAN: readonly Plan[] = [
+  { inFlight: 1, alg: 'ed25519', processes: 1 },
+  { inFlight: 16, alg: 'ed25519', processes: 1 },
+  { inFlight: 64, alg: 'ed25519', processes: 1 },
+  { inFlight: 16, alg: 'es256', processes: 1 },
+  { inFlight: 16, alg: 'ed25519', processes: 2 },
+  { inFlight: 64, alg: 'ed25519', processes: 2 },
+  { inFlight: 1, alg: 'ed25519', processes: 1, publication: 'claims' },
+  { inFlight: 16, alg: 'ed25519', processes: 1, publication: 'claims' },
+]
+const CLAIMS_ENTRY = fileURLToPath(new URL('receiver-claims-entry.ts', import.meta.url))
 
 if (!existsSync(RECEIVER_ENTRY)) {
   console.error(`${RECEIVER_ENTRY} is missing: run \`pnpm build\` (or the root \`pnpm bench\`) first`)
@@ -39,9 +66,12 @@ if (!existsSync(RECEIVER_ENTRY)) {
 }
 
 const { privateJwk, publicJwk, jwks } = await generateSigningKey({ alg: 'ed25519', kid: 'bench-service' })
+const es256 = await generateSigningKey({ alg: 'es256', kid: 'bench-service-es256' })
+const KEYS = { ed25519: privateJwk, es256: es256.privateJwk }
+const BOTH_KEYS = { keys: [...jwks.keys, ...es256.jwks.keys] }
 
 /** `count` unique deliveries to `url`, each signed once (its own nonce), ready to send. */
-async function presign(url: string, count: number): Promise<SignedMessage[]> {
+async function presign(url: string, count: number, alg: Plan['alg'] = 'ed25519'): Promise<SignedMessage[]> {
   const out: SignedMessage[] = []
   const timestamp = new Date().toISOString()
   for (let index = 0; index < count; index += 1) {
@@ -57,7 +87,7 @@ async function presign(url: string, count: number): Promise<SignedMessage[]> {
     out.push(
       await signWebhook(
         { method: 'POST', url, headers: { 'content-type': 'application/json' }, body },
-        { key: privateJwk },
+        { key: KEYS[alg] },
       ),
     )
   }
@@ -116,32 +146,67 @@ async function load(messages: readonly SignedMessage[], inFlight: number): Promi
 
 interface Row {
   readonly name: string
-  readonly inFlight: number
+  readonly plan: Plan
   readonly result: LoadResult
   readonly bare: number
+  /** PostgreSQL commits per delivery (all processes), when counted. */
+  readonly commits?: number
 }
 
-/** Starts the service on `env`, registers the key, and measures one row per in-flight level. */
-async function measure(name: string, env: Record<string, string>): Promise<Row[]> {
-  const receiver = await spawnReceiver(env)
+/** Transactions committed in the database so far (PostgreSQL's own counter), or undefined elsewhere. */
+type CommitCounter = () => Promise<number | undefined>
+
+/** Starts `processes` services on `env` and registers the keys on the first. */
+async function start(env: Record<string, string>, processes: number, publication?: 'claims') {
+  // ADWIRE_BENCH_CPU_PROFILE=<dir>: each service writes a V8 CPU profile there when it stops (bench/README.md).
+  const profile = process.env.ADWIRE_BENCH_CPU_PROFILE
+  const options = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []
+  const receivers: ReceiverProcess[] = []
+  for (let index = 0; index < processes; index += 1)
+    receivers.push(await spawnReceiver(env, 0, publication ? CLAIMS_ENTRY : undefined, options))
+  const created = await api(receivers[0]!.url, '/api/registrations', { auth: 'rfc9421', jwks: BOTH_KEYS })
+  if (created.status !== 201) throw new Error(`registration failed: ${created.status}`)
+  const id: string = created.body.id
+  return { receivers, id, urls: receivers.map((receiver) => `${receiver.url}/webhooks/${id}`) }
+}
+
+/** Measures every row of the plan on `env`, a fresh set of service processes per process count. */
+async function measure(name: string, env: Record<string, string>, commits: CommitCounter): Promise<Row[]> {
   const rows: Row[] = []
-  try {
-    const created = await api(receiver.url, '/api/registrations', { auth: 'rfc9421', jwks })
-    if (created.status !== 201) throw new Error(`registration failed: ${created.status}`)
-    const url: string = created.body.url
-    await load(await presign(url, WARMUP), 8) // connections, JIT, caches
-    let sent = WARMUP
-    for (const inFlight of IN_FLIGHT) {
-      const messages = await presign(url, COUNT)
-      const bare = bareRate()
-      rows.push({ name, inFlight, result: await load(messages, inFlight), bare })
-      sent += COUNT
+  const setups = [
+    { processes: 1, publication: undefined },
+    { processes: 2, publication: undefined },
+    { processes: 1, publication: 'claims' },
+  ] as const
+  for (const { processes, publication } of setups) {
+    const { receivers, id, urls } = await start(env, processes, publication)
+    try {
+      // Connections, JIT, caches, on every process.
+      for (const url of urls) await load(await presign(url, WARMUP), 8)
+      let sent = WARMUP * urls.length
+      for (const plan of PLAN.filter(
+        (row) => row.processes === processes && row.publication === publication,
+      )) {
+        // The deliveries are spread over the processes: each is signed for the URL it is sent to.
+        const messages: SignedMessage[] = []
+        const share = Math.ceil(COUNT / urls.length)
+        for (const url of urls) messages.push(...(await presign(url, share, plan.alg)))
+        messages.sort(() => Math.random() - 0.5)
+        const bare = bareRate()
+        const before = await commits()
+        const result = await load(messages, plan.inFlight)
+        const after = await commits()
+        const counted =
+          before === undefined || after === undefined ? {} : { commits: (after - before) / messages.length }
+        rows.push({ name, plan, result, bare, ...counted })
+        sent += messages.length
+      }
+      const published = await events(receivers[0]!.url, id)
+      if (published.length !== sent || published.some((event) => event.publications !== 1))
+        throw new Error(`expected ${sent} events published once each, found ${published.length}`)
+    } finally {
+      for (const receiver of receivers) await receiver.stop()
     }
-    const published = await events(receiver.url, created.body.id)
-    if (published.length !== sent || published.some((event) => event.publications !== 1))
-      throw new Error(`expected ${sent} events published once each, found ${published.length}`)
-  } finally {
-    await receiver.stop()
   }
   return rows
 }
@@ -151,34 +216,68 @@ console.log(
     '',
     'Receiver service (node apps/receiver/dist/server.js, its own process) over HTTP on 127.0.0.1:',
     `${COUNT} unique signed deliveries per row after ${WARMUP} to warm up, each answered 200 accepted.`,
-    'ratio = deliveries/s ÷ bare node:crypto Ed25519 verifications/s, measured just before the row.',
+    'ratio = deliveries/s ÷ single-thread bare node:crypto Ed25519 verifications/s, measured just before the row.',
+    'procs 2: two service processes on the one database, deliveries spread over both (both cores).',
+    '"claims" rows: the service publishing with claim → publish → complete (one commit per step), for comparison.',
     `node ${process.version}; ${availableParallelism()} CPUs shared by the service, the database and the load generator.`,
     '',
   ].join('\n'),
 )
-const rows: Row[] = await measure('SQLite (WAL, synchronous=FULL)', {
-  DATABASE_URL: `sqlite:${path.join(mkdtempSync(path.join(tmpdir(), 'adwire-bench-service-')), 'r.sqlite')}`,
-})
+const rows: Row[] = await measure(
+  'SQLite (WAL, synchronous=FULL)',
+  {
+    DATABASE_URL: `sqlite:${path.join(mkdtempSync(path.join(tmpdir(), 'adwire-bench-service-')), 'r.sqlite')}`,
+  },
+  async () => undefined,
+)
 const postgresUrl = process.env.ADWIRE_TEST_POSTGRES_URL
 if (postgresUrl) {
   const schema = freshSchema('adwire_bench_service')
+  const client = new pg.Client({ connectionString: postgresUrl })
+  await client.connect()
+  // The statistics collector reports with a delay: clear the snapshot and wait for the counter to settle.
+  const commits = async () => {
+    await new Promise((resolve) => setTimeout(resolve, 600))
+    await client.query('SELECT pg_stat_clear_snapshot()')
+    const { rows: found } = await client.query<{ commits: string }>(
+      'SELECT xact_commit AS commits FROM pg_stat_database WHERE datname = current_database()',
+    )
+    return Number(found[0]!.commits)
+  }
   try {
-    rows.push(...(await measure('PostgreSQL', { DATABASE_URL: postgresUrl, DATABASE_SCHEMA: schema })))
+    rows.push(
+      ...(await measure('PostgreSQL', { DATABASE_URL: postgresUrl, DATABASE_SCHEMA: schema }, commits)),
+    )
   } finally {
+    await client.end()
     await dropSchema(postgresUrl, schema)
   }
 }
 
 const table = [
-  ['store', 'in flight', 'deliveries/s', 'p50 ms', 'p99 ms', 'bare verify/s', 'ratio'],
+  [
+    'store',
+    'key',
+    'procs',
+    'in flight',
+    'deliveries/s',
+    'p50 ms',
+    'p99 ms',
+    'bare verify/s',
+    'ratio',
+    'commits',
+  ],
   ...rows.map((row) => [
-    row.name,
-    String(row.inFlight),
+    row.plan.publication ? `${row.name}, claims` : row.name,
+    row.plan.alg === 'ed25519' ? 'Ed25519' : 'ES256',
+    String(row.plan.processes),
+    String(row.plan.inFlight),
     row.result.rate.toFixed(0),
     row.result.p50.toFixed(1),
     row.result.p99.toFixed(1),
     row.bare.toFixed(0),
     (row.result.rate / row.bare).toFixed(3),
+    row.commits === undefined ? '' : row.commits.toFixed(2),
   ]),
 ]
 const widths = table[0]!.map((_, column) => Math.max(...table.map((line) => line[column]!.length)))
@@ -189,4 +288,18 @@ const format = (line: string[]) =>
 console.log(format(table[0]!))
 console.log(widths.map((width) => '-'.repeat(width)).join('  '))
 for (const line of table.slice(1)) console.log(format(line))
+for (const name of new Set(rows.map((row) => row.name))) {
+  const rate = (processes: number, inFlight: number) =>
+    rows.find(
+      (row) =>
+        row.name === name &&
+        row.plan.alg === 'ed25519' &&
+        !row.plan.publication &&
+        row.plan.processes === processes &&
+        row.plan.inFlight === inFlight,
+    )?.result.rate
+  const one = rate(1, 64)
+  const two = rate(2, 64)
+  if (one && two) console.log(`${name}: two processes ÷ one at 64 in flight = ${(two / one).toFixed(2)}x`)
+}
 console.log(postgresUrl ? '' : '\n(PostgreSQL rows skipped: set ADWIRE_TEST_POSTGRES_URL)')

@@ -1,6 +1,7 @@
 /**
  * End-to-end receiver throughput: `handle()` (content checks, RFC 9421 verify, durable replay insert, durable
- * claim, convergence, publish record, acknowledgement) on SQLite and on PostgreSQL, as a ratio to bare
+ * claim, convergence, publish record, acknowledgement) on SQLite and on PostgreSQL, each step its own commit
+ * (`claims`) or all in the store's transactional inbox with group commit (`inbox`), as a ratio to bare
  * node:crypto verification of a signature base measured in the same run (architecture.md: benches report
  * ratios, tests never assert timings).
  *
@@ -13,7 +14,12 @@ import path from 'node:path'
 import { buildSignatureBase, generateSigningKey, signWebhook } from '@adwire/http-signatures'
 import { openPostgresStores } from '@adwire/store-postgres'
 import { openSqliteStores } from '@adwire/store-sqlite'
-import { createWebhookReceiver, type ClaimStore, type ConvergenceStore } from '@adwire/webhooks'
+import {
+  createWebhookReceiver,
+  type ClaimStore,
+  type ConvergenceStore,
+  type DeliveryInbox,
+} from '@adwire/webhooks'
 import type { ReplayStore } from '@adwire/http-signatures'
 import pg from 'pg'
 
@@ -60,10 +66,12 @@ interface Stores {
   claims: ClaimStore
   convergence: ConvergenceStore
   replay: ReplayStore
+  /** The store's transactional inbox, its writer storing nothing (the publish callback's equivalent here). */
+  inbox(): DeliveryInbox
   close(): void | Promise<void>
 }
 
-async function receiverRate(stores: Stores, concurrency: number): Promise<number> {
+async function receiverRate(stores: Stores, concurrency: number, inbox: boolean): Promise<number> {
   const receiver = createWebhookReceiver({
     registration: () => ({
       id: 'seller',
@@ -73,7 +81,7 @@ async function receiverRate(stores: Stores, concurrency: number): Promise<number
     claims: stores.claims,
     convergence: stores.convergence,
     replayStore: stores.replay,
-    publish: async () => {},
+    ...(inbox ? { inbox: stores.inbox() } : { publish: async () => {} }),
   })
   const messages = await deliveries(COUNT)
   let next = 0
@@ -103,10 +111,12 @@ console.log(
 const rows: Array<[string, () => Promise<Stores>]> = [
   [
     'SQLite (WAL, synchronous=FULL)',
-    async () =>
-      openSqliteStores({
+    async () => {
+      const stores = openSqliteStores({
         path: path.join(mkdtempSync(path.join(tmpdir(), 'adwire-bench-')), 'bench.sqlite'),
-      }),
+      })
+      return { ...stores, inbox: () => stores.createInbox({ write: () => {} }) }
+    },
   ],
 ]
 const postgresUrl = process.env.ADWIRE_TEST_POSTGRES_URL
@@ -114,18 +124,27 @@ const schema = `adwire_bench_${crypto.randomUUID().replaceAll('-', '').slice(0, 
 if (postgresUrl)
   rows.push([
     'PostgreSQL',
-    () => openPostgresStores({ connectionString: postgresUrl, schema, maxConnections: 16 }),
+    async () => {
+      const stores = await openPostgresStores({ connectionString: postgresUrl, schema, maxConnections: 16 })
+      return { ...stores, inbox: () => stores.createInbox({ write: async () => {} }) }
+    },
   ])
 else console.log('(PostgreSQL rows skipped: set ADWIRE_TEST_POSTGRES_URL)')
 
 for (const [name, open] of rows) {
-  for (const concurrency of [1, 16]) {
+  for (const [concurrency, inbox] of [
+    [1, false],
+    [16, false],
+    [1, true],
+    [16, true],
+  ] as const) {
     const stores = await open()
     try {
       const bare = bareRate()
-      const rate = await receiverRate(stores, concurrency)
+      const rate = await receiverRate(stores, concurrency, inbox)
+      const label = `${name}, ${inbox ? 'inbox' : 'claims'}, ${concurrency} in flight`
       console.log(
-        `${`${name}, ${concurrency} in flight`.padEnd(44)} ratio ${(rate / bare).toFixed(2)}   (≈ ${rate.toFixed(0)} deliveries/s; bare verify ≈ ${bare.toFixed(0)}/s)`,
+        `${label.padEnd(52)} ratio ${(rate / bare).toFixed(2)}   (≈ ${rate.toFixed(0)} deliveries/s; bare verify ≈ ${bare.toFixed(0)}/s)`,
       )
     } finally {
       await stores.close()

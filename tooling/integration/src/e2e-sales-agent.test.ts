@@ -110,8 +110,8 @@ beforeAll(async () => {
       log: (entry) => receiverLog.push(JSON.stringify(entry)),
       database: (db) => ({
         ...db,
-        async recordEvent(event) {
-          const stored = await db.recordEvent(event)
+        async recordEvent(event, transaction) {
+          const stored = await db.recordEvent(event, transaction)
           recorded.push(event)
           return stored
         },

@@ -2,10 +2,12 @@
  * The reference receiver service killed with SIGKILL while deliveries are inside it, fed by a real sender
  * with a durable outbox. The dangerous window is between the event row being written and the receiver core
  * acknowledging the delivery: the dedup claim is then still open, so a retry takes the event over once the
- * lease (1 s here, DELIVERY_LEASE_SECONDS) has run out. It proves:
- * - killed exactly in that window (a fault-injected build of the service dies right after writing its N-th
- *   event), on SQLite and on PostgreSQL: after a restart every event is published exactly once
- *   (publications 1), and the takeover is logged as a recovered unacknowledged publication;
+ * lease (1 s here, DELIVERY_LEASE_SECONDS) has run out. With the transactional inbox (the service's default)
+ * the row is written in the delivery's own transaction, so there is no such window. It proves:
+ * - killed right after writing its N-th event (a fault-injected build of the service), on SQLite and on
+ *   PostgreSQL, in both publication modes: after a restart every event is published exactly once
+ *   (publications 1); with claim → publish → complete the takeover is logged as a recovered unacknowledged
+ *   publication, with the inbox the killed transaction left nothing and the retry is a first delivery;
  * - killed three times at random moments of a burst: nothing is lost and nothing is published twice.
  */
 import { mkdtempSync } from 'node:fs'
@@ -106,13 +108,21 @@ afterAll(async () => {
   if (postgresUrl) for (const schema of schemas) await dropSchema(postgresUrl, schema)
 })
 
-describe.each([sqlite, ...(postgresUrl ? [postgres] : [])])(
-  'a receiver service killed between writing an event and acknowledging it ($name)',
-  (database) => {
+const cases = [sqlite, ...(postgresUrl ? [postgres] : [])].flatMap((database) =>
+  (['claims', 'inbox'] as const).map((publication) => ({ database, publication, name: database.name })),
+)
+
+describe.each(cases)(
+  'a receiver service killed between writing an event and acknowledging it ($name, $publication)',
+  ({ database, publication }) => {
     it('publishes every event exactly once after a restart and the lease', async () => {
       const key = await sellerKey()
       const env = { ...database.env(), DELIVERY_LEASE_SECONDS: '1' }
-      let receiver = await spawnReceiver({ ...env, CRASH_AFTER_RECORDS: '7' }, 0, CRASH_CHILD)
+      let receiver = await spawnReceiver(
+        { ...env, CRASH_AFTER_RECORDS: '7', CRASH_PUBLICATION: publication },
+        0,
+        CRASH_CHILD,
+      )
       const created = await api(receiver.url, '/api/registrations', { auth: 'rfc9421', jwks: key.jwks })
       expect(created.status).toBe(201)
       const id: string = created.body.id
@@ -128,9 +138,14 @@ describe.each([sqlite, ...(postgresUrl ? [postgres] : [])])(
         receiver = await spawnReceiver(env, port)
         await until('the outbox to empty', seller_.drained)
         await expectEachOnce(receiver, id, keys)
-        // The event caught in the window was taken over and recognised, not stored again.
-        expect(receiver.output()).toContain('"recovered":"unacknowledged_publication"')
-        expect(receiver.output()).toContain(crashed![1]!)
+        if (publication === 'claims') {
+          // The event caught in the window was taken over and recognised, not stored again.
+          expect(receiver.output()).toContain('"recovered":"unacknowledged_publication"')
+          expect(receiver.output()).toContain(crashed![1]!)
+        } else {
+          // The killed transaction took its row with it: nothing to recover.
+          expect(receiver.output()).not.toContain('"recovered"')
+        }
         expect(receiver.output()).not.toContain('published_twice')
         // Every event ended delivered (attempts refused while the lease ran are recorded as failed attempts).
         const activity = await seller_.sender.activity('buyer_window', 10_000)

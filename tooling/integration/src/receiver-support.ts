@@ -82,10 +82,15 @@ export async function spawnReceiver(
   port = 0,
   /** Another entry script (run with tsx), e.g. a receiver with a fault injected. */
   entry?: string,
+  /** Options for node itself (the bench's `--cpu-prof`). */
+  nodeOptions: readonly string[] = [],
 ): Promise<ReceiverProcess> {
   if (!existsSync(RECEIVER_ENTRY))
     throw new Error(`${RECEIVER_ENTRY} is missing: build first (pnpm build; the root pnpm test does)`)
-  const args = entry ? ['--import', createRequire(import.meta.url).resolve('tsx'), entry] : [RECEIVER_ENTRY]
+  const args = [
+    ...nodeOptions,
+    ...(entry ? ['--import', createRequire(import.meta.url).resolve('tsx'), entry] : [RECEIVER_ENTRY]),
+  ]
   const child = spawn(process.execPath, args, {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ADMIN_TOKEN, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -14,19 +14,25 @@ import type {
   LeasedOutboxEntry,
   NewOutboxEntry,
   OutboxStore,
+  ReceivedEvent,
   TaskObservation,
 } from '@adwire/webhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
+import { describeInboxContract, type ContractInbox } from './inbox.js'
+
 export { describeSenderFinalRules, type SenderStores } from './sender.js'
+export type { ContractInbox } from './inbox.js'
 
 export interface ContractStores {
   readonly claims?: ClaimStore
   readonly convergence?: ConvergenceStore
   readonly outbox?: OutboxStore
   readonly replay?: ReplayStore
+  /** The store's transactional inbox, its writer storing rows the suite reads back (the `inbox` section). */
+  openInbox?(fail: (event: ReceivedEvent) => boolean): Promise<ContractInbox>
   /** A second handle on the same data (another connection or process-like client), when the store has one. */
-  readonly peer?: Omit<ContractStores, 'peer' | 'close'>
+  readonly peer?: Omit<ContractStores, 'peer' | 'close' | 'openInbox'>
   close?(): Promise<void>
 }
 
@@ -36,7 +42,7 @@ const unique = (prefix: string) =>
   `${prefix}-${Date.now().toString(36)}-${(counter += 1)}-${Math.random().toString(36).slice(2, 8)}`
 
 /** The stores a suite provides. */
-export type StoreKind = 'claims' | 'convergence' | 'outbox' | 'replay'
+export type StoreKind = 'claims' | 'convergence' | 'outbox' | 'replay' | 'inbox'
 
 /**
  * Declares the contract suite for the stores `provides` names. `open` resolves with the stores, or with
@@ -565,5 +571,16 @@ export function describeStoreContract(
         expect(results.filter((result) => result === 'replayed')).toHaveLength(29)
       })
     })
+
+    if (provides.includes('inbox'))
+      describeInboxContract(() => ({
+        claims: get('claims'),
+        replay: get('replay'),
+        transactional: name !== 'memory',
+        openInbox: (fail) => {
+          if (!stores?.openInbox) throw new Error(`${name} did not open its inbox`)
+          return stores.openInbox(fail)
+        },
+      }))
   })
 }

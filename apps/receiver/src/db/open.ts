@@ -5,11 +5,11 @@
 import type { ReplayStore } from '@adwire/http-signatures'
 import { openPostgresStores } from '@adwire/store-postgres'
 import { openSqliteStores } from '@adwire/store-sqlite'
-import type { ClaimStore, ConvergenceStore } from '@adwire/webhooks'
+import type { ClaimStore, ConvergenceStore, DeliveryInbox, ReceivedEvent } from '@adwire/webhooks'
 import type { DatabaseConfig } from '../env.js'
 import { postgresReceiverDatabase } from './postgres.js'
 import { sqliteReceiverDatabase } from './sqlite.js'
-import type { ReceiverDatabase } from './types.js'
+import type { InboxTransactionHandle, ReceiverDatabase } from './types.js'
 
 /** How long verification failures are kept for the page, seconds. */
 export const FAILURE_RETENTION_SECONDS = 7 * 86_400
@@ -19,6 +19,18 @@ export interface Storage {
   readonly convergence: ConvergenceStore
   readonly replay: ReplayStore
   readonly db: ReceiverDatabase
+  /**
+   * The transactional inbox on this storage: `write` stores the event (through `db`) in the delivery's own
+   * transaction, which also holds its nonce, claim and convergence record, shared with the deliveries arriving
+   * together.
+   */
+  createInbox(
+    write: (
+      event: ReceivedEvent,
+      db: ReceiverDatabase,
+      transaction?: InboxTransactionHandle,
+    ) => Promise<void>,
+  ): DeliveryInbox
   /** Deletes expired dedup records, convergence records, nonces and old verification failures. */
   sweep(now: number): Promise<void>
   /** Closes the file or the pool. Idempotent. */
@@ -41,11 +53,15 @@ export async function openStorage(config: DatabaseConfig): Promise<Storage> {
       stores.close()
       throw error
     }
-    return {
+    const storage: Storage = {
       claims: stores.claims,
       convergence: stores.convergence,
       replay: stores.replay,
       db,
+      // better-sqlite3 is synchronous: the database's statements run on the inbox's open transaction.
+      createInbox(write) {
+        return stores.createInbox({ write: (event) => write(event, this.db) })
+      },
       async sweep(now) {
         await stores.sweep(now)
         await db.sweep(now - FAILURE_RETENTION_SECONDS)
@@ -54,6 +70,7 @@ export async function openStorage(config: DatabaseConfig): Promise<Storage> {
         stores.close()
       },
     }
+    return storage
   }
   const stores = await openPostgresStores({
     connectionString: config.connectionString,
@@ -66,15 +83,20 @@ export async function openStorage(config: DatabaseConfig): Promise<Storage> {
     await stores.close()
     throw error
   }
-  return {
+  const storage: Storage = {
     claims: stores.claims,
     convergence: stores.convergence,
     replay: stores.replay,
     db,
+    // The event row is written on the connection holding the inbox's transaction.
+    createInbox(write) {
+      return stores.createInbox({ write: (event, client) => write(event, this.db, client) })
+    },
     async sweep(now) {
       await stores.sweep(now)
       await db.sweep(now - FAILURE_RETENTION_SECONDS)
     },
     close: () => stores.close(),
   }
+  return storage
 }

@@ -40,8 +40,11 @@ export async function postgresReceiverDatabase(pool: pg.Pool, schema: string): P
     )
   })
 
-  const query = async <Row extends pg.QueryResultRow>(text: string, values: unknown[] = []) =>
-    pool.query<Row>(text.replaceAll('$schema.', `${s}.`), values)
+  const query = async <Row extends pg.QueryResultRow>(
+    text: string,
+    values: unknown[] = [],
+    on: pg.Pool | pg.PoolClient = pool,
+  ) => on.query<Row>(text.replaceAll('$schema.', `${s}.`), values)
 
   async function getSetting(name: string): Promise<string | undefined> {
     const { rows } = await query<{ value: string }>(
@@ -87,7 +90,8 @@ export async function postgresReceiverDatabase(pool: pg.Pool, schema: string): P
       )
       return rows.map(toRegistration)
     },
-    async recordEvent(event) {
+    async recordEvent(event, transaction) {
+      const on = (transaction as pg.PoolClient | undefined) ?? pool
       const values = [
         event.registrationId,
         event.idempotencyKey,
@@ -112,12 +116,14 @@ export async function postgresReceiverDatabase(pool: pg.Pool, schema: string): P
              DO UPDATE SET publications = receiver_events.publications + 1
            RETURNING seq, publications`,
           values,
+          on,
         )
         return { seq: Number(rows[0]!.seq), publications: Number(rows[0]!.publications), recovered: false }
       }
       const { rows } = await query<Row>(
         `${insert} ON CONFLICT (registration_id, idempotency_key) DO NOTHING RETURNING seq, publications`,
         values,
+        on,
       )
       if (rows[0])
         return { seq: Number(rows[0].seq), publications: Number(rows[0].publications), recovered: false }
@@ -125,6 +131,7 @@ export async function postgresReceiverDatabase(pool: pg.Pool, schema: string): P
       const found = await query<Row>(
         `SELECT seq, publications FROM $schema.receiver_events WHERE registration_id = $1 AND idempotency_key = $2`,
         [event.registrationId, event.idempotencyKey],
+        on,
       )
       return {
         seq: Number(found.rows[0]!.seq),

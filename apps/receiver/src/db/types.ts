@@ -71,6 +71,9 @@ export interface NewEvent {
   readonly takeover?: boolean
 }
 
+/** An inbox transaction, as the storage hands it to the event writer (opaque to the app). */
+export type InboxTransactionHandle = object
+
 /** Where a published event was stored. */
 export interface RecordedEvent {
   readonly seq: number
@@ -142,8 +145,10 @@ export interface ReceiverDatabase {
    * Inserts a published event. Should the same (registration, idempotency key) arrive again: after a takeover
    * the stored row is that same publication (`recovered`, nothing written); otherwise it is a second
    * publication and `publications` is incremented in the same statement, so the counter cannot miss one.
+   * `transaction` is the open transaction of the storage's inbox that the row joins (the PostgreSQL
+   * connection holding it; SQLite has one connection, already in it).
    */
-  recordEvent(event: NewEvent): Promise<RecordedEvent>
+  recordEvent(event: NewEvent, transaction?: InboxTransactionHandle): Promise<RecordedEvent>
   /** The latest `limit` events of a registration, oldest first. */
   listEvents(registrationId: string, limit: number): Promise<EventRecord[]>
   /** Events with `seq > after`, oldest first (all registrations unless one is named). */

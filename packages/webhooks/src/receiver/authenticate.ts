@@ -7,6 +7,7 @@ import {
   type RevocationSource,
 } from '@adwire/http-signatures'
 import { findDuplicateKeys } from '@adwire/http-signatures/internal'
+import type { InboxNonce } from '../inbox.js'
 import { Rejection } from './respond.js'
 import type { Registration } from './types.js'
 
@@ -15,6 +16,18 @@ export interface AuthenticateContext {
   readonly revocation?: RevocationSource
   readonly now: number
   readonly maxNoncesPerKey: number
+  /**
+   * Steps 12–13 left to a transactional inbox: the nonce is handed back (see {@link Authenticated}) instead of
+   * being remembered here, and is remembered in the delivery's transaction.
+   */
+  readonly deferNonce?: boolean
+}
+
+/** Who sent the delivery, and the nonce to remember when it was deferred. */
+export interface Authenticated {
+  /** The verified sender identity (the dedup keyspace). */
+  readonly sender: string
+  readonly nonce?: InboxNonce
 }
 
 /**
@@ -29,7 +42,7 @@ export async function authenticate(
   body: Uint8Array,
   registration: Registration,
   context: AuthenticateContext,
-): Promise<string> {
+): Promise<Authenticated> {
   const headers = request.headers
   const has9421 = headers.has('signature-input') || headers.has('signature')
   const hasHmac = headers.has('x-adcp-signature') || headers.has('x-adcp-timestamp')
@@ -38,17 +51,30 @@ export async function authenticate(
   try {
     if (auth.mode === 'rfc9421') {
       if (!has9421 && hasHmac) throw mismatch('an HMAC-signed delivery on an RFC 9421 registration')
+      let nonce: InboxNonce | undefined
+      const store = context.replayStore
+      const replayStore: ReplayStore = context.deferNonce
+        ? {
+            atCapacity: (keyid, cap, now) => store.atCapacity(keyid, cap, now),
+            seen: (keyid, value, now) => store.seen(keyid, value, now),
+            async remember(keyid, value, expiresAt, cap) {
+              nonce = { keyid, nonce: value, expiresAt, cap }
+              return 'stored'
+            },
+          }
+        : store
       const verified = await verifyWebhook(
         { method: request.method, url: request.url, headers, body },
         {
           keys: auth.keys,
           now: context.now,
-          replayStore: context.replayStore,
+          replayStore,
           ...(context.revocation ? { revocation: context.revocation } : {}),
           maxNoncesPerKey: context.maxNoncesPerKey,
         },
       )
-      return configured ?? `rfc9421:${verified.signer ?? registration.id}`
+      const sender = configured ?? `rfc9421:${verified.signer ?? registration.id}`
+      return nonce ? { sender, nonce } : { sender }
     }
     if (has9421)
       throw mismatch(
@@ -56,14 +82,14 @@ export async function authenticate(
       )
     if (auth.mode === 'hmac') {
       await verifyHmacWebhook({ headers, body }, { secret: auth.secret, now: context.now })
-      return configured ?? `hmac:${registration.id}`
+      return { sender: configured ?? `hmac:${registration.id}` }
     }
     if (hasHmac) throw mismatch('an HMAC-signed delivery on a Bearer registration')
     await verifyBearerWebhook(headers, auth.token)
     const { duplicates } = findDuplicateKeys(new TextDecoder().decode(body))
     if (duplicates.length > 0)
       throw new SignatureError('webhook_body_malformed', 'body has duplicate object keys', 14)
-    return configured ?? `bearer:${registration.id}`
+    return { sender: configured ?? `bearer:${registration.id}` }
   } catch (error) {
     if (error instanceof Rejection) throw error
     if (SignatureError.is(error) && TRANSIENT.has(error.code)) {
@@ -107,6 +133,15 @@ const TRANSIENT = new Set([
   'request_signature_jwks_unavailable',
   'request_signature_brand_json_unreachable',
 ])
+
+/** The 401 of a nonce the inbox found replayed (step 12) or over its keyid's cap (step 13). */
+export function nonceRejection(outcome: 'replayed' | 'replay_capacity', keyid: string): Rejection {
+  const error =
+    outcome === 'replayed'
+      ? new SignatureError('webhook_signature_replayed', 'this (keyid, nonce) was already seen', 12)
+      : new SignatureError('webhook_signature_rate_abuse', `keyid "${keyid}" is at its replay cap`, 13)
+  return new Rejection(401, error.code, error.message, { 'www-authenticate': error.wwwAuthenticate })
+}
 
 function mismatch(what: string): SignatureError {
   return new SignatureError(

@@ -1,17 +1,30 @@
 import canonicalize from 'canonicalize'
-import { constantTimeEqual } from '@adwire/http-signatures/internal'
+import { constantTimeEqual, sha256 } from '@adwire/http-signatures/internal'
+import { WebhookError } from '../errors.js'
 import { authenticate } from './authenticate.js'
 import { canonicalJson, readBody, requireJson } from './body.js'
 import { readEnvelope, type Envelope } from './envelope.js'
 import { registrationProblem } from './registration.js'
-import { json, Rejection, rejectionResponse, retryAfter } from './respond.js'
+import {
+  acceptInInbox,
+  convergenceAnswer,
+  publishFailed,
+  storeUnavailable,
+  unclaimedAnswer,
+  type DeliveryBase,
+} from './outcomes.js'
+import { json, Rejection, rejectionResponse } from './respond.js'
 import type { ReceivedEvent, Registration, WebhookReceiver, WebhookReceiverOptions } from './types.js'
 
 const DAY = 86_400
 
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'))
+
+/** SHA-256 as hex: node:crypto where there is one (a seventh of WebCrypto's cost on 2 KB), else WebCrypto. */
 async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, '0')).join('')
+  let hex = ''
+  for (const byte of await sha256(text)) hex += HEX[byte]
+  return hex
 }
 
 /**
@@ -33,6 +46,8 @@ async function sha256Hex(text: string): Promise<string> {
  * app.post('/webhooks/:id', (c) => receiver.handle(c.req.raw))
  */
 export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookReceiver {
+  if (!options.publish && !options.inbox)
+    throw new WebhookError('webhook_receiver_options_invalid', 'give createWebhookReceiver publish or inbox')
   const limits = {
     maxBodyBytes: options.limits?.maxBodyBytes ?? 1_048_576,
     leaseSeconds: options.limits?.leaseSeconds ?? 30,
@@ -48,11 +63,13 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     const now = clock()
     requireJson(request)
     const body = await readBody(request, limits.maxBodyBytes)
-    const sender = await authenticate(request, body, registration, {
+    const inbox = options.inbox
+    const { sender, nonce } = await authenticate(request, body, registration, {
       replayStore: options.replayStore,
       ...(options.revocation ? { revocation: options.revocation } : {}),
       now,
       maxNoncesPerKey: limits.maxNoncesPerKey,
+      deferNonce: inbox !== undefined,
     })
     let payload: unknown
     try {
@@ -71,9 +88,9 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     const idempotencyKey = envelope.idempotencyKey ?? `a2a:${envelope.taskId}:${fingerprint}`
     const retention = Math.max(limits.retentionSeconds, registration.retryHorizonSeconds ?? 0)
     const base = { registrationId: registration.id, sender, idempotencyKey }
-
-    const claim = await options.claims.claim({
-      namespace: 'webhook',
+    const answer = { protocol, log, now, leaseSeconds: limits.leaseSeconds }
+    const claimInput = {
+      namespace: 'webhook' as const,
       scope: sender,
       key: idempotencyKey,
       fingerprint,
@@ -81,56 +98,39 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       leaseSeconds: limits.leaseSeconds,
       retentionSeconds: retention,
       maxPerScope: limits.maxRecordsPerSender,
-    })
-    switch (claim.kind) {
-      case 'completed':
-        log({ ...base, outcome: 'duplicate', status: 200 })
-        return json(200, { status: 'duplicate' })
-      case 'processing':
-        if (protocol === '3.1') {
-          // 3.1: duplicates are answered 2xx and the first copy wins; its owner publishes it (and a crashed
-          // owner's claim is taken over by the sender's next retry of the first copy, after the lease).
-          log({
-            ...base,
-            outcome: 'duplicate',
-            status: 200,
-            message: 'identical delivery still being published by its first copy (3.1)',
-          })
-          return json(200, { status: 'duplicate' })
-        }
-        throw new Rejection(
-          503,
-          'delivery_in_flight',
-          'this delivery is being processed; retry later',
-          { 'retry-after': retryAfter(claim.leaseExpiresAt, now) },
-          'in_flight',
-        )
-      case 'capacity':
-        throw new Rejection(
-          429,
-          'too_many_deliveries',
-          'this sender holds too many undelivered keys',
-          { 'retry-after': '60' },
-          'too_many',
-        )
-      case 'conflict':
-        if (protocol === '3.1') {
-          log({
-            ...base,
-            outcome: 'duplicate',
-            status: 200,
-            message: 'changed payload under a used key: first copy wins (3.1)',
-          })
-          return json(200, { status: 'duplicate' })
-        }
-        throw new Rejection(
-          409,
-          'idempotency_key_reused',
-          'this idempotency_key was used for a different payload',
-          {},
-          'conflict',
-        )
     }
+
+    if (inbox) {
+      const taskId = envelope.taskId
+      const observation =
+        protocol === '3.2' && taskId !== undefined
+          ? {
+              sender,
+              taskId,
+              terminal: envelope.terminal,
+              comparison: await sha256Hex(canonicalize(envelope.comparison ?? null) ?? ''),
+              deliveryKey: idempotencyKey,
+              now,
+              leaseSeconds: limits.leaseSeconds,
+              retentionSeconds: retention,
+            }
+          : undefined
+      return acceptInInbox(
+        inbox,
+        {
+          ...(nonce ? { nonce } : {}),
+          claim: claimInput,
+          ...(observation ? { observation } : {}),
+          ...(envelope.notificationId ? { notificationId: envelope.notificationId } : {}),
+          event: eventOf(envelope, base, payload as Record<string, unknown>, body, now),
+        },
+        base,
+        answer,
+      )
+    }
+
+    const claim = await options.claims.claim(claimInput)
+    if (claim.kind !== 'claimed') return unclaimedAnswer(claim, base, answer)
     const ref = { namespace: 'webhook' as const, scope: sender, key: idempotencyKey, fence: claim.fence }
     return publishOwned(envelope, {
       ...base,
@@ -163,9 +163,12 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
   ): Promise<Response> {
     const { sender, idempotencyKey, ref, now } = context
     const base = { registrationId: context.registrationId, sender, idempotencyKey }
+    const answer = { protocol, log, now, leaseSeconds: limits.leaseSeconds }
     const taskId = envelope.taskId
     const converge = protocol === '3.2' && taskId !== undefined
+    const publish = options.publish
     try {
+      if (!publish) throw new Error('createWebhookReceiver needs a publish callback or an inbox')
       if (converge) {
         const comparison = await sha256Hex(canonicalize(envelope.comparison ?? null) ?? '')
         const observed = await options.convergence.observe({
@@ -178,62 +181,22 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
           leaseSeconds: limits.leaseSeconds,
           retentionSeconds: context.retention,
         })
-        if (observed === 'conflict' || observed === 'in_progress') {
-          await options.claims.release(ref)
-          if (observed === 'conflict') {
-            throw new Rejection(
-              409,
-              'terminal_conflict',
-              `task ${taskId} already reached a different terminal outcome`,
-              {},
-              'conflict',
-            )
-          }
-          throw new Rejection(
-            503,
-            'delivery_in_flight',
-            `task ${taskId}'s outcome is being published; retry later`,
-            { 'retry-after': String(limits.leaseSeconds) },
-            'in_flight',
-          )
-        }
-        if (observed === 'duplicate' || observed === 'stale') {
-          await options.claims.complete(ref, now)
-          log({ ...base, outcome: observed, status: 200 })
-          return json(200, { status: observed })
-        }
+        if (observed === 'conflict' || observed === 'in_progress') await options.claims.release(ref)
+        if (observed === 'duplicate' || observed === 'stale') await options.claims.complete(ref, now)
+        if (observed !== 'proceed') return convergenceAnswer(observed, taskId, base, answer)
       }
       const reemission = await isReemission(envelope, sender, idempotencyKey, now, context.retention)
       const event: ReceivedEvent = {
-        registrationId: context.registrationId,
-        sender,
-        shape: envelope.shape,
-        idempotencyKey,
-        ...(envelope.notificationId ? { notificationId: envelope.notificationId } : {}),
-        ...(envelope.operationId ? { operationId: envelope.operationId } : {}),
-        ...(taskId ? { taskId } : {}),
-        ...(envelope.taskType ? { taskType: envelope.taskType } : {}),
-        ...(envelope.status ? { status: envelope.status } : {}),
-        terminal: envelope.terminal,
-        data: envelope.data,
-        payload: context.payload,
-        body: context.body,
+        ...eventOf(envelope, base, context.payload, context.body, now),
         reemission,
         takeover: context.takeover,
-        receivedAt: now,
       }
       try {
-        await options.publish(event)
+        await publish(event)
       } catch (error) {
         await options.claims.release(ref)
         if (converge && envelope.terminal) await options.convergence.release(sender, taskId, idempotencyKey)
-        throw new Rejection(
-          503,
-          'publish_failed',
-          `the event could not be published: ${(error as Error)?.message ?? 'error'}`,
-          { 'retry-after': '5' },
-          'unavailable',
-        )
+        throw publishFailed(error)
       }
       if (converge && envelope.terminal) await options.convergence.settle(sender, taskId, idempotencyKey, now)
       const acknowledged = await options.claims.complete(ref, now)
@@ -248,13 +211,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       if (error instanceof Rejection) throw error
       // The store failed after the claim: give the claim back if we can and let the sender retry.
       await options.claims.release(ref).catch(() => {})
-      throw new Rejection(
-        503,
-        'store_unavailable',
-        'the dedup store is unavailable; retry later',
-        { 'retry-after': '5' },
-        'unavailable',
-      )
+      throw storeUnavailable()
     }
   }
 
@@ -333,5 +290,29 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
         return rejectionResponse(rejection)
       }
     },
+  }
+}
+
+/** The published event of a delivery, but for what the claim decides (`takeover`, `reemission`). */
+function eventOf(
+  envelope: Envelope,
+  base: DeliveryBase,
+  payload: Record<string, unknown>,
+  body: Uint8Array,
+  now: number,
+): Omit<ReceivedEvent, 'takeover' | 'reemission'> {
+  return {
+    ...base,
+    shape: envelope.shape,
+    ...(envelope.notificationId ? { notificationId: envelope.notificationId } : {}),
+    ...(envelope.operationId ? { operationId: envelope.operationId } : {}),
+    ...(envelope.taskId ? { taskId: envelope.taskId } : {}),
+    ...(envelope.taskType ? { taskType: envelope.taskType } : {}),
+    ...(envelope.status ? { status: envelope.status } : {}),
+    terminal: envelope.terminal,
+    data: envelope.data,
+    payload,
+    body,
+    receivedAt: now,
   }
 }

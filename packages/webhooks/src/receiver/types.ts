@@ -1,4 +1,5 @@
 import type { KeySource, ReplayStore, RevocationSource } from '@adwire/http-signatures'
+import type { DeliveryInbox } from '../inbox.js'
 import type { ClaimStore, ConvergenceStore } from '../stores.js'
 
 /**
@@ -136,9 +137,17 @@ export interface WebhookReceiverOptions {
   readonly replayStore: ReplayStore
   /**
    * Publishes an accepted event; the delivery is acknowledged (200) only after it resolves. Called once per
-   * (sender, idempotency_key), except after a {@link ReceivedEvent.takeover}.
+   * (sender, idempotency_key), except after a {@link ReceivedEvent.takeover}. Required unless `inbox` is given.
    */
-  readonly publish: (event: ReceivedEvent) => Promise<void>
+  readonly publish?: (event: ReceivedEvent) => Promise<void>
+  /**
+   * A transactional inbox, for a publisher that writes into the same store as the dedup records: the nonce,
+   * the claim, the convergence record, the event (written by the inbox's writer) and the acknowledgement
+   * commit in one transaction shared with the deliveries arriving together, instead of claim → publish →
+   * complete. `claims`, `convergence` and `replayStore` must be that store's (the replay cap is read from
+   * `replayStore` before any cryptography).
+   */
+  readonly inbox?: DeliveryInbox
   readonly revocation?: RevocationSource
   /** Unix seconds. Default: the system clock. */
   readonly now?: () => number

@@ -1,0 +1,121 @@
+/**
+ * The transactional inbox on SQLite, with group commit: the deliveries that reach `accept` in one turn of
+ * the event loop (and those arriving while the previous group commits) share one IMMEDIATE transaction and so
+ * one WAL fsync, each in its own savepoint, so that one delivery's failure rolls back only its own writes. A
+ * lone delivery waits for nothing but `setImmediate`.
+ *
+ * The connection is the process's one connection, so nothing else may run a statement while a group is open.
+ * Nothing can: the group starts from a `setImmediate` callback (the microtask queue is empty then) and, as long
+ * as the writer does not wait for I/O, everything until COMMIT runs in the microtasks of the group's own
+ * promises, before any other callback of the event loop.
+ */
+import type Database from 'better-sqlite3'
+import type { ReplayStore } from '@adwire/http-signatures'
+import {
+  acceptInTransaction,
+  type ClaimStore,
+  type ConvergenceStore,
+  type DeliveryInbox,
+  type InboxDelivery,
+  type InboxOutcome,
+  type ReceivedEvent,
+} from '@adwire/webhooks'
+import { guard, toStoreError } from './errors.js'
+
+/** How the inbox writes events, and how large a group may grow. */
+export interface SqliteInboxOptions {
+  /**
+   * Writes the published event with synchronous statements on the stores' connection (`stores.database`),
+   * inside the delivery's transaction. It must not wait for I/O: the transaction stays open while it waits.
+   * Throwing rolls the delivery back (the receiver answers 503 `publish_failed`).
+   */
+  readonly write: (event: ReceivedEvent) => void | Promise<void>
+  /** Most deliveries in one transaction (default 256). */
+  readonly maxGroup?: number
+}
+
+interface Pending {
+  readonly delivery: InboxDelivery
+  readonly resolve: (outcome: InboxOutcome) => void
+  readonly reject: (error: unknown) => void
+}
+
+/**
+ * @example
+ * const inbox = stores.createInbox({ write: (event) => insertEvent.run(event.idempotencyKey, event.body) })
+ * const receiver = createWebhookReceiver({ registration, claims: stores.claims,
+ *   convergence: stores.convergence, replayStore: stores.replay, inbox })
+ */
+export function createSqliteInbox(
+  database: Database.Database,
+  stores: {
+    readonly claims: ClaimStore
+    readonly convergence: ConvergenceStore
+    readonly replay: ReplayStore
+  },
+  options: SqliteInboxOptions,
+): DeliveryInbox {
+  const maxGroup = options.maxGroup ?? 256
+  const transaction = { ...stores, write: options.write }
+  const begin = database.prepare('BEGIN IMMEDIATE')
+  const commit = database.prepare('COMMIT')
+  const rollback = database.prepare('ROLLBACK')
+  const savepoint = database.prepare('SAVEPOINT adwire_inbox_delivery')
+  const release = database.prepare('RELEASE adwire_inbox_delivery')
+  const rollbackTo = database.prepare('ROLLBACK TO adwire_inbox_delivery')
+  const queue: Pending[] = []
+  let scheduled = false
+  let running = false
+
+  function schedule(): void {
+    if (scheduled || running || queue.length === 0) return
+    scheduled = true
+    setImmediate(() => void flush())
+  }
+
+  async function flush(): Promise<void> {
+    scheduled = false
+    running = true
+    const group = queue.splice(0, maxGroup)
+    const settled: Array<() => void> = []
+    try {
+      guard(database, () => begin.run())
+      for (const pending of group) {
+        savepoint.run()
+        try {
+          const outcome = await acceptInTransaction(transaction, pending.delivery)
+          release.run()
+          settled.push(() => pending.resolve(outcome))
+        } catch (error) {
+          rollbackTo.run()
+          release.run()
+          settled.push(() => pending.reject(toStoreError(error, database)))
+        }
+      }
+      guard(database, () => commit.run())
+      for (const settle of settled) settle()
+    } catch (error) {
+      if (database.open && database.inTransaction) {
+        try {
+          rollback.run()
+        } catch {
+          // The connection is gone; the transaction with it.
+        }
+      }
+      const failure = toStoreError(error, database)
+      for (const pending of group) pending.reject(failure)
+    } finally {
+      running = false
+      schedule()
+    }
+  }
+
+  return {
+    accept(delivery) {
+      return new Promise<InboxOutcome>((resolve, reject) => {
+        queue.push({ delivery, resolve, reject })
+        schedule()
+      })
+    },
+  }
+}
