@@ -52,6 +52,15 @@ try {
   }
   const dependencies = Object.fromEntries(packages.map(({ manifest }) => [manifest.name, manifest.tarball]))
   const overrides = Object.fromEntries(packages.map(({ manifest }) => [manifest.name, `$${manifest.name}`]))
+  // An optional peer (fastify for `@adwire/adapters/fastify`) is what a user of that entry point has installed
+  // beside the package: the project gets it too, at the version the workspace tests with.
+  const optionalPeers = Object.fromEntries(
+    packages.flatMap(({ manifest }) =>
+      Object.entries(manifest.peerDependencies ?? {})
+        .filter(([name]) => manifest.peerDependenciesMeta?.[name]?.optional === true)
+        .map(([name, range]) => [name, manifest.devDependencies?.[name] ?? range]),
+    ),
+  )
   writeFileSync(
     path.join(project, 'package.json'),
     JSON.stringify(
@@ -60,7 +69,7 @@ try {
         private: true,
         type: 'module',
         // What a TypeScript user of Node adds beside the packages; nothing else of the workspace is visible.
-        dependencies: { ...dependencies, '@types/node': '^22.20.5' },
+        dependencies: { ...optionalPeers, ...dependencies, '@types/node': '^22.20.5' },
         overrides,
       },
       null,
