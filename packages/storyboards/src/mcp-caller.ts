@@ -2,6 +2,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
 import { createRunnerFetch } from './http.js'
 import { failure, isRecord, withTimeout, type CallerOptions, type TaskCaller } from './transport.js'
 
@@ -34,7 +36,10 @@ export async function mcpCaller(agentUrl: string, options: CallerOptions): Promi
     agentUrl,
     credentials: options.credentials ?? { type: 'none' },
   })
-  const client = new Client({ name: 'adwire-storyboards', version: '0.1.0' })
+  const client = new Client(
+    { name: 'adwire-storyboards', version: '0.1.0' },
+    { jsonSchemaValidator: sharedValidators },
+  )
   await withTimeout(options.connectTimeoutMs, `connecting to ${agentUrl}/mcp`, () =>
     client.connect(new StreamableHTTPClientTransport(new URL(`${agentUrl}/mcp`), { fetch: http.fetch })),
   )
@@ -72,4 +77,24 @@ export async function mcpCaller(agentUrl: string, options: CallerOptions): Promi
     },
     close: () => client.close(),
   }
+}
+
+/**
+ * The official client compiles every listed tool's `outputSchema` with Ajv on `listTools()`; an AdCP
+ * seller's official schemas take seconds to compile. The runner connects anew for every storyboard, so the
+ * compiled validators are kept for the process, keyed by the schema's JSON text.
+ */
+const compiled = new Map<string, ReturnType<AjvJsonSchemaValidator['getValidator']>>()
+const ajvValidators = new AjvJsonSchemaValidator()
+const sharedValidators: jsonSchemaValidator = {
+  getValidator(schema) {
+    const key = JSON.stringify(schema)
+    let validator = compiled.get(key)
+    if (!validator) {
+      validator = ajvValidators.getValidator(schema)
+      if (compiled.size >= 512) compiled.delete(compiled.keys().next().value!)
+      compiled.set(key, validator)
+    }
+    return validator as never
+  },
 }

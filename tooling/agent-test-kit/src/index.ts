@@ -35,12 +35,31 @@ export interface ToolResult {
   readonly isError?: boolean
 }
 
+/**
+ * fetch, sending a request a second time when the pooled keep-alive socket it went out on had been closed
+ * by the server before any answer (undici `UND_ERR_SOCKET`, `ECONNRESET`). The tests' clients and agents
+ * share one event loop: while the official MCP client compiles a large tool list's schemas (seconds under
+ * load) the server's keep-alive timer runs out, and fires only after the client has reused the socket.
+ * Only requests whose body can be sent again (none, or a string) are retried.
+ */
+export const sameLoopFetch: typeof fetch = async (input, init) => {
+  try {
+    return await fetch(input, init)
+  } catch (error) {
+    const code = (error as { cause?: { code?: string } }).cause?.code
+    const resendable = init?.body === undefined || init.body === null || typeof init.body === 'string'
+    if (!resendable || (code !== 'UND_ERR_SOCKET' && code !== 'ECONNRESET')) throw error
+    return fetch(input, init)
+  }
+}
+
 /** A connected official MCP client (close it). */
 export async function mcpClient(agent: { url: string }, token?: string): Promise<Client> {
   const client = new Client({ name: 'adwire-agent-test', version: '1.0.0' })
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${agent.url}/mcp`), {
       requestInit: token ? { headers: { authorization: `Bearer ${token}` } } : {},
+      fetch: sameLoopFetch,
     }),
   )
   return client
@@ -141,7 +160,7 @@ export async function a2aClient(agent: { url: string }, token?: string) {
   const fetchImpl: typeof fetch = (input, init) => {
     const headers = new Headers(init?.headers)
     if (token) headers.set('authorization', `Bearer ${token}`)
-    return fetch(input, { ...init, headers })
+    return sameLoopFetch(input, { ...init, headers })
   }
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
