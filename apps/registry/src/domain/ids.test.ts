@@ -10,6 +10,8 @@ const v7 = (ms: number, sequence: number, tail = '8000-000000000000') => {
   return `${hex.slice(0, 8)}-${hex.slice(8)}-7${sequence.toString(16).padStart(3, '0')}-${tail}`
 }
 const msOf = (id: string) => Number.parseInt(id.replaceAll('-', '').slice(0, 12), 16)
+/** This process's current id millisecond: the clock, or later when earlier ids (other test files) went ahead. */
+const current = () => msOf(uuidv7())
 
 describe('uuidv7', () => {
   it('makes version-7, variant-1 ids that sort in creation order within one millisecond', () => {
@@ -23,7 +25,7 @@ describe('uuidv7', () => {
 
 describe('uuidv7After', () => {
   it('is greater than a floor written by an instance whose clock is ahead', () => {
-    const now = Date.now()
+    const now = current()
     const floor = v7(now + 60_000, 5, 'bfff-ffffffffffff')
     const id = uuidv7After(floor, now)
     expect(id).toMatch(V7)
@@ -37,7 +39,7 @@ describe('uuidv7After', () => {
   })
 
   it('moves to the next millisecond when the floor used the last counter value', () => {
-    const now = Date.now()
+    const now = current()
     const floor = v7(now + 120_000, 0xfff, 'bfff-ffffffffffff')
     const id = uuidv7After(floor, now)
     expect(id).toMatch(V7)
@@ -46,7 +48,7 @@ describe('uuidv7After', () => {
   })
 
   it('uses the clock when it is ahead of the floor, and works without a floor', () => {
-    const later = Date.now() + 600_000
+    const later = current() + 600_000
     const floor = v7(later - 10, 3)
     const id = uuidv7After(floor, later)
     expect(msOf(id)).toBe(later)
@@ -54,7 +56,7 @@ describe('uuidv7After', () => {
   })
 
   it('stays above a floor of another UUID version in the same millisecond', () => {
-    const now = Date.now() + 900_000
+    const now = current() + 900_000
     const hex = now.toString(16).padStart(12, '0')
     const v8 = `${hex.slice(0, 8)}-${hex.slice(8)}-8000-8000-000000000000`
     const id = uuidv7After(v8, now - 5)
