@@ -129,6 +129,8 @@ export interface CatalogStore {
   }>
   /** Entries changed after `since`, oldest change first; see `routes/catalog.ts` for the watermark. */
   changedSince(since: string, limit: number): Promise<{ entries: CatalogEntry[]; hasMore: boolean }>
+  /** Entries whose last change is exactly `at` (a sync page that one instant fills). */
+  changedAt(at: string, limit: number): Promise<{ entries: CatalogEntry[] }>
   /** Files and triages a dispute in one transaction; `unknown_subject` when nothing matches it. */
   fileDispute(
     dispute: Omit<DisputeRecord, 'status' | 'action_taken' | 'reason'>,
@@ -591,6 +593,13 @@ export function catalogStore(db: SqlDriver): CatalogStore {
         [since, limit + 1],
       )
       return { entries: rows.slice(0, limit), hasMore: rows.length > limit }
+    },
+    async changedAt(at, limit) {
+      const rows = await db.all<CatalogEntry>(
+        `SELECT ${ENTRY_COLUMNS} FROM ${CATALOG} c WHERE c.updated_at = ? ORDER BY c.property_rid LIMIT ?`,
+        [at, limit],
+      )
+      return { entries: rows }
     },
     fileDispute(dispute) {
       return db.transaction(async (tx) => {
