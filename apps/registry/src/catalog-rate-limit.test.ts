@@ -72,19 +72,26 @@ describe.each(backends)('mirror and policy rate limits on %s', (name, backend) =
     expect(raw.status).toBe(429)
     expect(raw.headers.get('retry-after')).toBe('30')
     clock += 30_000
-    expect(await client.request('PUT', '/api/registry/mirrors/busy', { body })).toMatchObject({ status: 'pending' })
+    expect(await client.request('PUT', '/api/registry/mirrors/busy', { body })).toMatchObject({
+      status: 'pending',
+    })
   })
 
-  it.skipIf(!backend)(`limits anonymous mirror reads and bulk policy resolves per client IP (${name})`, async () => {
-    const anonymous = clientOf(test.registry)
-    await anonymous.request('GET', '/api/registry/mirrors')
-    await refused(anonymous.request('GET', '/api/registry/mirrors/none'))
-    await anonymous.request('POST', '/api/policies/resolve/bulk', { body: { policy_ids: ['gdpr_consent'] } })
-    const limited = await refused(
-      anonymous.request('POST', '/api/policies/resolve/bulk', { body: { policy_ids: ['gdpr_consent'] } }),
-    )
-    expect(limited).toMatchObject({ statusCode: 429, code: 'rate_limited', retryAfter: 20 })
-    clock += 20_000
-    expect((await anonymous.request<{ total: number }>('GET', '/api/registry/mirrors')).total).toBe(0)
-  })
+  it.skipIf(!backend)(
+    `limits anonymous mirror reads and bulk policy resolves per client IP (${name})`,
+    async () => {
+      const anonymous = clientOf(test.registry)
+      await anonymous.request('GET', '/api/registry/mirrors')
+      await refused(anonymous.request('GET', '/api/registry/mirrors/none'))
+      await anonymous.request('POST', '/api/policies/resolve/bulk', {
+        body: { policy_ids: ['gdpr_consent'] },
+      })
+      const limited = await refused(
+        anonymous.request('POST', '/api/policies/resolve/bulk', { body: { policy_ids: ['gdpr_consent'] } }),
+      )
+      expect(limited).toMatchObject({ statusCode: 429, code: 'rate_limited', retryAfter: 20 })
+      clock += 20_000
+      expect((await anonymous.request<{ total: number }>('GET', '/api/registry/mirrors')).total).toBe(0)
+    },
+  )
 })

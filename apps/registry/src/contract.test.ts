@@ -350,7 +350,8 @@ describe('contract sweep over the demo world', () => {
     expect(proposed.status).toBe(202)
     const proposalPath = `/api/registry/mirror-proposals/${proposed.body.proposal_id}`
     expect(
-      (await call('listCommunityMirrorProposals', '/api/registry/mirror-proposals', { token: key })).body.total,
+      (await call('listCommunityMirrorProposals', '/api/registry/mirror-proposals', { token: key })).body
+        .total,
     ).toBe(1)
     expect(
       (await call('getCommunityMirrorProposal', proposalPath, { token: key })).body.proposal.status,
@@ -398,8 +399,8 @@ describe('contract sweep over the demo world', () => {
       'GDPR Consent Requirements',
     )
     expect(
-      (await call('resolvePoliciesBulk', '/api/policies/resolve/bulk', { body: { policy_ids: ['nope'] } })).body
-        .results,
+      (await call('resolvePoliciesBulk', '/api/policies/resolve/bulk', { body: { policy_ids: ['nope'] } }))
+        .body.results,
     ).toEqual({ nope: null })
     expect(
       (
@@ -416,16 +417,24 @@ describe('contract sweep over the demo world', () => {
         })
       ).body.revision_number,
     ).toBe(1)
-    expect((await call('getPolicyHistory', '/api/policies/history?policy_id=contract_policy')).body.total).toBe(1)
+    expect(
+      (await call('getPolicyHistory', '/api/policies/history?policy_id=contract_policy')).body.total,
+    ).toBe(1)
     // Property catalog.
     const resolved = await call('resolveIdentifiers', '/api/registry/resolve', {
       token: key,
-      body: { identifiers: [{ type: 'domain', value: 'catalog.example' }], provenance: { type: 'deal_history' } },
+      body: {
+        identifiers: [{ type: 'domain', value: 'catalog.example' }],
+        provenance: { type: 'deal_history' },
+      },
     })
     expect(resolved.body.summary.created).toBe(1)
-    expect((await call('browseCatalog', '/api/registry/catalog?identifier_type=domain')).body.total).toBeGreaterThan(1)
     expect(
-      (await call('syncCatalog', `/api/registry/catalog/sync?since=${resolved.body.server_timestamp}`)).body.entries,
+      (await call('browseCatalog', '/api/registry/catalog?identifier_type=domain')).body.total,
+    ).toBeGreaterThan(1)
+    expect(
+      (await call('syncCatalog', `/api/registry/catalog/sync?since=${resolved.body.server_timestamp}`)).body
+        .entries,
     ).toEqual([])
     const dispute = await call('fileCatalogDispute', '/api/registry/catalog/disputes', {
       token: key,
@@ -438,7 +447,8 @@ describe('contract sweep over the demo world', () => {
     })
     expect(dispute.body.action_taken).toBe('link_suspended')
     expect(
-      (await call('getCatalogDispute', `/api/registry/catalog/disputes/${dispute.body.dispute_id}`)).body.status,
+      (await call('getCatalogDispute', `/api/registry/catalog/disputes/${dispute.body.dispute_id}`)).body
+        .status,
     ).toBe('suspended')
 
     expect([...IMPLEMENTED_OPERATIONS].filter((id) => !called.has(id))).toEqual([])

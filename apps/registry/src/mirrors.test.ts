@@ -75,95 +75,105 @@ describe.each(backends)('community mirrors on %s', (name, backend) => {
   const proposalOf = async (client: RegistryClient, id: string) =>
     (await client.request<{ proposal: Proposal }>('GET', `/api/registry/mirror-proposals/${id}`)).proposal
 
-  it.skipIf(!backend)(`turns a contributor's PUT into a proposal a moderator approves (${name})`, async () => {
-    const submitted = await put(contributor, 'example_platform', {
-      ...catalog('Example Video', 'video.example'),
-      // Never stored: a mirror asserts no sales authorization.
-      authorized_agents: [{ url: 'https://sales.example/mcp', authorized_for: 'all' }],
-    })
-    expect(submitted).toMatchObject({ success: true, status: 'pending', platform: 'example_platform' })
-    expect(submitted.status_url).toBe(`/api/registry/mirror-proposals/${String(submitted.proposal_id)}`)
-    // Nothing public yet.
-    expect(
-      await refusal(anonymous.request('GET', '/api/registry/mirrors/example_platform')),
-    ).toMatchObject({ statusCode: 404, code: 'mirror_not_found' })
+  it.skipIf(!backend)(
+    `turns a contributor's PUT into a proposal a moderator approves (${name})`,
+    async () => {
+      const submitted = await put(contributor, 'example_platform', {
+        ...catalog('Example Video', 'video.example'),
+        // Never stored: a mirror asserts no sales authorization.
+        authorized_agents: [{ url: 'https://sales.example/mcp', authorized_for: 'all' }],
+      })
+      expect(submitted).toMatchObject({ success: true, status: 'pending', platform: 'example_platform' })
+      expect(submitted.status_url).toBe(`/api/registry/mirror-proposals/${String(submitted.proposal_id)}`)
+      // Nothing public yet.
+      expect(await refusal(anonymous.request('GET', '/api/registry/mirrors/example_platform'))).toMatchObject(
+        { statusCode: 404, code: 'mirror_not_found' },
+      )
 
-    const proposal = await proposalOf(contributor, String(submitted.proposal_id))
-    expect(proposal.adagents_json.authorized_agents).toEqual([])
-    expect(adagentsSchemaErrors(proposal.adagents_json)).toEqual([])
-    expect(proposal.proposal_digest).toBe(submitted.proposal_digest)
-    // Another organization does not see it; a moderator does.
-    expect(await refusal(proposalOf(other, proposal.id))).toMatchObject({ statusCode: 404 })
-    expect((await proposalOf(moderator, proposal.id)).id).toBe(proposal.id)
+      const proposal = await proposalOf(contributor, String(submitted.proposal_id))
+      expect(proposal.adagents_json.authorized_agents).toEqual([])
+      expect(adagentsSchemaErrors(proposal.adagents_json)).toEqual([])
+      expect(proposal.proposal_digest).toBe(submitted.proposal_digest)
+      // Another organization does not see it; a moderator does.
+      expect(await refusal(proposalOf(other, proposal.id))).toMatchObject({ statusCode: 404 })
+      expect((await proposalOf(moderator, proposal.id)).id).toBe(proposal.id)
 
-    // A contributor cannot review, and the queue is for moderators.
-    expect(
-      await refusal(
-        contributor.request('POST', `/api/registry/mirror-proposals/${proposal.id}/approve`, {
-          body: { proposal_digest: proposal.proposal_digest },
-        }),
-      ),
-    ).toMatchObject({ statusCode: 403, code: 'moderator_required' })
-    expect(
-      await refusal(contributor.request('GET', '/api/registry/mirror-proposals', { query: { review_queue: 'true' } })),
-    ).toMatchObject({ statusCode: 403 })
-    const mine = await contributor.request<{ proposals: Proposal[]; total: number }>(
-      'GET',
-      '/api/registry/mirror-proposals',
-    )
-    expect(mine.proposals.map((item) => item.id)).toEqual([proposal.id])
-    expect(
-      (await other.request<{ total: number }>('GET', '/api/registry/mirror-proposals')).total,
-    ).toBe(0)
-    const queue = await moderator.request<{ proposals: Proposal[] }>('GET', '/api/registry/mirror-proposals', {
-      query: { review_queue: 'true' },
-    })
-    expect(queue.proposals.map((item) => item.id)).toContain(proposal.id)
+      // A contributor cannot review, and the queue is for moderators.
+      expect(
+        await refusal(
+          contributor.request('POST', `/api/registry/mirror-proposals/${proposal.id}/approve`, {
+            body: { proposal_digest: proposal.proposal_digest },
+          }),
+        ),
+      ).toMatchObject({ statusCode: 403, code: 'moderator_required' })
+      expect(
+        await refusal(
+          contributor.request('GET', '/api/registry/mirror-proposals', { query: { review_queue: 'true' } }),
+        ),
+      ).toMatchObject({ statusCode: 403 })
+      const mine = await contributor.request<{ proposals: Proposal[]; total: number }>(
+        'GET',
+        '/api/registry/mirror-proposals',
+      )
+      expect(mine.proposals.map((item) => item.id)).toEqual([proposal.id])
+      expect((await other.request<{ total: number }>('GET', '/api/registry/mirror-proposals')).total).toBe(0)
+      const queue = await moderator.request<{ proposals: Proposal[] }>(
+        'GET',
+        '/api/registry/mirror-proposals',
+        {
+          query: { review_queue: 'true' },
+        },
+      )
+      expect(queue.proposals.map((item) => item.id)).toContain(proposal.id)
 
-    const approved = await moderator.request<Record<string, unknown>>(
-      'POST',
-      `/api/registry/mirror-proposals/${proposal.id}/approve`,
-      { body: { proposal_digest: proposal.proposal_digest, review_notes: 'Checked against the platform docs' } },
-    )
-    expect(approved).toMatchObject({
-      success: true,
-      platform: 'example_platform',
-      proposal_id: proposal.id,
-      catalog_etag: 'etag-Example Video',
-      publisher_domains: ['video.example'],
-      superseded_by: null,
-    })
-    const mirror = await anonymous.request<{ adagents_json: Record<string, unknown> }>(
-      'GET',
-      '/api/registry/mirrors/example_platform',
-    )
-    expect(mirror.adagents_json.authorized_agents).toEqual([])
-    expect(mirror.adagents_json.$schema).toBe('https://adcontextprotocol.org/schemas/3.1.19/adagents.json')
-    expect(adagentsSchemaErrors(mirror.adagents_json)).toEqual([])
-    expect((await proposalOf(contributor, proposal.id)).status).toBe('approved')
-    // A second review of the same revision is refused.
-    expect(
-      await refusal(
-        moderator.request('POST', `/api/registry/mirror-proposals/${proposal.id}/reject`, {
-          body: { proposal_digest: proposal.proposal_digest, review_notes: 'too late' },
-        }),
-      ),
-    ).toMatchObject({ statusCode: 409, code: 'proposal_already_reviewed' })
-    // The mirror's property is in the property catalog, linked to its domain.
-    const resolved = await anonymous.request<{ resolved: Array<{ property_rid: string | null; source: string }> }>(
-      'POST',
-      '/api/registry/resolve',
-      {
+      const approved = await moderator.request<Record<string, unknown>>(
+        'POST',
+        `/api/registry/mirror-proposals/${proposal.id}/approve`,
+        {
+          body: {
+            proposal_digest: proposal.proposal_digest,
+            review_notes: 'Checked against the platform docs',
+          },
+        },
+      )
+      expect(approved).toMatchObject({
+        success: true,
+        platform: 'example_platform',
+        proposal_id: proposal.id,
+        catalog_etag: 'etag-Example Video',
+        publisher_domains: ['video.example'],
+        superseded_by: null,
+      })
+      const mirror = await anonymous.request<{ adagents_json: Record<string, unknown> }>(
+        'GET',
+        '/api/registry/mirrors/example_platform',
+      )
+      expect(mirror.adagents_json.authorized_agents).toEqual([])
+      expect(mirror.adagents_json.$schema).toBe('https://adcontextprotocol.org/schemas/3.1.19/adagents.json')
+      expect(adagentsSchemaErrors(mirror.adagents_json)).toEqual([])
+      expect((await proposalOf(contributor, proposal.id)).status).toBe('approved')
+      // A second review of the same revision is refused.
+      expect(
+        await refusal(
+          moderator.request('POST', `/api/registry/mirror-proposals/${proposal.id}/reject`, {
+            body: { proposal_digest: proposal.proposal_digest, review_notes: 'too late' },
+          }),
+        ),
+      ).toMatchObject({ statusCode: 409, code: 'proposal_already_reviewed' })
+      // The mirror's property is in the property catalog, linked to its domain.
+      const resolved = await anonymous.request<{
+        resolved: Array<{ property_rid: string | null; source: string }>
+      }>('POST', '/api/registry/resolve', {
         body: {
           mode: 'lookup',
           identifiers: [{ type: 'domain', value: 'video.example' }],
           provenance: { type: 'member_assertion' },
         },
-      },
-    )
-    expect(resolved.resolved[0]).toMatchObject({ source: 'community_mirror' })
-    expect(resolved.resolved[0]!.property_rid).toMatch(/^[0-9a-f-]{36}$/)
-  })
+      })
+      expect(resolved.resolved[0]).toMatchObject({ source: 'community_mirror' })
+      expect(resolved.resolved[0]!.property_rid).toMatch(/^[0-9a-f-]{36}$/)
+    },
+  )
 
   it.skipIf(!backend)(`refuses a review with a stale digest and publishes nothing (${name})`, async () => {
     const first = await put(contributor, 'stale_platform', catalog('First', 'first.example'))
@@ -196,7 +206,10 @@ describe.each(backends)('community mirrors on %s', (name, backend) => {
         }),
       ),
     ).toMatchObject({ statusCode: 409, code: 'base_mirror_stale' })
-    const mirror = await anonymous.request<{ catalog_etag: string }>('GET', '/api/registry/mirrors/stale_platform')
+    const mirror = await anonymous.request<{ catalog_etag: string }>(
+      'GET',
+      '/api/registry/mirrors/stale_platform',
+    )
     expect(mirror.catalog_etag).toBe('etag-Direct')
 
     // Rejecting the current revision needs notes and works.
@@ -212,16 +225,27 @@ describe.each(backends)('community mirrors on %s', (name, backend) => {
       `/api/registry/mirror-proposals/${id}/reject`,
       { body: { proposal_digest: second.proposal_digest, review_notes: 'Superseded by the direct publish' } },
     )
-    expect(rejected.proposal).toMatchObject({ status: 'rejected', review_notes: 'Superseded by the direct publish' })
-    const rejectedList = await contributor.request<{ proposals: Proposal[] }>('GET', '/api/registry/mirror-proposals', {
-      query: { status: 'rejected' },
+    expect(rejected.proposal).toMatchObject({
+      status: 'rejected',
+      review_notes: 'Superseded by the direct publish',
     })
+    const rejectedList = await contributor.request<{ proposals: Proposal[] }>(
+      'GET',
+      '/api/registry/mirror-proposals',
+      {
+        query: { status: 'rejected' },
+      },
+    )
     expect(rejectedList.proposals.map((item) => item.id)).toEqual([id])
   })
 
   it.skipIf(!backend)(`validates bodies, ids and limits as the document says (${name})`, async () => {
     // No catalog array at all, an empty one, a non-https successor: request validation.
-    for (const body of [{ catalog_etag: 'x' }, { formats: [] }, { ...catalog('A', 'a.example'), superseded_by: 'http://a.example/x' }]) {
+    for (const body of [
+      { catalog_etag: 'x' },
+      { formats: [] },
+      { ...catalog('A', 'a.example'), superseded_by: 'http://a.example/x' },
+    ]) {
       const refused = await refusal(put(contributor, 'bad_platform', body))
       expect(refused.statusCode).toBe(400)
     }
@@ -236,10 +260,13 @@ describe.each(backends)('community mirrors on %s', (name, backend) => {
     expect(await refusal(anonymous.request('GET', '/api/registry/mirrors/Bad%20Platform'))).toMatchObject({
       statusCode: 400,
     })
-    expect(await refusal(anonymous.request('PUT', '/api/registry/mirrors/x', { body: catalog('A', 'a.example') })))
-      .toMatchObject({ statusCode: 401 })
+    expect(
+      await refusal(anonymous.request('PUT', '/api/registry/mirrors/x', { body: catalog('A', 'a.example') })),
+    ).toMatchObject({ statusCode: 401 })
     // Contributor limits: 2,000 catalog items.
-    const formats = Array.from({ length: 2001 }, (_, index) => ({ format_id: { agent_url: 'https://c.example', id: `f${index}` } }))
+    const formats = Array.from({ length: 2001 }, (_, index) => ({
+      format_id: { agent_url: 'https://c.example', id: `f${index}` },
+    }))
     expect(await refusal(put(contributor, 'big_platform', { formats }))).toMatchObject({
       statusCode: 413,
       code: 'too_many_catalog_items',
@@ -266,17 +293,25 @@ describe.each(backends)('community mirrors on %s', (name, backend) => {
       ),
     ).toMatchObject({ statusCode: 400 })
     expect(
-      await refusal(contributor.request('GET', '/api/registry/mirror-proposals', { query: { status: 'nope' } })),
+      await refusal(
+        contributor.request('GET', '/api/registry/mirror-proposals', { query: { status: 'nope' } }),
+      ),
     ).toMatchObject({ statusCode: 400 })
     expect(
       await refusal(contributor.request('GET', '/api/registry/mirror-proposals', { query: { limit: 51 } })),
     ).toMatchObject({ statusCode: 400 })
     // The mirror list clamps as documented.
-    const listed = await anonymous.request<{ mirrors: unknown[]; total: number }>('GET', '/api/registry/mirrors', {
-      query: { limit: 9999, offset: -5 },
-    })
+    const listed = await anonymous.request<{ mirrors: unknown[]; total: number }>(
+      'GET',
+      '/api/registry/mirrors',
+      {
+        query: { limit: 9999, offset: -5 },
+      },
+    )
     expect(listed.mirrors.length).toBe(listed.total)
-    expect(await refusal(anonymous.request('GET', '/api/registry/mirrors', { query: { limit: 'many' } }))).toMatchObject({
+    expect(
+      await refusal(anonymous.request('GET', '/api/registry/mirrors', { query: { limit: 'many' } })),
+    ).toMatchObject({
       statusCode: 400,
     })
   })
@@ -303,10 +338,9 @@ describe.each(backends)('community mirrors on %s', (name, backend) => {
       ...catalog('Retiring', 'retiring.example'),
       superseded_by: 'https://retiring.example/.well-known/adagents.json',
     })
-    const listed = await anonymous.request<{ mirrors: Array<{ platform: string; superseded_by: string | null }> }>(
-      'GET',
-      '/api/registry/mirrors',
-    )
+    const listed = await anonymous.request<{
+      mirrors: Array<{ platform: string; superseded_by: string | null }>
+    }>('GET', '/api/registry/mirrors')
     expect(listed.mirrors.find((mirror) => mirror.platform === 'retiring')?.superseded_by).toBe(
       'https://retiring.example/.well-known/adagents.json',
     )
@@ -314,17 +348,28 @@ describe.each(backends)('community mirrors on %s', (name, backend) => {
       success: true,
       platform: 'retiring',
     })
-    expect(await refusal(anonymous.request('GET', '/api/registry/mirrors/retiring'))).toMatchObject({ statusCode: 404 })
-    expect(await refusal(moderator.request('DELETE', '/api/registry/mirrors/retiring'))).toMatchObject({ statusCode: 404 })
-    // Its derived catalog row is retired, not left active.
-    const after = await anonymous.request<{ entries: Array<{ status: string }> }>('GET', '/api/registry/catalog', {
-      query: { status: 'retired' },
+    expect(await refusal(anonymous.request('GET', '/api/registry/mirrors/retiring'))).toMatchObject({
+      statusCode: 404,
     })
+    expect(await refusal(moderator.request('DELETE', '/api/registry/mirrors/retiring'))).toMatchObject({
+      statusCode: 404,
+    })
+    // Its derived catalog row is retired, not left active.
+    const after = await anonymous.request<{ entries: Array<{ status: string }> }>(
+      'GET',
+      '/api/registry/catalog',
+      {
+        query: { status: 'retired' },
+      },
+    )
     expect(after.entries.length).toBeGreaterThanOrEqual(1)
 
     await put(moderator, 'forced', catalog('Forced', 'forced.example'))
-    expect(await refusal(moderator.request('DELETE', '/api/registry/mirrors/forced', { query: { force: 'maybe' } })))
-      .toMatchObject({ statusCode: 400 })
+    expect(
+      await refusal(
+        moderator.request('DELETE', '/api/registry/mirrors/forced', { query: { force: 'maybe' } }),
+      ),
+    ).toMatchObject({ statusCode: 400 })
     expect(
       await moderator.request('DELETE', '/api/registry/mirrors/forced', { query: { force: 'true' } }),
     ).toMatchObject({ success: true })

@@ -65,9 +65,13 @@ describe.each(backends)('policy registry on %s', (name, backend) => {
   const list = (query: Record<string, string | number> = {}) =>
     anonymous.request<PolicyList>('GET', '/api/policies/registry', { query })
   const save = (client: RegistryClient, body: Record<string, unknown>) =>
-    client.request<{ success: true; policy_id: string; revision_number: number }>('POST', '/api/policies/save', {
-      body,
-    })
+    client.request<{ success: true; policy_id: string; revision_number: number }>(
+      'POST',
+      '/api/policies/save',
+      {
+        body,
+      },
+    )
 
   it.skipIf(!backend)(`browses the curated policies with filters and facets (${name})`, async () => {
     const all = await list()
@@ -78,17 +82,25 @@ describe.each(backends)('policy registry on %s', (name, backend) => {
       'gdpr_consent',
     ])
     // A country inside a region alias matches the region's policy.
-    expect((await list({ jurisdiction: 'DE' })).policies.map((policy) => policy.policy_id)).toEqual(['gdpr_consent'])
-    expect((await list({ category: 'standard' })).stats).toEqual({ total: 1, regulation: 0, standard: 1 })
-    expect((await list({ enforcement: 'must', domain: 'property' })).policies.map((p) => p.policy_id)).toEqual([
-      'coppa_children',
+    expect((await list({ jurisdiction: 'DE' })).policies.map((policy) => policy.policy_id)).toEqual([
+      'gdpr_consent',
     ])
+    expect((await list({ category: 'standard' })).stats).toEqual({ total: 1, regulation: 0, standard: 1 })
+    expect(
+      (await list({ enforcement: 'must', domain: 'property' })).policies.map((p) => p.policy_id),
+    ).toEqual(['coppa_children'])
     expect((await list({ policy_category: 'age_restricted' })).stats.total).toBe(1)
     expect((await list({ search: 'consent' })).policies.map((p) => p.policy_id)).toEqual(['gdpr_consent'])
     const page = await list({ limit: 1, offset: 1 })
     expect(page.policies).toHaveLength(1)
     expect(page.stats.total).toBe(3)
-    for (const query of [{ category: 'law' }, { limit: 1001 }, { limit: 0 }, { offset: -1 }]) {
+    const bad: Array<Record<string, string | number>> = [
+      { category: 'law' },
+      { limit: 1001 },
+      { limit: 0 },
+      { offset: -1 },
+    ]
+    for (const query of bad) {
       expect((await refusal(list(query))).statusCode).toBe(400)
     }
   })
@@ -97,13 +109,21 @@ describe.each(backends)('policy registry on %s', (name, backend) => {
     const gdpr = await anonymous.request<Record<string, unknown>>('GET', '/api/policies/resolve', {
       query: { policy_id: 'gdpr_consent' },
     })
-    expect(gdpr).toMatchObject({ policy_id: 'gdpr_consent', source_type: 'registry', review_status: 'approved' })
+    expect(gdpr).toMatchObject({
+      policy_id: 'gdpr_consent',
+      source_type: 'registry',
+      review_status: 'approved',
+    })
     expect(typeof gdpr.policy).toBe('string')
     expect(
-      await anonymous.request('GET', '/api/policies/resolve', { query: { policy_id: 'gdpr_consent', version: '1.0.0' } }),
+      await anonymous.request('GET', '/api/policies/resolve', {
+        query: { policy_id: 'gdpr_consent', version: '1.0.0' },
+      }),
     ).toMatchObject({ version: '1.0.0' })
     expect(
-      await anonymous.request('GET', '/api/policies/resolve', { query: { policy_id: 'gdpr_consent', version: '9.9.9' } }),
+      await anonymous.request('GET', '/api/policies/resolve', {
+        query: { policy_id: 'gdpr_consent', version: '9.9.9' },
+      }),
     ).toBeNull()
     expect(
       await refusal(anonymous.request('GET', '/api/policies/resolve', { query: { policy_id: 'nope' } })),
@@ -117,16 +137,28 @@ describe.each(backends)('policy registry on %s', (name, backend) => {
     expect(bulk.results.gdpr_consent?.policy_id).toBe('gdpr_consent')
     expect(bulk.results.coppa_children?.policy_id).toBe('coppa_children')
     expect(bulk.results.missing_policy).toBeNull()
-    for (const body of [{ policy_ids: [] }, { policy_ids: Array.from({ length: 101 }, (_, i) => `p${i}`) }, {}]) {
-      expect((await refusal(anonymous.request('POST', '/api/policies/resolve/bulk', { body }))).statusCode).toBe(400)
+    for (const body of [
+      { policy_ids: [] },
+      { policy_ids: Array.from({ length: 101 }, (_, i) => `p${i}`) },
+      {},
+    ]) {
+      expect(
+        (await refusal(anonymous.request('POST', '/api/policies/resolve/bulk', { body }))).statusCode,
+      ).toBe(400)
     }
   })
 
   it.skipIf(!backend)(`saves community policies with revisions and guards ownership (${name})`, async () => {
-    expect((await refusal(anonymous.request('POST', '/api/policies/save', { body: brandSafety }))).statusCode).toBe(401)
+    expect(
+      (await refusal(anonymous.request('POST', '/api/policies/save', { body: brandSafety }))).statusCode,
+    ).toBe(401)
     const created = await save(owner, brandSafety)
     expect(created).toMatchObject({ success: true, policy_id: 'acme_brand_safety', revision_number: 1 })
-    const updated = await save(owner, { ...brandSafety, version: '1.1.0', description: 'Now with a description' })
+    const updated = await save(owner, {
+      ...brandSafety,
+      version: '1.1.0',
+      description: 'Now with a description',
+    })
     expect(updated.revision_number).toBe(2)
     const resolved = await anonymous.request<Record<string, unknown>>('GET', '/api/policies/resolve', {
       query: { policy_id: 'acme_brand_safety' },
@@ -157,8 +189,13 @@ describe.each(backends)('policy registry on %s', (name, backend) => {
       await refusal(anonymous.request('GET', '/api/policies/history', { query: { policy_id: 'nope' } })),
     ).toMatchObject({ statusCode: 404 })
     expect(
-      (await refusal(anonymous.request('GET', '/api/policies/history', { query: { policy_id: 'gdpr_consent', limit: 101 } })))
-        .statusCode,
+      (
+        await refusal(
+          anonymous.request('GET', '/api/policies/history', {
+            query: { policy_id: 'gdpr_consent', limit: 101 },
+          }),
+        )
+      ).statusCode,
     ).toBe(400)
 
     // Someone else's community policy, a registry-curated one and a pending one: 409.

@@ -209,7 +209,12 @@ async function knownLinks(
         suspended: row.status !== 'active',
       })
     }
-    const declared = await db.all<{ identifier_type: string; identifier_value: string; rid: string; source: string }>(
+    const declared = await db.all<{
+      identifier_type: string
+      identifier_value: string
+      rid: string
+      source: string
+    }>(
       `SELECT i.identifier_type, i.identifier_value, p.rid, p.source
        FROM registry_property_identifiers i
        JOIN registry_properties p ON p.publisher_domain = i.publisher_domain AND p.property_id = i.property_id
@@ -300,7 +305,19 @@ export async function syncMirrorEntries(
       )
     } else {
       await insertRows(tx, 'registry_catalog_entries', ENTRY_INSERT_COLUMNS, [
-        [rid, property.property_id, 'property', 'community_mirror', 'active', null, origin, at, at, at, origin],
+        [
+          rid,
+          property.property_id,
+          'property',
+          'community_mirror',
+          'active',
+          null,
+          origin,
+          at,
+          at,
+          at,
+          origin,
+        ],
       ])
     }
     kept.add(rid)
@@ -489,7 +506,9 @@ export function catalogStore(db: SqlDriver): CatalogStore {
       }
     }
     if (options.mode === 'resolve') {
-      const rids = [...new Set(results.flatMap((result) => (result.property_rid ? [result.property_rid] : [])))]
+      const rids = [
+        ...new Set(results.flatMap((result) => (result.property_rid ? [result.property_rid] : []))),
+      ]
       await insertRows(
         tx,
         'registry_catalog_activity',
@@ -627,7 +646,9 @@ export function catalogStore(db: SqlDriver): CatalogStore {
       })
     },
     async getDispute(id) {
-      return db.one<DisputeRecord>(`SELECT ${DISPUTE_COLUMNS} FROM registry_catalog_disputes WHERE id = ?`, [id])
+      return db.one<DisputeRecord>(`SELECT ${DISPUTE_COLUMNS} FROM registry_catalog_disputes WHERE id = ?`, [
+        id,
+      ])
     },
   }
 }
@@ -673,7 +694,9 @@ async function triageDispute(
           reason: `${suspendable.length} medium or weak link(s) of ${value} suspended until the dispute is reviewed`,
         }
       }
-      return queued(`${value} is linked by a publisher declaration or another strong claim; queued for review`)
+      return queued(
+        `${value} is linked by a publisher declaration or another strong claim; queued for review`,
+      )
     }
     return queued(`the ${dispute.dispute_type} claim on ${value} is queued for review`)
   }
@@ -684,7 +707,9 @@ async function triageDispute(
     )
     if (Number(found?.n ?? 0) === 0) return 'unknown_subject'
     if (dispute.dispute_type === 'false_merge') return escalated
-    return queued(`the ${dispute.dispute_type} claim on property ${dispute.subject_value} is queued for review`)
+    return queued(
+      `the ${dispute.dispute_type} claim on property ${dispute.subject_value} is queued for review`,
+    )
   }
   return queued(`the ${dispute.dispute_type} claim is queued for review`)
 }

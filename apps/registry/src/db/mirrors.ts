@@ -258,46 +258,48 @@ export function mirrorStore(db: SqlDriver): MirrorStore {
       )
     },
     approve(id, digest, review, publish) {
-      return db.transaction(async (tx) => {
-        const row = await tx.one<ProposalRow>(
-          `SELECT ${PROPOSAL_COLUMNS} FROM registry_mirror_proposals WHERE id = ?`,
-          [id],
-        )
-        if (!row) return 'not_found' as const
-        const proposal = toProposal(row)
-        if (proposal.status !== 'pending') return 'already_reviewed' as const
-        if (proposal.proposal_digest !== digest) return 'digest_mismatch' as const
-        const current = await tx.one<{ digest: string }>(
-          'SELECT digest FROM registry_community_mirrors WHERE platform = ?',
-          [proposal.platform],
-        )
-        if ((current?.digest ?? null) !== proposal.base_mirror_digest) return 'base_mirror_stale' as const
-        const { mirror, properties } = publish(proposal)
-        const stored = await writeMirror(tx, mirror, properties)
-        const changed = await tx.run(
-          `UPDATE registry_mirror_proposals SET status = 'approved', reviewed_at = ?, reviewed_by = ?,
+      return db
+        .transaction(async (tx) => {
+          const row = await tx.one<ProposalRow>(
+            `SELECT ${PROPOSAL_COLUMNS} FROM registry_mirror_proposals WHERE id = ?`,
+            [id],
+          )
+          if (!row) return 'not_found' as const
+          const proposal = toProposal(row)
+          if (proposal.status !== 'pending') return 'already_reviewed' as const
+          if (proposal.proposal_digest !== digest) return 'digest_mismatch' as const
+          const current = await tx.one<{ digest: string }>(
+            'SELECT digest FROM registry_community_mirrors WHERE platform = ?',
+            [proposal.platform],
+          )
+          if ((current?.digest ?? null) !== proposal.base_mirror_digest) return 'base_mirror_stale' as const
+          const { mirror, properties } = publish(proposal)
+          const stored = await writeMirror(tx, mirror, properties)
+          const changed = await tx.run(
+            `UPDATE registry_mirror_proposals SET status = 'approved', reviewed_at = ?, reviewed_by = ?,
              review_notes = ?, published_at = ?, updated_at = ?
            WHERE id = ? AND status = 'pending' AND proposal_digest = ?`,
-          [review.at, review.reviewed_by, review.review_notes, review.at, review.at, id, digest],
-        )
-        // A concurrent refresh or review got there first: undo the publish (the transaction rolls back).
-        if (changed === 0) throw new StaleReview()
-        return {
-          proposal: {
-            ...proposal,
-            status: 'approved' as const,
-            reviewed_at: review.at,
-            reviewed_by: review.reviewed_by,
-            review_notes: review.review_notes,
-            published_at: review.at,
-            updated_at: review.at,
-          },
-          mirror: stored,
-        }
-      }).catch((error: unknown) => {
-        if (error instanceof StaleReview) return 'digest_mismatch' as const
-        throw error
-      })
+            [review.at, review.reviewed_by, review.review_notes, review.at, review.at, id, digest],
+          )
+          // A concurrent refresh or review got there first: undo the publish (the transaction rolls back).
+          if (changed === 0) throw new StaleReview()
+          return {
+            proposal: {
+              ...proposal,
+              status: 'approved' as const,
+              reviewed_at: review.at,
+              reviewed_by: review.reviewed_by,
+              review_notes: review.review_notes,
+              published_at: review.at,
+              updated_at: review.at,
+            },
+            mirror: stored,
+          }
+        })
+        .catch((error: unknown) => {
+          if (error instanceof StaleReview) return 'digest_mismatch' as const
+          throw error
+        })
     },
     reject(id, digest, review) {
       return db.transaction(async (tx) => {

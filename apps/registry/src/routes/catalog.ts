@@ -99,7 +99,8 @@ const isoParam = (value: string, name: string): string => {
   return new Date(parsed).toISOString()
 }
 
-const encodeCursor = (rid: string): string => Buffer.from(JSON.stringify({ after: rid })).toString('base64url')
+const encodeCursor = (rid: string): string =>
+  Buffer.from(JSON.stringify({ after: rid })).toString('base64url')
 
 const decodeCursor = (cursor: string): string => {
   try {
@@ -209,7 +210,9 @@ export function catalogRoutes(deps: RegistryDeps): Hono {
   app.get('/api/registry/catalog/sync', async (c) => {
     const since = isoParam(required(c.req.query('since'), 'since'), 'since')
     const limit = intParam(c.req.query('limit'), 'limit', 1000, 1, SYNC_MAX_LIMIT)
-    let { entries, hasMore } = await catalog.changedSince(since, limit)
+    const changed = await catalog.changedSince(since, limit)
+    const { hasMore } = changed
+    let { entries } = changed
     if (hasMore && entries.length > 0) {
       const lastAt = entries[entries.length - 1]!.updated_at
       const before = entries.filter((entry) => entry.updated_at < lastAt)
@@ -252,7 +255,11 @@ export function catalogRoutes(deps: RegistryDeps): Hono {
     const subjectType = body.subject_type.trim()
     let subjectValue = body.subject_value.trim()
     if (subjectType === '' || subjectValue === '' || subjectValue.length > MAX_IDENTIFIER_LENGTH) {
-      throw new HttpError(400, 'invalid_request', `subject_type and subject_value must be 1 to ${MAX_IDENTIFIER_LENGTH} characters`)
+      throw new HttpError(
+        400,
+        'invalid_request',
+        `subject_type and subject_value must be 1 to ${MAX_IDENTIFIER_LENGTH} characters`,
+      )
     }
     if (subjectType === 'identifier') subjectValue = normalizeDomain(subjectValue) ?? subjectValue
     const at = new Date(deps.now()).toISOString()

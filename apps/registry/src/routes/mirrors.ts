@@ -136,7 +136,10 @@ function assertConforms(document: Record<string, unknown>): void {
 }
 
 const catalogItemCount = (body: Record<string, unknown>): number =>
-  CATALOG_ARRAYS.reduce((sum, key) => sum + (Array.isArray(body[key]) ? (body[key] as unknown[]).length : 0), 0)
+  CATALOG_ARRAYS.reduce(
+    (sum, key) => sum + (Array.isArray(body[key]) ? (body[key] as unknown[]).length : 0),
+    0,
+  )
 
 /** The catalog rows a mirror's properties derive, and the publisher domains they name. */
 function catalogOf(document: Record<string, unknown>): {
@@ -274,7 +277,12 @@ export function mirrorRoutes(deps: RegistryDeps): Hono {
     const status = statusValue as ProposalStatus | undefined
     const { proposals, total } = moderator
       ? await mirrors.listProposals({ status: status ?? 'pending', limit, offset })
-      : await mirrors.listProposals({ orgId: requireOrg(principal), ...(status ? { status } : {}), limit, offset })
+      : await mirrors.listProposals({
+          orgId: requireOrg(principal),
+          ...(status ? { status } : {}),
+          limit,
+          offset,
+        })
     return reply(c, deps, 'listCommunityMirrorProposals', {
       proposals: proposals.map(wireProposalSummary),
       total,
@@ -292,7 +300,10 @@ export function mirrorRoutes(deps: RegistryDeps): Hono {
     return reply(c, deps, 'getCommunityMirrorProposal', { proposal: wireProposal(proposal, moderator) })
   })
 
-  const refusal = (reason: 'not_found' | 'already_reviewed' | 'digest_mismatch' | 'base_mirror_stale', id: string) => {
+  const refusal = (
+    reason: 'not_found' | 'already_reviewed' | 'digest_mismatch' | 'base_mirror_stale',
+    id: string,
+  ) => {
     switch (reason) {
       case 'not_found':
         return new HttpError(404, 'proposal_not_found', `no proposal ${id}`)
@@ -373,8 +384,17 @@ export function mirrorRoutes(deps: RegistryDeps): Hono {
 
   app.get('/api/registry/mirrors', async (c) => {
     // The document clamps these (limit to 1–500, offset to ≥ 0); a value that is not a whole number is a 400.
-    const limit = Math.min(500, Math.max(1, intParam(c.req.query('limit'), 'limit', 100, -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)))
-    const offset = Math.max(0, intParam(c.req.query('offset'), 'offset', 0, -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER))
+    const limit = Math.min(
+      500,
+      Math.max(
+        1,
+        intParam(c.req.query('limit'), 'limit', 100, -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+      ),
+    )
+    const offset = Math.max(
+      0,
+      intParam(c.req.query('offset'), 'offset', 0, -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    )
     const { mirrors: found, total } = await mirrors.listMirrors(limit, offset)
     return reply(c, deps, 'listCommunityMirrors', {
       mirrors: found.map((mirror) => ({

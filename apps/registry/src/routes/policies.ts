@@ -29,7 +29,13 @@ export const wirePolicy = (policy: PolicyRecord): Record<string, unknown> => {
 
 /** The wire `PolicySummary`: the policy without its text, guidance, exemplars and extensions. */
 const wireSummary = (policy: PolicyRecord): Record<string, unknown> => {
-  const { policy: _text, guidance: _guidance, exemplars: _exemplars, ext: _ext, ...summary } = wirePolicy(policy)
+  const {
+    policy: _text,
+    guidance: _guidance,
+    exemplars: _exemplars,
+    ext: _ext,
+    ...summary
+  } = wirePolicy(policy)
   return summary
 }
 
@@ -144,14 +150,20 @@ export function policyRoutes(deps: RegistryDeps): Hono {
     const conflict = (error: string, message: string) =>
       new HttpError(409, error, message, { policy_id: body.policy_id })
     if (existing?.source_type === 'registry')
-      throw conflict('policy_registry_sourced', `${body.policy_id} is curated by the registry and cannot be edited`)
+      throw conflict(
+        'policy_registry_sourced',
+        `${body.policy_id} is curated by the registry and cannot be edited`,
+      )
     if (existing?.review_status === 'pending')
       throw conflict('policy_pending_review', `${body.policy_id} is pending review and cannot be edited`)
     if (existing && existing.owner_org_id && existing.owner_org_id !== orgId)
       throw conflict('policy_not_owned', `${body.policy_id} was contributed by another organization`)
     const at = new Date(deps.now()).toISOString()
-    const pick = <K extends keyof PolicyRecord>(key: K, sent: PolicyRecord[K] | undefined, fallback: PolicyRecord[K]) =>
-      sent !== undefined ? sent : existing ? existing[key] : fallback
+    const pick = <K extends keyof PolicyRecord>(
+      key: K,
+      sent: PolicyRecord[K] | undefined,
+      fallback: PolicyRecord[K],
+    ) => (sent !== undefined ? sent : existing ? existing[key] : fallback)
     const policy: PolicyRecord = {
       policy_id: body.policy_id,
       version: body.version.trim(),
@@ -177,19 +189,27 @@ export function policyRoutes(deps: RegistryDeps): Hono {
       owner_org_id: orgId,
       created_at: existing?.created_at ?? at,
       // Strictly after the stored instant, so the guarded update below always changes the row.
-      updated_at: existing && existing.updated_at >= at ? new Date(Date.parse(existing.updated_at) + 1).toISOString() : at,
+      updated_at:
+        existing && existing.updated_at >= at
+          ? new Date(Date.parse(existing.updated_at) + 1).toISOString()
+          : at,
     }
     const revision = await policies.put(
       policy,
       {
         editor_name: principal.orgName ?? orgId,
-        edit_summary: existing ? `Updated ${policy.name} to version ${policy.version}` : `Created ${policy.name}`,
+        edit_summary: existing
+          ? `Updated ${policy.name} to version ${policy.version}`
+          : `Created ${policy.name}`,
         source: 'community',
       },
       existing?.updated_at,
     )
     if (revision === undefined)
-      throw conflict('policy_changed', `${body.policy_id} changed while it was being saved; read it and retry`)
+      throw conflict(
+        'policy_changed',
+        `${body.policy_id} changed while it was being saved; read it and retry`,
+      )
     return reply(c, deps, 'savePolicy', {
       success: true,
       message: existing ? `Policy ${policy.policy_id} updated` : `Policy ${policy.policy_id} created`,
