@@ -156,6 +156,23 @@ describe.each(backends)('property catalog on %s', (name, backend) => {
     },
   )
 
+  it.skipIf(!backend)(`gives concurrent resolves of one new identifier one handle (${name})`, async () => {
+    const identifiers = [
+      { type: 'domain', value: 'race.example' },
+      { type: 'roku_store_id', value: 'race-channel' },
+    ]
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => resolve(member, { identifiers, provenance: { type: 'data_partner' } })),
+    )
+    for (const index of [0, 1]) {
+      const rids = new Set(answers.map((answer) => answer.resolved[index]!.property_rid))
+      expect(rids.size).toBe(1)
+      expect(answers.filter((answer) => answer.resolved[index]!.status === 'created')).toHaveLength(1)
+    }
+    const listed = await browse({ search: 'race' })
+    expect(listed.total).toBe(2)
+  })
+
   it.skipIf(!backend)(`browses the catalog with an opaque cursor and filters (${name})`, async () => {
     const all = await browse({ limit: 1000 })
     expect(all.next_cursor).toBeNull()

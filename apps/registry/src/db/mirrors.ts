@@ -296,9 +296,12 @@ export function mirrorStore(db: SqlDriver): MirrorStore {
             mirror: stored,
           }
         })
-        .catch((error: unknown) => {
-          if (error instanceof StaleReview) return 'digest_mismatch' as const
-          throw error
+        .catch(async (error: unknown) => {
+          if (!(error instanceof StaleReview)) throw error
+          // Another review or a refresh committed between our read and our update: say which.
+          return (await statusOf(db, id)) === 'pending'
+            ? ('digest_mismatch' as const)
+            : ('already_reviewed' as const)
         })
     },
     reject(id, digest, review) {
@@ -317,7 +320,11 @@ export function mirrorStore(db: SqlDriver): MirrorStore {
            WHERE id = ? AND status = 'pending' AND proposal_digest = ?`,
           [review.at, review.reviewed_by, review.review_notes, review.at, id, digest],
         )
-        if (changed === 0) return 'digest_mismatch' as const
+        if (changed === 0) {
+          return (await statusOf(tx, id)) === 'pending'
+            ? ('digest_mismatch' as const)
+            : ('already_reviewed' as const)
+        }
         return {
           ...proposal,
           status: 'rejected' as const,
@@ -330,6 +337,10 @@ export function mirrorStore(db: SqlDriver): MirrorStore {
     },
   }
 }
+
+const statusOf = async (db: SqlExecutor, id: string): Promise<string | undefined> =>
+  (await db.one<{ status: string }>('SELECT status FROM registry_mirror_proposals WHERE id = ?', [id]))
+    ?.status
 
 class StaleReview extends Error {
   override readonly name = 'StaleReview'

@@ -384,17 +384,18 @@ export function mirrorRoutes(deps: RegistryDeps): Hono {
 
   app.get('/api/registry/mirrors', async (c) => {
     // The document clamps these (limit to 1–500, offset to ≥ 0); a value that is not a whole number is a 400.
-    const limit = Math.min(
-      500,
-      Math.max(
-        1,
-        intParam(c.req.query('limit'), 'limit', 100, -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
-      ),
-    )
-    const offset = Math.max(
-      0,
-      intParam(c.req.query('offset'), 'offset', 0, -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
-    )
+    const whole = (name: string, fallback: number): number => {
+      const value = c.req.query(name)
+      if (value === undefined || value === '') return fallback
+      if (!/^-?[0-9]{1,16}$/.test(value)) {
+        throw new HttpError(400, 'invalid_parameter', `${name} must be a whole number`, {
+          details: { parameter: name },
+        })
+      }
+      return Number(value)
+    }
+    const limit = Math.min(500, Math.max(1, whole('limit', 100)))
+    const offset = Math.max(0, whole('offset', 0))
     const { mirrors: found, total } = await mirrors.listMirrors(limit, offset)
     return reply(c, deps, 'listCommunityMirrors', {
       mirrors: found.map((mirror) => ({
