@@ -239,6 +239,28 @@ describe.each(backends)('community mirrors on %s', (name, backend) => {
     expect(rejectedList.proposals.map((item) => item.id)).toEqual([id])
   })
 
+  it.skipIf(!backend)(
+    `publishes a proposal once when two moderators approve it together (${name})`,
+    async () => {
+      const submitted = await put(contributor, 'race_platform', catalog('Race', 'race-mirror.example'))
+      const approve = () =>
+        moderator.request('POST', `/api/registry/mirror-proposals/${String(submitted.proposal_id)}/approve`, {
+          body: { proposal_digest: submitted.proposal_digest },
+        })
+      const outcomes = await Promise.allSettled([approve(), approve(), approve()])
+      expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1)
+      for (const outcome of outcomes) {
+        if (outcome.status === 'rejected') {
+          expect(outcome.reason).toMatchObject({ statusCode: 409, code: 'proposal_already_reviewed' })
+        }
+      }
+      expect(
+        (await anonymous.request<{ catalog_etag: string }>('GET', '/api/registry/mirrors/race_platform'))
+          .catalog_etag,
+      ).toBe('etag-Race')
+    },
+  )
+
   it.skipIf(!backend)(`validates bodies, ids and limits as the document says (${name})`, async () => {
     // No catalog array at all, an empty one, a non-https successor: request validation.
     for (const body of [
