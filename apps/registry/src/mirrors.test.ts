@@ -293,6 +293,12 @@ describe.each(backends)('community mirrors on %s', (name, backend) => {
       statusCode: 413,
       code: 'too_many_catalog_items',
     })
+    // …and 1 MiB.
+    const heavy = Array.from({ length: 1200 }, (_, index) => ({ id: `f${index}`, notes: 'x'.repeat(1000) }))
+    expect(await refusal(put(contributor, 'big_platform', { formats: heavy }))).toMatchObject({
+      statusCode: 413,
+      code: 'payload_too_large',
+    })
     expect(
       await refusal(
         moderator.request('POST', '/api/registry/mirror-proposals/not-a-uuid/approve', {
