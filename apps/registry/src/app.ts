@@ -9,6 +9,7 @@ import type { CrawlQueue } from './crawl/queue.js'
 import type { RegistryDeps } from './deps.js'
 import { brandSetupRoutes } from './routes/brand-setup.js'
 import { brandRoutes } from './routes/brands.js'
+import { catalogRoutes } from './routes/catalog.js'
 import { discoveryRoutes } from './routes/discovery.js'
 import { docsRoutes } from './routes/docs.js'
 import { feedRoutes } from './routes/feed.js'
@@ -16,6 +17,8 @@ import { hostedRoutes } from './routes/hosted.js'
 import { errorBody, HttpError, MAX_URL_LENGTH } from './routes/http.js'
 import { lookupRoutes } from './routes/lookups.js'
 import { memberRoutes } from './routes/members.js'
+import { mirrorRoutes } from './routes/mirrors.js'
+import { policyRoutes } from './routes/policies.js'
 import { propertyRoutes } from './routes/properties.js'
 import { publisherLookupRoutes } from './routes/publisher-lookup.js'
 import { createRateLimiter, RATE_LIMITED_ROUTES } from './routes/rate-limit.js'
@@ -73,6 +76,24 @@ export const IMPLEMENTED_OPERATIONS: ReadonlySet<string> = new Set([
   'getRegistryStats',
   'requestCrawl',
   'getCrawlRequest',
+  'listCommunityMirrorProposals',
+  'getCommunityMirrorProposal',
+  'approveCommunityMirrorProposal',
+  'rejectCommunityMirrorProposal',
+  'listCommunityMirrors',
+  'getCommunityMirror',
+  'publishCommunityMirror',
+  'deleteCommunityMirror',
+  'listPolicies',
+  'resolvePolicy',
+  'resolvePoliciesBulk',
+  'getPolicyHistory',
+  'savePolicy',
+  'browseCatalog',
+  'syncCatalog',
+  'resolveIdentifiers',
+  'fileCatalogDispute',
+  'getCatalogDispute',
 ])
 
 export interface AppParts {
@@ -118,6 +139,9 @@ export function createApp(deps: RegistryDeps, parts: AppParts): Hono {
   app.route('/', feedRoutes(deps))
   app.route('/', discoveryRoutes(deps, parts.queue))
   app.route('/', memberRoutes(deps))
+  app.route('/', mirrorRoutes(deps))
+  app.route('/', policyRoutes(deps))
+  app.route('/', catalogRoutes(deps))
   app.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404))
   app.onError((error, c) => {
     if (error instanceof HttpError) {

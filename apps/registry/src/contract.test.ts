@@ -327,6 +327,130 @@ describe('contract sweep over the demo world', () => {
       ).status,
     ).toBe(204)
 
+    // Community mirrors: a contributor proposes, a moderator reviews (digest-bound), publishes and deletes.
+    const moderatorOrg = await test.registry.createOrg('Contract Moderators')
+    await test.registry.repository.mirrors.grantModerator(moderatorOrg.id, new Date().toISOString())
+    const mod = moderatorOrg.apiKey
+    const mirrorBody = {
+      catalog_etag: 'v1',
+      properties: [
+        {
+          property_id: 'mirror_site',
+          property_type: 'website',
+          name: 'Mirror Site',
+          identifiers: [{ type: 'domain', value: 'mirror-site.example' }],
+        },
+      ],
+    }
+    const proposed = await call('publishCommunityMirror', '/api/registry/mirrors/contract_platform', {
+      method: 'PUT',
+      token: key,
+      body: mirrorBody,
+    })
+    expect(proposed.status).toBe(202)
+    const proposalPath = `/api/registry/mirror-proposals/${proposed.body.proposal_id}`
+    expect(
+      (await call('listCommunityMirrorProposals', '/api/registry/mirror-proposals', { token: key })).body
+        .total,
+    ).toBe(1)
+    expect(
+      (await call('getCommunityMirrorProposal', proposalPath, { token: key })).body.proposal.status,
+    ).toBe('pending')
+    expect(
+      (
+        await call('approveCommunityMirrorProposal', `${proposalPath}/approve`, {
+          token: mod,
+          body: { proposal_digest: 'f'.repeat(64) },
+        })
+      ).status,
+    ).toBe(409)
+    expect(
+      (
+        await call('approveCommunityMirrorProposal', `${proposalPath}/approve`, {
+          token: mod,
+          body: { proposal_digest: proposed.body.proposal_digest },
+        })
+      ).body.publisher_domains,
+    ).toEqual(['mirror-site.example'])
+    expect(
+      (
+        await call('rejectCommunityMirrorProposal', `${proposalPath}/reject`, {
+          token: mod,
+          body: { proposal_digest: proposed.body.proposal_digest, review_notes: 'already published' },
+        })
+      ).status,
+    ).toBe(409)
+    expect((await call('listCommunityMirrors', '/api/registry/mirrors')).body.total).toBe(1)
+    expect(
+      (await call('getCommunityMirror', '/api/registry/mirrors/contract_platform')).body.adagents_json
+        .authorized_agents,
+    ).toEqual([])
+    expect(
+      (
+        await call('deleteCommunityMirror', '/api/registry/mirrors/contract_platform?force=true', {
+          method: 'DELETE',
+          token: mod,
+        })
+      ).status,
+    ).toBe(200)
+    // Policy registry.
+    expect((await call('listPolicies', '/api/policies/registry?jurisdiction=FR')).body.stats.total).toBe(1)
+    expect((await call('resolvePolicy', '/api/policies/resolve?policy_id=gdpr_consent')).body.name).toBe(
+      'GDPR Consent Requirements',
+    )
+    expect(
+      (await call('resolvePoliciesBulk', '/api/policies/resolve/bulk', { body: { policy_ids: ['nope'] } }))
+        .body.results,
+    ).toEqual({ nope: null })
+    expect(
+      (
+        await call('savePolicy', '/api/policies/save', {
+          token: key,
+          body: {
+            policy_id: 'contract_policy',
+            version: '1',
+            name: 'Contract Policy',
+            category: 'standard',
+            enforcement: 'may',
+            policy: 'Be nice.',
+          },
+        })
+      ).body.revision_number,
+    ).toBe(1)
+    expect(
+      (await call('getPolicyHistory', '/api/policies/history?policy_id=contract_policy')).body.total,
+    ).toBe(1)
+    // Property catalog.
+    const resolved = await call('resolveIdentifiers', '/api/registry/resolve', {
+      token: key,
+      body: {
+        identifiers: [{ type: 'domain', value: 'catalog.example' }],
+        provenance: { type: 'deal_history' },
+      },
+    })
+    expect(resolved.body.summary.created).toBe(1)
+    expect(
+      (await call('browseCatalog', '/api/registry/catalog?identifier_type=domain')).body.total,
+    ).toBeGreaterThan(1)
+    expect(
+      (await call('syncCatalog', `/api/registry/catalog/sync?since=${resolved.body.server_timestamp}`)).body
+        .entries,
+    ).toEqual([])
+    const dispute = await call('fileCatalogDispute', '/api/registry/catalog/disputes', {
+      token: key,
+      body: {
+        dispute_type: 'identifier_link',
+        subject_type: 'identifier',
+        subject_value: 'catalog.example',
+        claim: 'This domain is not a property of that publisher.',
+      },
+    })
+    expect(dispute.body.action_taken).toBe('link_suspended')
+    expect(
+      (await call('getCatalogDispute', `/api/registry/catalog/disputes/${dispute.body.dispute_id}`)).body
+        .status,
+    ).toBe('suspended')
+
     expect([...IMPLEMENTED_OPERATIONS].filter((id) => !called.has(id))).toEqual([])
   })
 
@@ -341,6 +465,9 @@ describe('contract sweep over the demo world', () => {
       'Validation Tools',
       'Change Feed',
       'Agent Discovery',
+      'Community Mirrors',
+      'Policy Registry',
+      'Property Catalog',
     ])
     for (const id of IMPLEMENTED_OPERATIONS) expect(tags.has(byId.get(id)?.tag ?? '')).toBe(true)
   })

@@ -3,6 +3,7 @@
  * transaction, and is recorded in `registry_migrations`; a database migrated by a newer registry is refused.
  * Column types are chosen to read the same in both: TEXT (JSON, ISO 8601 instants), INTEGER (counts, 0/1).
  */
+import { REGISTRY_POLICY_INSERTS } from './policies.js'
 
 export interface Migration {
   readonly version: number
@@ -195,6 +196,124 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 5,
     name: 'community brands remember the organization that saved them (only it may edit them)',
     statements: [`ALTER TABLE registry_brands ADD COLUMN owner_org_id TEXT`],
+  },
+  {
+    version: 7,
+    name: 'community mirrors and proposals, moderators, policies, the property catalog and its disputes',
+    statements: [
+      // Organizations whose members are registry moderators (review and publish community mirrors).
+      `CREATE TABLE IF NOT EXISTS registry_moderators (
+        org_id TEXT PRIMARY KEY,
+        granted_at TEXT NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS registry_community_mirrors (
+        platform TEXT PRIMARY KEY,
+        document TEXT NOT NULL,
+        catalog_etag TEXT,
+        superseded_by TEXT,
+        digest TEXT NOT NULL,
+        publisher_domains TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS registry_mirror_proposals (
+        id TEXT PRIMARY KEY,
+        platform TEXT NOT NULL,
+        document TEXT NOT NULL,
+        catalog_etag TEXT,
+        superseded_by TEXT,
+        proposal_digest TEXT NOT NULL,
+        base_mirror_digest TEXT,
+        status TEXT NOT NULL,
+        proposed_by_org_id TEXT,
+        proposed_by_user_id TEXT,
+        proposed_at TEXT NOT NULL,
+        reviewed_at TEXT,
+        reviewed_by TEXT,
+        review_notes TEXT,
+        published_at TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL)`,
+      `CREATE INDEX IF NOT EXISTS registry_mirror_proposals_status
+        ON registry_mirror_proposals (status, proposed_at)`,
+      `CREATE INDEX IF NOT EXISTS registry_mirror_proposals_org
+        ON registry_mirror_proposals (proposed_by_org_id, platform, status)`,
+      `CREATE TABLE IF NOT EXISTS registry_policies (
+        policy_id TEXT PRIMARY KEY,
+        version TEXT NOT NULL,
+        name TEXT NOT NULL,
+        description TEXT,
+        category TEXT NOT NULL,
+        enforcement TEXT NOT NULL,
+        jurisdictions TEXT NOT NULL,
+        region_aliases TEXT NOT NULL,
+        policy_categories TEXT NOT NULL,
+        channels TEXT,
+        governance_domains TEXT NOT NULL,
+        effective_date TEXT,
+        sunset_date TEXT,
+        source_url TEXT,
+        source_name TEXT,
+        policy TEXT NOT NULL,
+        guidance TEXT,
+        exemplars TEXT,
+        ext TEXT,
+        source_type TEXT NOT NULL,
+        review_status TEXT NOT NULL,
+        owner_org_id TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS registry_catalog_entries (
+        property_rid TEXT PRIMARY KEY,
+        property_id TEXT,
+        classification TEXT NOT NULL,
+        source TEXT NOT NULL,
+        status TEXT NOT NULL,
+        adagents_url TEXT,
+        created_by TEXT,
+        origin TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        source_updated_at TEXT NOT NULL)`,
+      `CREATE INDEX IF NOT EXISTS registry_catalog_entries_updated
+        ON registry_catalog_entries (updated_at, property_rid)`,
+      `CREATE INDEX IF NOT EXISTS registry_catalog_entries_origin ON registry_catalog_entries (origin)`,
+      `CREATE TABLE IF NOT EXISTS registry_catalog_links (
+        identifier_type TEXT NOT NULL,
+        identifier_value TEXT NOT NULL,
+        property_rid TEXT NOT NULL,
+        strength TEXT NOT NULL,
+        status TEXT NOT NULL,
+        provenance_type TEXT NOT NULL,
+        provenance_context TEXT,
+        created_by TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (identifier_type, identifier_value))`,
+      `CREATE INDEX IF NOT EXISTS registry_catalog_links_rid ON registry_catalog_links (property_rid)`,
+      `CREATE INDEX IF NOT EXISTS registry_catalog_links_value ON registry_catalog_links (identifier_value)`,
+      `CREATE TABLE IF NOT EXISTS registry_catalog_activity (
+        id TEXT PRIMARY KEY,
+        property_rid TEXT NOT NULL,
+        org_id TEXT,
+        provenance_type TEXT NOT NULL,
+        provenance_context TEXT,
+        created_at TEXT NOT NULL)`,
+      `CREATE INDEX IF NOT EXISTS registry_catalog_activity_rid
+        ON registry_catalog_activity (property_rid, created_at)`,
+      `CREATE TABLE IF NOT EXISTS registry_catalog_disputes (
+        id TEXT PRIMARY KEY,
+        dispute_type TEXT NOT NULL,
+        subject_type TEXT NOT NULL,
+        subject_value TEXT NOT NULL,
+        claim TEXT NOT NULL,
+        evidence TEXT,
+        status TEXT NOT NULL,
+        action_taken TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        filed_by_org_id TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL)`,
+      ...REGISTRY_POLICY_INSERTS,
+    ],
   },
 ]
 

@@ -7,10 +7,13 @@ import type pg from 'pg'
 import type { DatabaseConfig } from '../env.js'
 import { authorizationStore, type AuthorizationStore } from './authorizations.js'
 import { brandStore, type BrandStore } from './brands.js'
+import { catalogStore, type CatalogStore } from './catalog.js'
 import type { SqlDriver } from './driver.js'
 import { feedStore, type FeedStore } from './feed.js'
 import { hostingStore, type HostingStore } from './hosting.js'
 import { memberStore, type MemberStore } from './members.js'
+import { mirrorStore, type MirrorStore } from './mirrors.js'
+import { policyStore, type PolicyStore } from './policies.js'
 import { openPostgres } from './postgres.js'
 import { publisherStore, type PublisherStore } from './publishers.js'
 import { requestStore, type RequestStore } from './requests.js'
@@ -24,6 +27,12 @@ export interface RegistryRepository {
   readonly members: MemberStore
   readonly requests: RequestStore
   readonly hosting: HostingStore
+  /** Community mirrors, their proposals and the registry's moderators. */
+  readonly mirrors: MirrorStore
+  /** The governance policy registry. */
+  readonly policies: PolicyStore
+  /** The property catalog (identifier → property handle facts) and its disputes. */
+  readonly catalog: CatalogStore
   /** The driver, for the few callers that need the dialect (bench, tests). */
   readonly driver: SqlDriver
   close(): Promise<void>
@@ -44,6 +53,9 @@ export function createRepository(driver: SqlDriver): RegistryRepository {
     members: memberStore(driver),
     requests: requestStore(driver),
     hosting: hostingStore(driver),
+    mirrors: mirrorStore(driver),
+    policies: policyStore(driver),
+    catalog: catalogStore(driver),
     driver,
     close: () => driver.close(),
   }

@@ -25,6 +25,16 @@ export const RATE_LIMITED_ROUTES: ReadonlyArray<readonly [string, string, RateLi
   ['POST', '/api/organizations', 'write'],
   ['POST', '/api/registry/crawl-request', 'crawl'],
   ['POST', '/api/registry/publisher/:domain/adagents/revalidate', 'crawl'],
+  ['GET', '/api/registry/mirror-proposals', 'read'],
+  ['GET', '/api/registry/mirror-proposals/:id', 'read'],
+  ['POST', '/api/registry/mirror-proposals/:id/approve', 'write'],
+  ['POST', '/api/registry/mirror-proposals/:id/reject', 'write'],
+  ['GET', '/api/registry/mirrors', 'read'],
+  ['GET', '/api/registry/mirrors/:platform', 'read'],
+  ['PUT', '/api/registry/mirrors/:platform', 'write'],
+  ['DELETE', '/api/registry/mirrors/:platform', 'write'],
+  ['POST', '/api/policies/resolve/bulk', 'read'],
+  ['POST', '/api/policies/save', 'write'],
 ]
 
 interface Bucket {

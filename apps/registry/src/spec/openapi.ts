@@ -6,7 +6,9 @@
  *    413/415 on those with a JSON body, 401 on locked ones, the 403 of `include=raw` on the authorization pulls,
  *    429 on the feed stream (too many streams), 403 on `saveBrand` for a brand another organization owns — each answered with the official `Error`
  *    (`{ "error": code, "message" }`), never a replacement of a status the upstream lists.
- * 2. The bulk resolve results allow `null` (an unresolvable domain), which the upstream `allOf` forbids.
+ * 2. The bulk resolve results allow `null` (an unresolvable domain or policy), which the upstream `allOf`
+ *    forbids, and `resolvePolicy` may answer `null` (a pinned version that does not match), as its
+ *    description says and its schema does not.
  * 3. `GET /api/brands/find` returns the flat `CompanySearchResult[]` the upstream handler returns
  *    (adcp-notes §8 #2), and the expand/authorization selectors accept the AdCP `selection_type` shape as well
  *    as the documented one (§8 #1).
@@ -35,6 +37,8 @@ export const REPLACED_SCHEMAS: ReadonlySet<string> = new Set([
   'findBrand 200',
   'resolveBrandsBulk 200',
   'resolvePropertiesBulk 200',
+  'resolvePoliciesBulk 200',
+  'resolvePolicy 200',
 ])
 
 const SELECTOR_SCHEMA = {
@@ -109,7 +113,8 @@ export function registryDocument(): JsonObject {
       }
       if (
         operation.operationId === 'resolveBrandsBulk' ||
-        operation.operationId === 'resolvePropertiesBulk'
+        operation.operationId === 'resolvePropertiesBulk' ||
+        operation.operationId === 'resolvePoliciesBulk'
       ) {
         // Upstream writes `allOf: [Resolved…, { type: [object, null] }]`, which no null can satisfy, while the
         // handler answers null for a domain it cannot resolve: the served document says `anyOf`.
@@ -119,6 +124,12 @@ export function registryDocument(): JsonObject {
         const results = (schema.properties as Record<string, JsonObject>).results!
         const item = results.additionalProperties as { allOf: JsonObject[] }
         results.additionalProperties = { anyOf: [item.allOf[0], { type: 'null' }] }
+      }
+      if (operation.operationId === 'resolvePolicy') {
+        // "Returns null if the version does not match": the served 200 allows the null it describes.
+        const ok = responses['200'] as { content: Record<string, { schema: JsonObject }> }
+        const policy = ok.content['application/json']!.schema
+        ok.content['application/json']!.schema = { anyOf: [policy, { type: 'null' }] }
       }
       if (operation.operationId === 'findBrand') {
         const ok = responses['200'] as { content: Record<string, { schema: JsonObject }> }
