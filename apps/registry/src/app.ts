@@ -8,6 +8,7 @@ import { HTTPException } from 'hono/http-exception'
 import type { CrawlQueue } from './crawl/queue.js'
 import type { RegistryDeps } from './deps.js'
 import { brandSetupRoutes } from './routes/brand-setup.js'
+import { complianceStatusRoutes } from './routes/compliance-status.js'
 import { brandRoutes } from './routes/brands.js'
 import { discoveryRoutes } from './routes/discovery.js'
 import { docsRoutes } from './routes/docs.js'
@@ -73,6 +74,25 @@ export const IMPLEMENTED_OPERATIONS: ReadonlySet<string> = new Set([
   'getRegistryStats',
   'requestCrawl',
   'getCrawlRequest',
+  // Agent Compliance, status side (routes/compliance-status.ts)
+  'getAgentCompliance',
+  'getAgentVerification',
+  'getAgentBadgeSvg',
+  'getAgentBadgeEmbed',
+  'getAgentBadgeVersionedSvg',
+  'getAgentBadgeVersionedEmbed',
+  'updateAgentLifecycle',
+  'updateAgentComplianceOptOut',
+  'getAgentMonitoringSettings',
+  'updateAgentMonitoringPause',
+  'updateAgentMonitoringInterval',
+  'requeueAgentForHeartbeat',
+  'getAgentMonitoringRequests',
+  'refreshAgent',
+  'getAgentAuthStatus',
+  'connectAgent',
+  'saveAgentOAuthClientCredentials',
+  'testAgentOAuthClientCredentials',
 ])
 
 export interface AppParts {
@@ -118,6 +138,7 @@ export function createApp(deps: RegistryDeps, parts: AppParts): Hono {
   app.route('/', feedRoutes(deps))
   app.route('/', discoveryRoutes(deps, parts.queue))
   app.route('/', memberRoutes(deps))
+  app.route('/', complianceStatusRoutes(deps))
   app.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404))
   app.onError((error, c) => {
     if (error instanceof HttpError) {

@@ -25,6 +25,8 @@ export const RATE_LIMITED_ROUTES: ReadonlyArray<readonly [string, string, RateLi
   ['POST', '/api/organizations', 'write'],
   ['POST', '/api/registry/crawl-request', 'crawl'],
   ['POST', '/api/registry/publisher/:domain/adagents/revalidate', 'crawl'],
+  ['POST', '/api/registry/agents/:encodedUrl/refresh', 'crawl'],
+  ['POST', '/api/registry/agents/:encodedUrl/monitoring/requeue', 'write'],
 ]
 
 interface Bucket {
