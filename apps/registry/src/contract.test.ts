@@ -337,7 +337,10 @@ describe('contract sweep over the demo world', () => {
     site.serveJson('/token', { access_token: 'at', token_type: 'Bearer', expires_in: 60 })
     const monitored = `${site.origin}/mcp`
     const agentPath = `/api/registry/agents/${encodeURIComponent(monitored)}`
-    await call('registerMemberAgent', '/api/me/agents', { token: key, body: { url: monitored, type: 'creative' } })
+    await call('registerMemberAgent', '/api/me/agents', {
+      token: key,
+      body: { url: monitored, type: 'creative' },
+    })
     expect((await call('getAgentCompliance', `${agentPath}/compliance`)).body.status).toBe('unknown')
     expect((await call('getAgentVerification', `${agentPath}/verification`)).body.verified).toBe(false)
     for (const [operationId, suffix] of [
@@ -348,7 +351,9 @@ describe('contract sweep over the demo world', () => {
       const badge = await fetch(`${test.registry.url}${agentPath}/${suffix}`)
       expect(badge.status).toBe(200)
       expect(badge.headers.get('content-type')).toBe('image/svg+xml; charset=utf-8')
-      expect(await badge.text()).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg".*Not Verified.*<\/svg>$/)
+      expect(await badge.text()).toMatch(
+        /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg".*Not Verified.*<\/svg>$/,
+      )
     }
     expect((await call('getAgentBadgeEmbed', `${agentPath}/badge/creative/embed`)).body.verified).toBe(false)
     expect(
@@ -405,11 +410,12 @@ describe('contract sweep over the demo world', () => {
     const refreshed = await call('refreshAgent', `${agentPath}/refresh`, { method: 'POST', token: key })
     expect(refreshed.body).toMatchObject({ online: true, compliance: { ran: false } })
     expect(
-      (await call('getAgentMonitoringRequests', `${agentPath}/monitoring/requests`, { token: key })).body.total,
+      (await call('getAgentMonitoringRequests', `${agentPath}/monitoring/requests`, { token: key })).body
+        .total,
     ).toBe(1)
-    expect(
-      (await call('getAgentAuthStatus', `${agentPath}/auth-status`, { token: key })).body.has_auth,
-    ).toBe(false)
+    expect((await call('getAgentAuthStatus', `${agentPath}/auth-status`, { token: key })).body.has_auth).toBe(
+      false,
+    )
     expect(
       (
         await call('connectAgent', `${agentPath}/connect`, {

@@ -74,7 +74,8 @@ export function embedSnippets(options: {
 }): { html: string; markdown: string } {
   const alt = badgeTitle(options.role, options.verified, options.version)
   const markdownText = (text: string) => text.replace(/[[\]\\]/g, (char) => `\\${char}`)
-  const markdownUrl = (url: string) => url.replaceAll('(', '%28').replaceAll(')', '%29').replaceAll(' ', '%20')
+  const markdownUrl = (url: string) =>
+    url.replaceAll('(', '%28').replaceAll(')', '%29').replaceAll(' ', '%20')
   return {
     html: `<a href="${escapeXml(options.registryUrl)}"><img src="${escapeXml(options.svgUrl)}" alt="${escapeXml(alt)}" height="20"></a>`,
     markdown: `[![${markdownText(alt)}](${markdownUrl(options.svgUrl)})](${markdownUrl(options.registryUrl)})`,

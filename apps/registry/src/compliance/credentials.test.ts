@@ -12,7 +12,12 @@ import pg from 'pg'
 import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { api, type Backend } from '../testing/registry.js'
-import { startStatusRegistry, statusDatabase, type StatusDatabase, type StatusRegistry } from './status-testing.js'
+import {
+  startStatusRegistry,
+  statusDatabase,
+  type StatusDatabase,
+  type StatusRegistry,
+} from './status-testing.js'
 
 const postgresUrl = await resolveTestPostgresUrl()
 const backends: Array<[string, Backend | undefined]> = [
@@ -127,7 +132,8 @@ describe.each(backends)('agent credentials on %s', (name, backend) => {
       has_oauth_client_credentials: false,
     })
     expect(
-      (await api(registry(), 'getAgentAuthStatus', `${path}/auth-status?org=someone-else`, { token: owner })).status,
+      (await api(registry(), 'getAgentAuthStatus', `${path}/auth-status?org=someone-else`, { token: owner }))
+        .status,
     ).toBe(400)
     const connect = (body: unknown, token = owner) =>
       api(registry(), 'connectAgent', `${path}/connect`, { method: 'PUT', token, body })
@@ -165,7 +171,11 @@ describe.each(backends)('agent credentials on %s', (name, backend) => {
       [{ ...valid, client_id: 7 }, 'invalid_field_type', 'client_id'],
       [{ ...valid, scope: 'x'.repeat(1025) }, 'field_too_long', 'scope'],
       [{ ...valid, client_secret: 'x'.repeat(8193) }, 'field_too_long', 'client_secret'],
-      [{ ...valid, resource: Array.from({ length: 9 }, (_, i) => `https://r${i}.example/`) }, 'array_too_many', 'resource'],
+      [
+        { ...valid, resource: Array.from({ length: 9 }, (_, i) => `https://r${i}.example/`) },
+        'array_too_many',
+        'resource',
+      ],
       [{ ...valid, resource: [] }, 'array_too_few', 'resource'],
       [{ ...valid, resource: 'not a uri' }, 'invalid_url', 'resource'],
       [{ ...valid, auth_method: 'header' }, 'invalid_auth_method_value', 'auth_method'],
@@ -199,8 +209,14 @@ describe.each(backends)('agent credentials on %s', (name, backend) => {
       audience: 'secured-agent',
     })
     expect(saved.status).toBe(200)
-    expect(saved.body).toMatchObject({ connected: true, has_auth: true, auth_type: 'oauth_client_credentials' })
-    expect((await api(registry(), 'getAgentAuthStatus', `${path}/auth-status`, { token: owner })).body).toMatchObject({
+    expect(saved.body).toMatchObject({
+      connected: true,
+      has_auth: true,
+      auth_type: 'oauth_client_credentials',
+    })
+    expect(
+      (await api(registry(), 'getAgentAuthStatus', `${path}/auth-status`, { token: owner })).body,
+    ).toMatchObject({
       has_auth: true,
       auth_type: 'oauth_client_credentials',
       agent_context_id: saved.body.agent_context_id,
@@ -251,7 +267,10 @@ describe.each(backends)('agent credentials on %s', (name, backend) => {
     expect(tokens.seen.at(-1)!.authorization).toBeUndefined()
 
     await save({ token_endpoint: `${tokens.origin}/malformed`, client_id: CLIENT_ID, client_secret: SECRET })
-    expect((await exchange()).body).toMatchObject({ ok: false, error: { kind: 'malformed', http_status: 200 } })
+    expect((await exchange()).body).toMatchObject({
+      ok: false,
+      error: { kind: 'malformed', http_status: 200 },
+    })
 
     const closed = await startTokenServer()
     await closed.close()
@@ -259,14 +278,28 @@ describe.each(backends)('agent credentials on %s', (name, backend) => {
     expect((await exchange()).body).toMatchObject({ ok: false, error: { kind: 'network' } })
 
     // `$ENV:` references are stored as written and never resolved from the registry's environment.
-    await save({ token_endpoint: `${tokens.origin}/token`, client_id: CLIENT_ID, client_secret: '$ENV:AGENT_SECRET' })
+    await save({
+      token_endpoint: `${tokens.origin}/token`,
+      client_id: CLIENT_ID,
+      client_secret: '$ENV:AGENT_SECRET',
+    })
     const before = tokens.seen.length
     expect((await exchange()).body).toMatchObject({ ok: false, latency_ms: 0, error: { kind: 'malformed' } })
     expect(tokens.seen.length).toBe(before)
 
-    const log = await api(registry(), 'getAgentMonitoringRequests', `${path}/monitoring/requests`, { token: owner })
-    const tests = log.body.requests.filter((entry: { request_type: string }) => entry.request_type === 'oauth_token_test')
-    expect(tests.map((entry: { success: boolean }) => entry.success)).toEqual([false, false, false, false, true])
+    const log = await api(registry(), 'getAgentMonitoringRequests', `${path}/monitoring/requests`, {
+      token: owner,
+    })
+    const tests = log.body.requests.filter(
+      (entry: { request_type: string }) => entry.request_type === 'oauth_token_test',
+    )
+    expect(tests.map((entry: { success: boolean }) => entry.success)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      true,
+    ])
 
     // Back to the working configuration for the at-rest check below.
     await save({ token_endpoint: `${tokens.origin}/token`, client_id: CLIENT_ID, client_secret: SECRET })
@@ -301,24 +334,27 @@ describe.each(backends)('agent credentials on %s', (name, backend) => {
     }
   })
 
-  it.skipIf(!backend)('refuses to store credentials without a key, and opens none with another key', async () => {
-    await running.registry.close()
-    running = await startStatusRegistry(database, { env: { AGENT_CREDENTIALS_KEY: '' } })
-    const refused = await api(registry(), 'connectAgent', `${path}/connect`, {
-      method: 'PUT',
-      token: owner,
-      body: { auth_token: BEARER },
-    })
-    expect(refused.status).toBe(500)
-    expect(refused.body.error).toBe('credentials_unavailable')
-    await running.registry.close()
-    running = await startStatusRegistry(database, {
-      env: { AGENT_CREDENTIALS_KEY: Buffer.alloc(32, 9).toString('base64') },
-    })
-    const wrongKey = await exchange()
-    expect(wrongKey.status).toBe(500)
-    expect(wrongKey.body.error).toBe('credentials_unavailable')
-  })
+  it.skipIf(!backend)(
+    'refuses to store credentials without a key, and opens none with another key',
+    async () => {
+      await running.registry.close()
+      running = await startStatusRegistry(database, { env: { AGENT_CREDENTIALS_KEY: '' } })
+      const refused = await api(registry(), 'connectAgent', `${path}/connect`, {
+        method: 'PUT',
+        token: owner,
+        body: { auth_token: BEARER },
+      })
+      expect(refused.status).toBe(500)
+      expect(refused.body.error).toBe('credentials_unavailable')
+      await running.registry.close()
+      running = await startStatusRegistry(database, {
+        env: { AGENT_CREDENTIALS_KEY: Buffer.alloc(32, 9).toString('base64') },
+      })
+      const wrongKey = await exchange()
+      expect(wrongKey.status).toBe(500)
+      expect(wrongKey.body.error).toBe('credentials_unavailable')
+    },
+  )
 
   if (!backend) it.skip(`${name}: no PostgreSQL (ADWIRE_TEST_POSTGRES_URL)`, () => {})
 })

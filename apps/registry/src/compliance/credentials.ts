@@ -55,23 +55,38 @@ export function createSecretBox(keys: readonly Buffer[]): SecretBox {
     available: ring.length > 0,
     seal(plain, context) {
       const key = ring[0]
-      if (!key) throw new CredentialsUnavailableError('AGENT_CREDENTIALS_KEY is not set: agent credentials cannot be stored')
+      if (!key)
+        throw new CredentialsUnavailableError(
+          'AGENT_CREDENTIALS_KEY is not set: agent credentials cannot be stored',
+        )
       const iv = randomBytes(12)
       const cipher = createCipheriv('aes-256-gcm', key.bytes, iv)
       cipher.setAAD(Buffer.from(context, 'utf8'))
       const sealed = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()])
-      return ['v1', key.id, iv.toString('base64url'), sealed.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.')
+      return [
+        'v1',
+        key.id,
+        iv.toString('base64url'),
+        sealed.toString('base64url'),
+        cipher.getAuthTag().toString('base64url'),
+      ].join('.')
     },
     open(box, context) {
       const [version, keyId, iv, sealed, tag] = box.split('.')
       const key = ring.find((candidate) => candidate.id === keyId)
-      if (version !== 'v1' || !iv || sealed === undefined || !tag) throw new CredentialsUnavailableError('a stored credential is malformed')
-      if (!key) throw new CredentialsUnavailableError(`a stored credential was sealed with key ${keyId}, which is not configured`)
+      if (version !== 'v1' || !iv || sealed === undefined || !tag)
+        throw new CredentialsUnavailableError('a stored credential is malformed')
+      if (!key)
+        throw new CredentialsUnavailableError(
+          `a stored credential was sealed with key ${keyId}, which is not configured`,
+        )
       const decipher = createDecipheriv('aes-256-gcm', key.bytes, Buffer.from(iv, 'base64url'))
       decipher.setAAD(Buffer.from(context, 'utf8'))
       decipher.setAuthTag(Buffer.from(tag, 'base64url'))
       try {
-        return Buffer.concat([decipher.update(Buffer.from(sealed, 'base64url')), decipher.final()]).toString('utf8')
+        return Buffer.concat([decipher.update(Buffer.from(sealed, 'base64url')), decipher.final()]).toString(
+          'utf8',
+        )
       } catch {
         throw new CredentialsUnavailableError('a stored credential does not open with the configured key')
       }
@@ -99,8 +114,18 @@ export interface CredentialStatus {
 
 export interface AgentCredentialStore extends AgentCredentialSource {
   readonly available: boolean
-  saveToken(orgId: string, agentUrl: string, token: { type: 'bearer' | 'basic'; value: string }, now: number): Promise<{ agentContextId: string }>
-  saveClientCredentials(orgId: string, agentUrl: string, config: ClientCredentialsConfig, now: number): Promise<{ agentContextId: string }>
+  saveToken(
+    orgId: string,
+    agentUrl: string,
+    token: { type: 'bearer' | 'basic'; value: string },
+    now: number,
+  ): Promise<{ agentContextId: string }>
+  saveClientCredentials(
+    orgId: string,
+    agentUrl: string,
+    config: ClientCredentialsConfig,
+    now: number,
+  ): Promise<{ agentContextId: string }>
   /** The (organization, agent) context, created without credentials when there is none. */
   ensureContext(orgId: string, agentUrl: string, now: number): Promise<{ agentContextId: string }>
   status(orgId: string, agentUrl: string): Promise<CredentialStatus | undefined>
@@ -161,14 +186,24 @@ export function agentCredentialStore(db: SqlDriver, box: SecretBox): AgentCreden
   }
   const openClientCredentials = (found: CredentialRow) =>
     JSON.parse(
-      box.open(found.client_credentials_box!, context(found.org_id, found.agent_url_canonical, 'client_credentials_box')),
+      box.open(
+        found.client_credentials_box!,
+        context(found.org_id, found.agent_url_canonical, 'client_credentials_box'),
+      ),
     ) as ClientCredentialsConfig
   return {
     available: box.available,
     saveToken: (orgId, agentUrl, token, now) =>
       save(orgId, agentUrl, token.type, 'token_box', JSON.stringify(token), now),
     saveClientCredentials: (orgId, agentUrl, config, now) =>
-      save(orgId, agentUrl, 'oauth_client_credentials', 'client_credentials_box', JSON.stringify(config), now),
+      save(
+        orgId,
+        agentUrl,
+        'oauth_client_credentials',
+        'client_credentials_box',
+        JSON.stringify(config),
+        now,
+      ),
     async ensureContext(orgId, agentUrl, now) {
       const canonical = canonicalAgentUrl(agentUrl)
       await db.run(
@@ -263,13 +298,15 @@ export async function testClientCredentials(
       latency_ms: 0,
       error: {
         kind: 'malformed',
-        message: '$ENV: references are resolved by the SDK that runs the exchange; the registry does not read its own environment for them',
+        message:
+          '$ENV: references are resolved by the SDK that runs the exchange; the registry does not read its own environment for them',
       },
     }
   }
   const form = new URLSearchParams({ grant_type: 'client_credentials' })
   if (config.scope) form.set('scope', config.scope)
-  for (const resource of config.resource === undefined ? [] : [config.resource].flat()) form.append('resource', resource)
+  for (const resource of config.resource === undefined ? [] : [config.resource].flat())
+    form.append('resource', resource)
   if (config.audience) form.set('audience', config.audience)
   const headers: Record<string, string> = {
     'content-type': 'application/x-www-form-urlencoded',
@@ -292,7 +329,10 @@ export async function testClientCredentials(
     return {
       ok: false,
       latency_ms: elapsed(),
-      error: { kind: 'network', message: `the token endpoint could not be reached: ${error instanceof Error ? error.message : String(error)}` },
+      error: {
+        kind: 'network',
+        message: `the token endpoint could not be reached: ${error instanceof Error ? error.message : String(error)}`,
+      },
     }
   }
   const latency = elapsed()
@@ -304,7 +344,11 @@ export async function testClientCredentials(
   }
   const fields = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>
   if (response.status >= 200 && response.status < 300) {
-    if (typeof fields.access_token === 'string' && fields.access_token !== '' && typeof fields.token_type === 'string') {
+    if (
+      typeof fields.access_token === 'string' &&
+      fields.access_token !== '' &&
+      typeof fields.token_type === 'string'
+    ) {
       return { ok: true, latency_ms: latency }
     }
     return {

@@ -7,7 +7,12 @@
 import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { afterAll, describe, expect, it } from 'vitest'
 import { api, type Backend } from '../testing/registry.js'
-import { startStatusRegistry, statusDatabase, type StatusDatabase, type StatusRegistry } from './status-testing.js'
+import {
+  startStatusRegistry,
+  statusDatabase,
+  type StatusDatabase,
+  type StatusRegistry,
+} from './status-testing.js'
 
 const postgresUrl = await resolveTestPostgresUrl()
 const backends: Array<[string, Backend | undefined]> = [
@@ -55,11 +60,16 @@ describe.each(backends)('monitoring across restarts on %s', (name, backend) => {
     ).toBe(201)
     await eventually(() => running!.launcher.launches.length === 1)
     expect(running.launcher.launches[0]).toMatchObject({ agentUrl, trigger: 'heartbeat', at: start })
-    const interval = await api(running.registry, 'updateAgentMonitoringInterval', `${path}/monitoring/interval`, {
-      method: 'PUT',
-      token: key,
-      body: { interval_hours: 6 },
-    })
+    const interval = await api(
+      running.registry,
+      'updateAgentMonitoringInterval',
+      `${path}/monitoring/interval`,
+      {
+        method: 'PUT',
+        token: key,
+        body: { interval_hours: 6 },
+      },
+    )
     expect(interval.body.check_interval_hours).toBe(6)
     await running.launcher.idle()
     await running.registry.close()
@@ -73,7 +83,10 @@ describe.each(backends)('monitoring across restarts on %s', (name, backend) => {
       token: key,
     })
     expect(history.body.requests).toEqual([
-      expect.objectContaining({ request_type: 'compliance_heartbeat', created_at: new Date(start).toISOString() }),
+      expect.objectContaining({
+        request_type: 'compliance_heartbeat',
+        created_at: new Date(start).toISOString(),
+      }),
     ])
 
     // The due time arrives: the heartbeat fires within the scheduler's poll (1 s here).

@@ -87,7 +87,12 @@ export function createMonitoringScheduler(options: {
         if (!(await store.claimHeartbeat(agent.agentUrl, agent.nextCheckAt, iso(at), next))) continue
         claimed += 1
         const { runIds, error } = await launchLogged(status, launcher, agent.agentUrl, 'heartbeat', now)
-        log({ compliance_heartbeat: agent.agentUrl, run_ids: runIds, ...(error ? { error } : {}), next_check_at: next })
+        log({
+          compliance_heartbeat: agent.agentUrl,
+          run_ids: runIds,
+          ...(error ? { error } : {}),
+          next_check_at: next,
+        })
       }
       fired += claimed
       if (due.length < BATCH || claimed === 0) return fired

@@ -144,7 +144,13 @@ export interface ComplianceStatusStore {
   recordOutcome(outcome: StoryboardOutcome): Promise<void>
   /** Every outcome of an agent, oldest first. */
   outcomes(agentUrl: string): Promise<OutcomeRow[]>
-  recordLaunch(runId: string, agentUrl: string, trigger: string, fullSuite: boolean, now: number): Promise<void>
+  recordLaunch(
+    runId: string,
+    agentUrl: string,
+    trigger: string,
+    fullSuite: boolean,
+    now: number,
+  ): Promise<void>
   /** The ids of the full-suite runs this side launched for an agent. */
   fullSuiteRuns(agentUrl: string): Promise<Set<string>>
   addRequest(entry: Omit<OutboundRequestRow, 'id'>): Promise<OutboundRequestRow>
@@ -340,7 +346,11 @@ export function complianceStatusStore(db: SqlDriver): ComplianceStatusStore {
     },
 
     async dueAgents(now, limit) {
-      const rows = await db.all<{ agent_url: string; next_check_at: string | null; check_interval_hours: number }>(
+      const rows = await db.all<{
+        agent_url: string
+        next_check_at: string | null
+        check_interval_hours: number
+      }>(
         `SELECT c.agent_url, c.next_check_at, c.check_interval_hours FROM registry_agent_compliance c
          WHERE ${MONITORED} AND (c.next_check_at IS NULL OR c.next_check_at <= ?)
          ORDER BY c.next_check_at IS NOT NULL, c.next_check_at, c.agent_url LIMIT ?`,

@@ -33,12 +33,16 @@ async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 8
 }
 
 /** A stand-in agent on 127.0.0.1 answering every POST (the refresh probe) with `status`. */
-async function startAgent(status = 200): Promise<{ url: string; hits: () => number; close(): Promise<void> }> {
+async function startAgent(
+  status = 200,
+): Promise<{ url: string; hits: () => number; close(): Promise<void> }> {
   let hits = 0
   const server: Server = createServer((request, response) => {
     hits += 1
     request.resume()
-    response.writeHead(status, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":1,"result":{}}')
+    response
+      .writeHead(status, { 'content-type': 'application/json' })
+      .end('{"jsonrpc":"2.0","id":1,"result":{}}')
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   return {
@@ -123,21 +127,27 @@ describe.each(backends)('agent compliance status on %s', (name, backend) => {
 
   it.skipIf(!backend)('refuses bad agent URLs, roles and versions with 400', async () => {
     const bad = `/api/registry/agents/${encodeURIComponent('ftp://x.example/mcp')}`
-    expect((await api(registry(), 'getAgentCompliance', `${bad}/compliance`)).body.error).toBe('invalid_agent_url')
+    expect((await api(registry(), 'getAgentCompliance', `${bad}/compliance`)).body.error).toBe(
+      'invalid_agent_url',
+    )
     expect((await api(registry(), 'getAgentVerification', `${bad}/verification`)).status).toBe(400)
     expect((await api(registry(), 'getAgentBadgeSvg', `${bad}/badge/creative.svg`)).status).toBe(400)
     const role = await api(registry(), 'getAgentBadgeSvg', `${path}/badge/seller.svg`)
     expect(role.status).toBe(400)
     expect(role.body).toMatchObject({ error: 'invalid_role', code: 'invalid_role' })
     expect(role.body.valid_roles).toContain('media-buy')
-    expect((await api(registry(), 'getAgentBadgeEmbed', `${path}/badge/seller/embed`)).body.code).toBe('invalid_role')
-    expect((await api(registry(), 'getAgentBadgeVersionedSvg', `${path}/badge/creative/3.svg`)).body.error).toBe(
-      'invalid_version',
+    expect((await api(registry(), 'getAgentBadgeEmbed', `${path}/badge/seller/embed`)).body.code).toBe(
+      'invalid_role',
     )
+    expect(
+      (await api(registry(), 'getAgentBadgeVersionedSvg', `${path}/badge/creative/3.svg`)).body.error,
+    ).toBe('invalid_version')
     expect(
       (await api(registry(), 'getAgentBadgeVersionedEmbed', `${path}/badge/creative/latest/embed`)).status,
     ).toBe(400)
-    expect((await api(registry(), 'getAgentBadgeVersionedSvg', `${path}/badge/nope/3.1.svg`)).status).toBe(400)
+    expect((await api(registry(), 'getAgentBadgeVersionedSvg', `${path}/badge/nope/3.1.svg`)).status).toBe(
+      400,
+    )
   })
 
   it.skipIf(!backend)('monitors a registered agent: the first heartbeat earns the badges', async () => {
@@ -150,7 +160,8 @@ describe.each(backends)('agent compliance status on %s', (name, backend) => {
     await eventually(() => running.launcher.launches.some((launch) => launch.agentUrl === agent.url))
     await running.launcher.idle()
     await eventually(
-      async () => (await api(registry(), 'getAgentCompliance', `${path}/compliance`)).body.status === 'passing',
+      async () =>
+        (await api(registry(), 'getAgentCompliance', `${path}/compliance`)).body.status === 'passing',
     )
     expect(running.launcher.launches.filter((launch) => launch.agentUrl === agent.url)[0]!.trigger).toBe(
       'heartbeat',
@@ -179,7 +190,11 @@ describe.each(backends)('agent compliance status on %s', (name, backend) => {
     expect(storyboard).toMatchObject({ title: 'Creative lifecycle', track: 'creative', status: 'passing' })
     // Owner-only fields are null for anyone else.
     const publicView = await api(registry(), 'getAgentCompliance', `${path}/compliance`, { token: stranger })
-    expect(publicView.body).toMatchObject({ membership_tier: null, is_api_access_tier: false, verdict_source: null })
+    expect(publicView.body).toMatchObject({
+      membership_tier: null,
+      is_api_access_tier: false,
+      verdict_source: null,
+    })
 
     const verification = await api(registry(), 'getAgentVerification', `${path}/verification`)
     expect(verification.body.verified).toBe(true)
@@ -208,7 +223,10 @@ describe.each(backends)('agent compliance status on %s', (name, backend) => {
     )
     // ETags: revalidation answers 304 while nothing changed.
     const etag = plain.response.headers.get('etag')!
-    expect((await fetch(`${registry().url}${path}/badge/creative.svg`, { headers: { 'if-none-match': etag } })).status).toBe(304)
+    expect(
+      (await fetch(`${registry().url}${path}/badge/creative.svg`, { headers: { 'if-none-match': etag } }))
+        .status,
+    ).toBe(304)
 
     const embed = await api(registry(), 'getAgentBadgeEmbed', `${path}/badge/creative/embed`)
     expect(embed.body).toMatchObject({ verified: true, adcp_version: '3.1', role: 'creative' })
@@ -225,22 +243,35 @@ describe.each(backends)('agent compliance status on %s', (name, backend) => {
   })
 
   it.skipIf(!backend)('locks the settings to the owner and validates them', async () => {
-    expect((await api(registry(), 'getAgentMonitoringSettings', `${path}/monitoring/settings`)).status).toBe(401)
+    expect((await api(registry(), 'getAgentMonitoringSettings', `${path}/monitoring/settings`)).status).toBe(
+      401,
+    )
     expect(
-      (await api(registry(), 'getAgentMonitoringSettings', `${path}/monitoring/settings`, { token: stranger }))
-        .status,
+      (
+        await api(registry(), 'getAgentMonitoringSettings', `${path}/monitoring/settings`, {
+          token: stranger,
+        })
+      ).status,
     ).toBe(403)
     const settings = await api(registry(), 'getAgentMonitoringSettings', `${path}/monitoring/settings`, {
       token: owner,
     })
-    expect(settings.body).toEqual({ monitoring_paused: false, check_interval_hours: 24, monitoring_paused_at: null })
+    expect(settings.body).toEqual({
+      monitoring_paused: false,
+      check_interval_hours: 24,
+      monitoring_paused_at: null,
+    })
 
     const lifecycle = await api(registry(), 'updateAgentLifecycle', `${path}/lifecycle`, {
       method: 'PUT',
       token: owner,
       body: { lifecycle_stage: 'testing' },
     })
-    expect(lifecycle.body).toMatchObject({ agent_url: agent.url, lifecycle_stage: 'testing', compliance_opt_out: false })
+    expect(lifecycle.body).toMatchObject({
+      agent_url: agent.url,
+      lifecycle_stage: 'testing',
+      compliance_opt_out: false,
+    })
     expect(
       (
         await api(registry(), 'updateAgentLifecycle', `${path}/lifecycle`, {
@@ -259,9 +290,9 @@ describe.each(backends)('agent compliance status on %s', (name, backend) => {
         })
       ).status,
     ).toBe(403)
-    expect(
-      (await api(registry(), 'getAgentCompliance', `${path}/compliance`)).body.lifecycle_stage,
-    ).toBe('testing')
+    expect((await api(registry(), 'getAgentCompliance', `${path}/compliance`)).body.lifecycle_stage).toBe(
+      'testing',
+    )
 
     for (const hours of [5, 169, 12.5]) {
       const refused = await api(registry(), 'updateAgentMonitoringInterval', `${path}/monitoring/interval`, {
@@ -277,7 +308,9 @@ describe.each(backends)('agent compliance status on %s', (name, backend) => {
       body: { interval_hours: 6 },
     })
     expect(interval.body).toMatchObject({ check_interval_hours: 6, monitoring_paused: false })
-    expect((await api(registry(), 'getAgentCompliance', `${path}/compliance`)).body.check_interval_hours).toBe(6)
+    expect(
+      (await api(registry(), 'getAgentCompliance', `${path}/compliance`)).body.check_interval_hours,
+    ).toBe(6)
 
     const paused = await api(registry(), 'updateAgentMonitoringPause', `${path}/monitoring/pause`, {
       method: 'PUT',
@@ -301,8 +334,12 @@ describe.each(backends)('agent compliance status on %s', (name, backend) => {
       (await api(registry(), 'refreshAgent', `${path}/refresh`, { method: 'POST', token: owner })).status,
     ).toBe(409)
     expect(
-      (await api(registry(), 'requeueAgentForHeartbeat', `${path}/monitoring/requeue`, { method: 'POST', token: owner }))
-        .body,
+      (
+        await api(registry(), 'requeueAgentForHeartbeat', `${path}/monitoring/requeue`, {
+          method: 'POST',
+          token: owner,
+        })
+      ).body,
     ).toEqual({ requeued: true })
     await new Promise((resolve) => setTimeout(resolve, 1500))
     expect(running.launcher.launches.length).toBe(launches)
@@ -311,68 +348,88 @@ describe.each(backends)('agent compliance status on %s', (name, backend) => {
       token: owner,
       body: { paused: false },
     })
-    expect(resumed.body).toEqual({ monitoring_paused: false, check_interval_hours: 6, monitoring_paused_at: null })
+    expect(resumed.body).toEqual({
+      monitoring_paused: false,
+      check_interval_hours: 6,
+      monitoring_paused_at: null,
+    })
     // Resumed: the requeued agent is due at once.
     await eventually(() => running.launcher.launches.length === launches + 1)
     expect(running.launcher.launches.at(-1)!.trigger).toBe('heartbeat')
     await running.launcher.idle()
   })
 
-  it.skipIf(!backend)('refresh probes the agent and starts a full run; a failing run takes the badge', async () => {
-    running.launcher.plan(agent.url, [
-      { storyboardId: 'capability_discovery', status: 'passed' },
-      { storyboardId: 'creative_lifecycle', status: 'passed' },
-      { storyboardId: 'creative_template', status: 'failed' },
-    ])
-    const hits = agent.hits()
-    const refreshed = await api(registry(), 'refreshAgent', `${path}/refresh`, { method: 'POST', token: owner })
-    expect(refreshed.status).toBe(200)
-    expect(agent.hits()).toBe(hits + 1)
-    expect(refreshed.body).toMatchObject({
-      online: true,
-      tools_count: null,
-      inferred_type: 'creative',
-      oauth_required: false,
-      compliance: { ran: true, adcp_version: '3.1.19', requested_compliance_target: '3.1', badge_eligible: true },
-    })
-    expect(refreshed.body.compliance.run_id).toBe(running.launcher.launches.at(-1)!.runId)
-    await running.launcher.idle()
-    const detail = await api(registry(), 'getAgentCompliance', `${path}/compliance`, { token: owner })
-    expect(detail.body).toMatchObject({
-      status: 'degraded',
-      storyboards_passing: 2,
-      verified: false,
-      verdict_source: 'owner_test',
-      specialism_status: { 'creative-template': 'failing' },
-    })
-    expect((await svgOf(`${registry().url}${path}/badge/creative.svg`)).text).toContain('Not Verified')
-    // The per-agent limit: one refresh a minute.
-    const again = await api(registry(), 'refreshAgent', `${path}/refresh`, { method: 'POST', token: owner })
-    expect(again.status).toBe(429)
-    expect(again.body.retry_after).toBeGreaterThan(0)
-    expect(again.headers.get('retry-after')).toBe(String(again.body.retry_after))
-    // A single-storyboard rerun fixes the status but cannot restore the badge (not a full-suite run).
-    await registry().deps.compliance!.outcomes!.record({
-      runId: 'manual-run-1',
-      agentUrl: agent.url,
-      storyboardId: 'creative_template',
-      adcpVersion: '3.1.19',
-      status: 'passed',
-      trigger: 'manual',
-      stepsPassed: 3,
-      stepsFailed: 0,
-      stepsSkipped: 0,
-      startedAt: new Date(Date.now() + 60_000).toISOString(),
-      finishedAt: new Date(Date.now() + 61_000).toISOString(),
-    })
-    const fixed = await api(registry(), 'getAgentCompliance', `${path}/compliance`)
-    expect(fixed.body).toMatchObject({ status: 'passing', verified: false })
-  })
+  it.skipIf(!backend)(
+    'refresh probes the agent and starts a full run; a failing run takes the badge',
+    async () => {
+      running.launcher.plan(agent.url, [
+        { storyboardId: 'capability_discovery', status: 'passed' },
+        { storyboardId: 'creative_lifecycle', status: 'passed' },
+        { storyboardId: 'creative_template', status: 'failed' },
+      ])
+      const hits = agent.hits()
+      const refreshed = await api(registry(), 'refreshAgent', `${path}/refresh`, {
+        method: 'POST',
+        token: owner,
+      })
+      expect(refreshed.status).toBe(200)
+      expect(agent.hits()).toBe(hits + 1)
+      expect(refreshed.body).toMatchObject({
+        online: true,
+        tools_count: null,
+        inferred_type: 'creative',
+        oauth_required: false,
+        compliance: {
+          ran: true,
+          adcp_version: '3.1.19',
+          requested_compliance_target: '3.1',
+          badge_eligible: true,
+        },
+      })
+      expect(refreshed.body.compliance.run_id).toBe(running.launcher.launches.at(-1)!.runId)
+      await running.launcher.idle()
+      const detail = await api(registry(), 'getAgentCompliance', `${path}/compliance`, { token: owner })
+      expect(detail.body).toMatchObject({
+        status: 'degraded',
+        storyboards_passing: 2,
+        verified: false,
+        verdict_source: 'owner_test',
+        specialism_status: { 'creative-template': 'failing' },
+      })
+      expect((await svgOf(`${registry().url}${path}/badge/creative.svg`)).text).toContain('Not Verified')
+      // The per-agent limit: one refresh a minute.
+      const again = await api(registry(), 'refreshAgent', `${path}/refresh`, { method: 'POST', token: owner })
+      expect(again.status).toBe(429)
+      expect(again.body.retry_after).toBeGreaterThan(0)
+      expect(again.headers.get('retry-after')).toBe(String(again.body.retry_after))
+      // A single-storyboard rerun fixes the status but cannot restore the badge (not a full-suite run).
+      await registry().deps.compliance!.outcomes!.record({
+        runId: 'manual-run-1',
+        agentUrl: agent.url,
+        storyboardId: 'creative_template',
+        adcpVersion: '3.1.19',
+        status: 'passed',
+        trigger: 'manual',
+        stepsPassed: 3,
+        stepsFailed: 0,
+        stepsSkipped: 0,
+        startedAt: new Date(Date.now() + 60_000).toISOString(),
+        finishedAt: new Date(Date.now() + 61_000).toISOString(),
+      })
+      const fixed = await api(registry(), 'getAgentCompliance', `${path}/compliance`)
+      expect(fixed.body).toMatchObject({ status: 'passing', verified: false })
+    },
+  )
 
   it.skipIf(!backend)('opting out revokes every badge until a fresh passing full-suite run', async () => {
     running.launcher.plan(agent.url, PASSING)
-    await api(registry(), 'requeueAgentForHeartbeat', `${path}/monitoring/requeue`, { method: 'POST', token: owner })
-    await eventually(async () => (await api(registry(), 'getAgentVerification', `${path}/verification`)).body.verified)
+    await api(registry(), 'requeueAgentForHeartbeat', `${path}/monitoring/requeue`, {
+      method: 'POST',
+      token: owner,
+    })
+    await eventually(
+      async () => (await api(registry(), 'getAgentVerification', `${path}/verification`)).body.verified,
+    )
     await running.launcher.idle()
 
     const out = await api(registry(), 'updateAgentComplianceOptOut', `${path}/compliance/opt-out`, {
@@ -396,7 +453,9 @@ describe.each(backends)('agent compliance status on %s', (name, backend) => {
     })
     expect((await svgOf(`${registry().url}${path}/badge/creative.svg`)).text).toContain('Not Verified')
     expect((await svgOf(`${registry().url}${path}/badge/creative/3.1.svg`)).text).toContain('Not Verified')
-    expect((await api(registry(), 'getAgentBadgeEmbed', `${path}/badge/creative/embed`)).body.verified).toBe(false)
+    expect((await api(registry(), 'getAgentBadgeEmbed', `${path}/badge/creative/embed`)).body.verified).toBe(
+      false,
+    )
     expect(
       (
         await api(registry(), 'updateAgentComplianceOptOut', `${path}/compliance/opt-out`, {
@@ -415,25 +474,44 @@ describe.each(backends)('agent compliance status on %s', (name, backend) => {
     expect(back.body).toMatchObject({ compliance_opt_out: false, badge_requalification_required: true })
     // The earlier passing run does not count: still no badge.
     const detail = await api(registry(), 'getAgentCompliance', `${path}/compliance`)
-    expect(detail.body).toMatchObject({ status: 'passing', verified: false, badge_requalification_required: true })
+    expect(detail.body).toMatchObject({
+      status: 'passing',
+      verified: false,
+      badge_requalification_required: true,
+    })
     await new Promise((resolve) => setTimeout(resolve, 5))
-    await api(registry(), 'requeueAgentForHeartbeat', `${path}/monitoring/requeue`, { method: 'POST', token: owner })
-    await eventually(async () => (await api(registry(), 'getAgentVerification', `${path}/verification`)).body.verified)
+    await api(registry(), 'requeueAgentForHeartbeat', `${path}/monitoring/requeue`, {
+      method: 'POST',
+      token: owner,
+    })
+    await eventually(
+      async () => (await api(registry(), 'getAgentVerification', `${path}/verification`)).body.verified,
+    )
     const requalified = await api(registry(), 'getAgentCompliance', `${path}/compliance`)
     expect(requalified.body).toMatchObject({ verified: true, badge_requalification_required: false })
   })
 
   it.skipIf(!backend)('keeps the outbound request log (heartbeats, probes)', async () => {
-    const log = await api(registry(), 'getAgentMonitoringRequests', `${path}/monitoring/requests`, { token: owner })
+    const log = await api(registry(), 'getAgentMonitoringRequests', `${path}/monitoring/requests`, {
+      token: owner,
+    })
     expect(log.status).toBe(200)
     expect(log.body.agent_url).toBe(agent.url)
     const types = new Set(log.body.requests.map((entry: { request_type: string }) => entry.request_type))
     expect(types).toEqual(new Set(['compliance_heartbeat', 'compliance_refresh', 'health_probe']))
     expect(log.body.count).toBe(log.body.requests.length)
     expect(log.body.total).toBe(log.body.count)
-    const heartbeat = log.body.requests.find((entry: { request_type: string }) => entry.request_type === 'compliance_heartbeat')
-    expect(heartbeat).toMatchObject({ success: true, error_message: null, user_agent: 'adwire-registry-compliance' })
-    const one = await api(registry(), 'getAgentMonitoringRequests', `${path}/monitoring/requests?limit=1`, { token: owner })
+    const heartbeat = log.body.requests.find(
+      (entry: { request_type: string }) => entry.request_type === 'compliance_heartbeat',
+    )
+    expect(heartbeat).toMatchObject({
+      success: true,
+      error_message: null,
+      user_agent: 'adwire-registry-compliance',
+    })
+    const one = await api(registry(), 'getAgentMonitoringRequests', `${path}/monitoring/requests?limit=1`, {
+      token: owner,
+    })
     expect(one.body).toMatchObject({ count: 1, total: log.body.total })
     expect(one.body.requests[0].id).toBe(log.body.requests[0].id)
     const future = await api(
@@ -444,13 +522,22 @@ describe.each(backends)('agent compliance status on %s', (name, backend) => {
     )
     expect(future.body).toMatchObject({ count: 0, total: 0, requests: [] })
     for (const query of ['limit=201', 'limit=0', 'since=yesterday']) {
-      const refused = await api(registry(), 'getAgentMonitoringRequests', `${path}/monitoring/requests?${query}`, {
-        token: owner,
-      })
+      const refused = await api(
+        registry(),
+        'getAgentMonitoringRequests',
+        `${path}/monitoring/requests?${query}`,
+        {
+          token: owner,
+        },
+      )
       expect(refused.status, query).toBe(400)
     }
     expect(
-      (await api(registry(), 'getAgentMonitoringRequests', `${path}/monitoring/requests`, { token: stranger })).status,
+      (
+        await api(registry(), 'getAgentMonitoringRequests', `${path}/monitoring/requests`, {
+          token: stranger,
+        })
+      ).status,
     ).toBe(403)
   })
 

@@ -136,7 +136,8 @@ export function derive(
   const allPassed = (run: Run) => run.outcomes.every((row) => row.status === 'passed')
   const since = settings.requalifySince
   const requalificationRequired =
-    since !== null && (settings.optOut || ![...runs.values()].some((run) => run.startedAt >= since && allPassed(run)))
+    since !== null &&
+    (settings.optOut || ![...runs.values()].some((run) => run.startedAt >= since && allPassed(run)))
 
   const badges: VerificationBadge[] = []
   if (!settings.optOut && badgesAllowed) {

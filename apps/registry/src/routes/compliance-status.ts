@@ -15,7 +15,12 @@ import {
   type ClientCredentialsConfig,
 } from '../compliance/credentials.js'
 import { launchLogged, MONITOR_USER_AGENT } from '../compliance/monitoring.js'
-import { BADGE_ROLES, CATALOG_ADCP_VERSION, isBadgeRole, type BadgeRole } from '../compliance/status-catalog.js'
+import {
+  BADGE_ROLES,
+  CATALOG_ADCP_VERSION,
+  isBadgeRole,
+  type BadgeRole,
+} from '../compliance/status-catalog.js'
 import { iso, type AgentSettings } from '../compliance/status-store.js'
 import {
   compareRelease,
@@ -189,7 +194,12 @@ async function probe(
     })
     await response.body?.cancel()
     const ms = Math.round(performance.now() - started)
-    return { online: response.status < 500, oauthRequired: response.status === 401, status: response.status, ms }
+    return {
+      online: response.status < 500,
+      oauthRequired: response.status === 401,
+      status: response.status,
+      ms,
+    }
   } catch (error) {
     return {
       online: false,
@@ -231,7 +241,8 @@ function clientCredentialsOf(body: unknown, allowPrivate: boolean): ClientCreden
       if (required) throw credentialError('missing_field', field, `${field} is required`)
       return undefined
     }
-    if (typeof value !== 'string') throw credentialError('invalid_field_type', field, `${field} must be a string`)
+    if (typeof value !== 'string')
+      throw credentialError('invalid_field_type', field, `${field} must be a string`)
     if (required && value.trim() === '') throw credentialError('missing_field', field, `${field} is empty`)
     if (value.length > max) {
       throw credentialError('field_too_long', field, `${field} is longer than ${max} characters`)
@@ -266,7 +277,11 @@ function clientCredentialsOf(body: unknown, allowPrivate: boolean): ClientCreden
   for (const field of ['client_id', 'client_secret'] as const) {
     const value = field === 'client_id' ? clientId : clientSecret
     if (value.startsWith('$ENV:') && !ENV_REFERENCE.test(value)) {
-      throw credentialError('invalid_env_reference', field, `${field} must be $ENV:NAME with NAME letters, digits and _`)
+      throw credentialError(
+        'invalid_env_reference',
+        field,
+        `${field} must be $ENV:NAME with NAME letters, digits and _`,
+      )
     }
   }
   let resource: string | string[] | undefined
@@ -278,9 +293,12 @@ function clientCredentialsOf(body: unknown, allowPrivate: boolean): ClientCreden
     }
     if (list.length > 8) throw credentialError('array_too_many', 'resource', 'resource lists at most 8 URIs')
     for (const item of list) {
-      if (typeof item !== 'string') throw credentialError('invalid_field_type', 'resource', 'resource must be URI strings')
-      if (item.length > 2048) throw credentialError('field_too_long', 'resource', 'a resource is longer than 2048 characters')
-      if (!URL.canParse(item)) throw credentialError('invalid_url', 'resource', `resource ${item} is not an absolute URI`)
+      if (typeof item !== 'string')
+        throw credentialError('invalid_field_type', 'resource', 'resource must be URI strings')
+      if (item.length > 2048)
+        throw credentialError('field_too_long', 'resource', 'a resource is longer than 2048 characters')
+      if (!URL.canParse(item))
+        throw credentialError('invalid_url', 'resource', `resource ${item} is not an absolute URI`)
     }
     resource = rawResource as string | string[]
   }
@@ -289,7 +307,11 @@ function clientCredentialsOf(body: unknown, allowPrivate: boolean): ClientCreden
     throw credentialError('invalid_auth_method_value', 'auth_method', 'auth_method must be basic or body')
   }
   if (fields.organization_id !== undefined && typeof fields.organization_id !== 'string') {
-    throw credentialError('invalid_field_type', 'oauth_client_credentials', 'organization_id must be a string')
+    throw credentialError(
+      'invalid_field_type',
+      'oauth_client_credentials',
+      'organization_id must be a string',
+    )
   }
   const config: ClientCredentialsConfig = {
     token_endpoint: tokenEndpoint,
@@ -341,7 +363,8 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
     if (c.req.header('authorization')) {
       const principal = await deps.auth.authenticate(c.req.raw)
       const orgId = principal?.orgId ?? (principal?.kind === 'org' ? principal.id : undefined)
-      owner = orgId !== undefined && (await deps.repository.members.getMemberAgent(orgId, agentUrl)) !== undefined
+      owner =
+        orgId !== undefined && (await deps.repository.members.getMemberAgent(orgId, agentUrl)) !== undefined
     }
     const storyboards = derived.latest.map((row) => {
       const info = service.catalog.info(row.storyboard_id)
@@ -392,7 +415,10 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
     const latestOf = (statuses: readonly string[]) =>
       derived.latest
         .filter((row) => statuses.includes(row.status))
-        .reduce<string | null>((at, row) => (at === null || row.finished_at > at ? row.finished_at : at), null)
+        .reduce<string | null>(
+          (at, row) => (at === null || row.finished_at > at ? row.finished_at : at),
+          null,
+        )
     const lastPassedAt = [...derived.lastPassed.values()].reduce<string | null>(
       (at, value) => (at === null || value > at ? value : at),
       null,
@@ -423,9 +449,7 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
       last_passed_at: lastPassedAt,
       last_failed_at: latestOf(['failed', 'error', 'partial']),
       headline:
-        derived.latest.length === 0
-          ? null
-          : `${passing} of ${derived.latest.length} storyboards passing`,
+        derived.latest.length === 0 ? null : `${passing} of ${derived.latest.length} storyboards passing`,
       status_changed_at: statusChangedAt,
       storyboards_passing: passing,
       storyboards_total: derived.latest.length,
@@ -530,11 +554,12 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
   })
 
   /** A settings change by the agent's owner; answers with `answer(settings, derived)`. */
-  const ownerUpdate = <Body extends object>(
-    operationId: string,
-    change: (body: Body, current: AgentSettings, now: number) => Partial<AgentSettings>,
-    answer: (settings: AgentSettings, derived: Derived) => unknown,
-  ) =>
+  const ownerUpdate =
+    <Body extends object>(
+      operationId: string,
+      change: (body: Body, current: AgentSettings, now: number) => Partial<AgentSettings>,
+      answer: (settings: AgentSettings, derived: Derived) => unknown,
+    ) =>
     async (c: Context) => {
       const principal = await requirePrincipal(c, deps)
       const agentUrl = agentOf(c)
@@ -610,7 +635,10 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
     const agentUrl = agentOf(c)
     await requireOwner(deps, principal, agentUrl)
     const service = serviceOf(deps)
-    await service.store.updateSettings(agentUrl, deps.now(), () => ({ lastCheckedAt: null, nextCheckAt: null }))
+    await service.store.updateSettings(agentUrl, deps.now(), () => ({
+      lastCheckedAt: null,
+      nextCheckAt: null,
+    }))
     service.scheduleChanged()
     return reply(c, deps, 'requeueAgentForHeartbeat', { requeued: true })
   })
@@ -646,7 +674,11 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
     const service = serviceOf(deps)
     const settings = await service.store.settings(agentUrl, deps.now())
     if (settings.paused) {
-      throw new HttpError(409, 'monitoring_paused', 'monitoring is paused for this agent; resume it to refresh')
+      throw new HttpError(
+        409,
+        'monitoring_paused',
+        'monitoring is paused for this agent; resume it to refresh',
+      )
     }
     const key = settings.agentUrl.toLowerCase()
     const now = deps.now()
@@ -676,7 +708,9 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
       throw new HttpError(
         502,
         'probe_failed',
-        probed.error ? `the agent could not be reached: ${probed.error}` : `the agent answered ${probed.status}`,
+        probed.error
+          ? `the agent could not be reached: ${probed.error}`
+          : `the agent answered ${probed.status}`,
       )
     }
     const member = await deps.repository.members.getMemberAgent(orgId, agentUrl)
@@ -689,7 +723,8 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
     } else if (probed.oauthRequired && !hasAuth) {
       compliance = {
         ran: false,
-        error: 'auth_required: the agent asks for authorization; save credentials with PUT …/connect or …/oauth-client-credentials',
+        error:
+          'auth_required: the agent asks for authorization; save credentials with PUT …/connect or …/oauth-client-credentials',
       }
     } else {
       const { runIds, error } = await launchLogged(service, launcher, agentUrl, 'refresh', deps.now)
@@ -725,9 +760,14 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
     const requested = c.req.query('org')
     const own = principal.orgId ?? (principal.kind === 'org' ? principal.id : undefined)
     if (requested !== undefined && requested !== '' && requested !== own) {
-      throw new HttpError(400, 'invalid_parameter', `org ${requested} is not an organization of this credential`, {
-        details: { parameter: 'org' },
-      })
+      throw new HttpError(
+        400,
+        'invalid_parameter',
+        `org ${requested} is not an organization of this credential`,
+        {
+          details: { parameter: 'org' },
+        },
+      )
     }
     const store = deps.compliance?.credentials
     const status = own && store ? await store.status(own, agentUrl) : undefined
@@ -746,12 +786,15 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
   app.put(`${BASE}/connect`, async (c) => {
     const principal = await requirePrincipal(c, deps)
     const agentUrl = agentOf(c)
-    const body = await readBody<{ auth_token?: string; auth_type?: 'bearer' | 'basic'; organization_id?: string }>(
-      c,
-      'connectAgent',
-    )
+    const body = await readBody<{
+      auth_token?: string
+      auth_type?: 'bearer' | 'basic'
+      organization_id?: string
+    }>(c, 'connectAgent')
     if (body.auth_token !== undefined && body.auth_token.trim() === '') {
-      throw new HttpError(400, 'invalid_parameter', 'auth_token is empty', { details: { field: 'auth_token' } })
+      throw new HttpError(400, 'invalid_parameter', 'auth_token is empty', {
+        details: { field: 'auth_token' },
+      })
     }
     const orgId = await requireOwner(deps, principal, agentUrl, body.organization_id)
     const store = credentialsOf(deps)
@@ -776,7 +819,10 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
       agentUrl = agentOf(c)
     } catch (error) {
       if (error instanceof HttpError) {
-        throw new HttpError(400, error.code, error.message, { code: 'invalid_url', field: 'oauth_client_credentials' })
+        throw new HttpError(400, error.code, error.message, {
+          code: 'invalid_url',
+          field: 'oauth_client_credentials',
+        })
       }
       throw error
     }
@@ -816,7 +862,11 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
     const store = credentialsOf(deps)
     const config = await sealing(() => store.clientCredentials(orgId, agentUrl))
     if (!config) {
-      throw new HttpError(404, 'credentials_not_found', 'no OAuth client credentials are saved for this agent')
+      throw new HttpError(
+        404,
+        'credentials_not_found',
+        'no OAuth client credentials are saved for this agent',
+      )
     }
     const service = serviceOf(deps)
     const at = deps.now()
