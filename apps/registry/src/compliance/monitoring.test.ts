@@ -121,5 +121,33 @@ describe.each(backends)('monitoring across restarts on %s', (name, backend) => {
     expect(running.launcher.launches).toHaveLength(1)
   })
 
+  it.skipIf(!backend)('fires each heartbeat once when two registries share the database', async () => {
+    const shared = statusDatabase(backend!)
+    const clock = Date.parse('2026-04-01T00:00:00.000Z')
+    const first = await startStatusRegistry(shared, { now: () => clock })
+    const second = await startStatusRegistry(shared, { now: () => clock })
+    try {
+      const key = (await first.registry.createOrg('Shared')).apiKey
+      for (const index of [1, 2, 3, 4, 5, 6]) {
+        await api(first.registry, 'registerMemberAgent', '/api/me/agents', {
+          token: key,
+          body: { url: `https://shared-${index}.example/mcp`, type: 'sales' },
+        })
+      }
+      // Both claim the due agents at the same moment (besides their own timers).
+      await Promise.all([first.registry.monitoring!.runDue(), second.registry.monitoring!.runDue()])
+      const total = () => first.launcher.launches.length + second.launcher.launches.length
+      await eventually(() => total() >= 6)
+      // Both schedulers keep polling (1 s): no agent fires twice.
+      await new Promise((resolve) => setTimeout(resolve, 2500))
+      const fired = [...first.launcher.launches, ...second.launcher.launches].map((launch) => launch.agentUrl)
+      expect(fired.sort()).toEqual([1, 2, 3, 4, 5, 6].map((index) => `https://shared-${index}.example/mcp`))
+    } finally {
+      await first.registry.close()
+      await second.registry.close()
+      await shared.cleanup()
+    }
+  })
+
   if (!backend) it.skip(`${name}: no PostgreSQL (ADWIRE_TEST_POSTGRES_URL)`, () => {})
 })
