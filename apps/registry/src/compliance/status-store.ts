@@ -179,6 +179,19 @@ const SETTINGS_COLUMNS = `agent_url, lifecycle_stage, compliance_opt_out, requal
   monitoring_paused_at, check_interval_hours, last_checked_at, next_check_at, last_status, status_changed_at,
   created_at, updated_at`
 
+const SETTINGS_COLUMN_OF: Record<keyof SettingsPatch, string> = {
+  lifecycleStage: 'lifecycle_stage',
+  optOut: 'compliance_opt_out',
+  requalifySince: 'requalify_since',
+  paused: 'monitoring_paused',
+  pausedAt: 'monitoring_paused_at',
+  intervalHours: 'check_interval_hours',
+  lastCheckedAt: 'last_checked_at',
+  nextCheckAt: 'next_check_at',
+  lastStatus: 'last_status',
+  statusChangedAt: 'status_changed_at',
+}
+
 const MONITORED = `c.monitoring_paused = 0 AND c.compliance_opt_out = 0
   AND EXISTS (SELECT 1 FROM registry_member_agents m WHERE m.url_canonical = c.agent_url_canonical)`
 
@@ -199,36 +212,36 @@ export function complianceStatusStore(db: SqlDriver): ComplianceStatusStore {
 
     updateSettings(agentUrl, now, change) {
       return db.transaction(async (tx) => {
-        const row = await readSettings(tx, agentUrl)
-        const current = row ? toSettings(row) : defaults(agentUrl, iso(now))
-        const next = { ...current, ...change(current), updatedAt: iso(now) }
+        const canonical = canonicalAgentUrl(agentUrl)
+        const at = iso(now)
+        // The row first (defaults), then locked, then only the changed columns written: a heartbeat claim or an
+        // outcome's status update racing this change cannot be lost, nor lose it.
         await tx.run(
-          `INSERT INTO registry_agent_compliance (agent_url_canonical, ${SETTINGS_COLUMNS})
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (agent_url_canonical) DO UPDATE SET lifecycle_stage = excluded.lifecycle_stage,
-             compliance_opt_out = excluded.compliance_opt_out, requalify_since = excluded.requalify_since,
-             monitoring_paused = excluded.monitoring_paused, monitoring_paused_at = excluded.monitoring_paused_at,
-             check_interval_hours = excluded.check_interval_hours, last_checked_at = excluded.last_checked_at,
-             next_check_at = excluded.next_check_at, last_status = excluded.last_status,
-             status_changed_at = excluded.status_changed_at, updated_at = excluded.updated_at`,
-          [
-            canonicalAgentUrl(agentUrl),
-            current.agentUrl,
-            next.lifecycleStage,
-            next.optOut ? 1 : 0,
-            next.requalifySince,
-            next.paused ? 1 : 0,
-            next.pausedAt,
-            next.intervalHours,
-            next.lastCheckedAt,
-            next.nextCheckAt,
-            next.lastStatus,
-            next.statusChangedAt,
-            current.createdAt,
-            next.updatedAt,
-          ],
+          `INSERT INTO registry_agent_compliance (agent_url_canonical, agent_url, lifecycle_stage, compliance_opt_out,
+             monitoring_paused, check_interval_hours, created_at, updated_at) VALUES (?, ?, ?, 0, 0, ?, ?, ?)
+           ON CONFLICT (agent_url_canonical) DO NOTHING`,
+          [canonical, agentUrl, DEFAULT_LIFECYCLE_STAGE, DEFAULT_INTERVAL_HOURS, at, at],
         )
-        return { ...next, stored: true }
+        const row = await tx.one<SettingsRow>(
+          `SELECT ${SETTINGS_COLUMNS} FROM registry_agent_compliance WHERE agent_url_canonical = ?${
+            tx.dialect === 'postgres' ? ' FOR UPDATE' : ''
+          }`,
+          [canonical],
+        )
+        const current = toSettings(row!)
+        const patch = change(current)
+        const sets: string[] = ['updated_at = ?']
+        const values: Array<string | number | null> = [at]
+        for (const [key, value] of Object.entries(patch) as Array<[keyof SettingsPatch, unknown]>) {
+          if (value === undefined) continue
+          sets.push(`${SETTINGS_COLUMN_OF[key]} = ?`)
+          values.push(typeof value === 'boolean' ? (value ? 1 : 0) : (value as string | number | null))
+        }
+        await tx.run(
+          `UPDATE registry_agent_compliance SET ${sets.join(', ')} WHERE agent_url_canonical = ?`,
+          [...values, canonical],
+        )
+        return { ...current, ...patch, updatedAt: at, stored: true }
       })
     },
 
