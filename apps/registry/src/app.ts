@@ -8,6 +8,7 @@ import { HTTPException } from 'hono/http-exception'
 import type { CrawlQueue } from './crawl/queue.js'
 import type { RegistryDeps } from './deps.js'
 import { brandSetupRoutes } from './routes/brand-setup.js'
+import { complianceStatusRoutes } from './routes/compliance-status.js'
 import { brandRoutes } from './routes/brands.js'
 import { catalogRoutes } from './routes/catalog.js'
 import { discoveryRoutes } from './routes/discovery.js'
@@ -94,6 +95,25 @@ export const IMPLEMENTED_OPERATIONS: ReadonlySet<string> = new Set([
   'resolveIdentifiers',
   'fileCatalogDispute',
   'getCatalogDispute',
+  // Agent Compliance, status side (routes/compliance-status.ts)
+  'getAgentCompliance',
+  'getAgentVerification',
+  'getAgentBadgeSvg',
+  'getAgentBadgeEmbed',
+  'getAgentBadgeVersionedSvg',
+  'getAgentBadgeVersionedEmbed',
+  'updateAgentLifecycle',
+  'updateAgentComplianceOptOut',
+  'getAgentMonitoringSettings',
+  'updateAgentMonitoringPause',
+  'updateAgentMonitoringInterval',
+  'requeueAgentForHeartbeat',
+  'getAgentMonitoringRequests',
+  'refreshAgent',
+  'getAgentAuthStatus',
+  'connectAgent',
+  'saveAgentOAuthClientCredentials',
+  'testAgentOAuthClientCredentials',
 ])
 
 export interface AppParts {
@@ -142,6 +162,7 @@ export function createApp(deps: RegistryDeps, parts: AppParts): Hono {
   app.route('/', mirrorRoutes(deps))
   app.route('/', policyRoutes(deps))
   app.route('/', catalogRoutes(deps))
+  app.route('/', complianceStatusRoutes(deps))
   app.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404))
   app.onError((error, c) => {
     if (error instanceof HttpError) {

@@ -11,6 +11,7 @@ import { parse } from 'yaml'
 import { createApp, IMPLEMENTED_OPERATIONS } from './app.js'
 import { createCrawlQueue } from './crawl/queue.js'
 import { conformanceDir } from './spec/locate.js'
+import { TEST_CREDENTIALS_KEY } from './compliance/status-testing.js'
 import { DEMO_AGENTS } from './seed.js'
 import { addedStatuses, operations, REPLACED_SCHEMAS, upstreamDocument } from './spec/openapi.js'
 import {
@@ -53,7 +54,10 @@ beforeAll(async () => {
   })
   test = await startTestRegistry(
     { kind: 'sqlite' },
-    { origins: { 'site.test': site.origin, 'community.example': site.origin } },
+    {
+      origins: { 'site.test': site.origin, 'community.example': site.origin },
+      env: { AGENT_CREDENTIALS_KEY: TEST_CREDENTIALS_KEY },
+    },
   )
   key = (await test.registry.createOrg('Contract')).apiKey
 })
@@ -450,6 +454,117 @@ describe('contract sweep over the demo world', () => {
       (await call('getCatalogDispute', `/api/registry/catalog/disputes/${dispute.body.dispute_id}`)).body
         .status,
     ).toBe('suspended')
+    // Agent Compliance, status side: an agent on the test site (it answers the refresh probe and serves a
+    // token endpoint). No runner is configured here, so the agent is untested: `unknown`, not verified.
+    site.serveJson('/mcp', { jsonrpc: '2.0', id: 1, result: {} })
+    site.serveJson('/token', { access_token: 'at', token_type: 'Bearer', expires_in: 60 })
+    const monitored = `${site.origin}/mcp`
+    const agentPath = `/api/registry/agents/${encodeURIComponent(monitored)}`
+    await call('registerMemberAgent', '/api/me/agents', {
+      token: key,
+      body: { url: monitored, type: 'creative' },
+    })
+    expect((await call('getAgentCompliance', `${agentPath}/compliance`)).body.status).toBe('unknown')
+    expect((await call('getAgentVerification', `${agentPath}/verification`)).body.verified).toBe(false)
+    for (const [operationId, suffix] of [
+      ['getAgentBadgeSvg', 'badge/creative.svg'],
+      ['getAgentBadgeVersionedSvg', 'badge/creative/3.1.svg'],
+    ] as const) {
+      called.add(operationId)
+      const badge = await fetch(`${test.registry.url}${agentPath}/${suffix}`)
+      expect(badge.status).toBe(200)
+      expect(badge.headers.get('content-type')).toBe('image/svg+xml; charset=utf-8')
+      expect(await badge.text()).toMatch(
+        /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg".*Not Verified.*<\/svg>$/,
+      )
+    }
+    expect((await call('getAgentBadgeEmbed', `${agentPath}/badge/creative/embed`)).body.verified).toBe(false)
+    expect(
+      (await call('getAgentBadgeVersionedEmbed', `${agentPath}/badge/creative/3.1/embed`)).body.adcp_version,
+    ).toBe('3.1')
+    expect(
+      (
+        await call('updateAgentLifecycle', `${agentPath}/lifecycle`, {
+          method: 'PUT',
+          token: key,
+          body: { lifecycle_stage: 'testing' },
+        })
+      ).body.lifecycle_stage,
+    ).toBe('testing')
+    expect(
+      (
+        await call('updateAgentComplianceOptOut', `${agentPath}/compliance/opt-out`, {
+          method: 'PUT',
+          token: key,
+          body: { opt_out: false },
+        })
+      ).body.compliance_opt_out,
+    ).toBe(false)
+    expect(
+      (await call('getAgentMonitoringSettings', `${agentPath}/monitoring/settings`, { token: key })).body
+        .check_interval_hours,
+    ).toBe(24)
+    expect(
+      (
+        await call('updateAgentMonitoringPause', `${agentPath}/monitoring/pause`, {
+          method: 'PUT',
+          token: key,
+          body: { paused: false },
+        })
+      ).body.monitoring_paused,
+    ).toBe(false)
+    expect(
+      (
+        await call('updateAgentMonitoringInterval', `${agentPath}/monitoring/interval`, {
+          method: 'PUT',
+          token: key,
+          body: { interval_hours: 48 },
+        })
+      ).body.check_interval_hours,
+    ).toBe(48)
+    expect(
+      (
+        await call('requeueAgentForHeartbeat', `${agentPath}/monitoring/requeue`, {
+          method: 'POST',
+          token: key,
+        })
+      ).body.requeued,
+    ).toBe(true)
+    const refreshed = await call('refreshAgent', `${agentPath}/refresh`, { method: 'POST', token: key })
+    expect(refreshed.body).toMatchObject({ online: true, compliance: { ran: false } })
+    expect(
+      (await call('getAgentMonitoringRequests', `${agentPath}/monitoring/requests`, { token: key })).body
+        .total,
+    ).toBe(1)
+    expect((await call('getAgentAuthStatus', `${agentPath}/auth-status`, { token: key })).body.has_auth).toBe(
+      false,
+    )
+    expect(
+      (
+        await call('connectAgent', `${agentPath}/connect`, {
+          method: 'PUT',
+          token: key,
+          body: { auth_token: 'contract-token' },
+        })
+      ).body.has_auth,
+    ).toBe(true)
+    expect(
+      (
+        await call('saveAgentOAuthClientCredentials', `${agentPath}/oauth-client-credentials`, {
+          method: 'PUT',
+          token: key,
+          body: { token_endpoint: `${site.origin}/token`, client_id: 'c', client_secret: 's' },
+        })
+      ).body.auth_type,
+    ).toBe('oauth_client_credentials')
+    expect(
+      (
+        await call('testAgentOAuthClientCredentials', `${agentPath}/oauth-client-credentials/test`, {
+          method: 'POST',
+          token: key,
+        })
+      ).body.ok,
+    ).toBe(true)
 
     expect([...IMPLEMENTED_OPERATIONS].filter((id) => !called.has(id))).toEqual([])
   })
@@ -468,6 +583,7 @@ describe('contract sweep over the demo world', () => {
       'Community Mirrors',
       'Policy Registry',
       'Property Catalog',
+      'Agent Compliance',
     ])
     for (const id of IMPLEMENTED_OPERATIONS) expect(tags.has(byId.get(id)?.tag ?? '')).toBe(true)
   })
@@ -535,7 +651,11 @@ describe('error sweep: every implemented operation refuses bad calls as the docu
     crawlRequestId: 'not-a-uuid',
     reportId: 'not-a-uuid',
   }
-  const good: Record<string, string> = { domain: 'community.example', url: 'https://nothing.example/mcp' }
+  const good: Record<string, string> = {
+    domain: 'community.example',
+    url: 'https://nothing.example/mcp',
+    encodedUrl: 'https://nothing.example/mcp',
+  }
   const pathOf = (template: string, values = bad) =>
     template.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(values[name] ?? 'x'))
 

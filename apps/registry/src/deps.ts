@@ -7,6 +7,9 @@ import type { RegistryRepository } from './db/repository.js'
 import type { Crawler } from './crawl/crawler.js'
 import type { FeedHub } from './feed/hub.js'
 import type { MembershipTier } from './domain/membership.js'
+import type { ComplianceRunLauncher } from './compliance/contract.js'
+import type { AgentCredentialStore } from './compliance/credentials.js'
+import type { ComplianceStatusService } from './compliance/status.js'
 
 /** Who sent a request to a locked endpoint (the auth module's principal). */
 export interface Principal {
@@ -36,4 +39,14 @@ export interface RegistryDeps {
   readonly memberTier: MembershipTier
   /** The registry's public base URL for this request (no trailing slash). */
   readonly publicUrl: (c: Context) => string
+  /**
+   * Agent Compliance. Status side: `outcomes` (the outcome sink, and status, verification, badges, settings
+   * and monitoring read from it), `launcher` (starts heartbeat and refresh runs; absent: no monitoring) and
+   * `credentials` (agent credentials sealed at rest; the runs side reads them as an `AgentCredentialSource`).
+   */
+  readonly compliance?: {
+    readonly outcomes?: ComplianceStatusService
+    readonly launcher?: ComplianceRunLauncher
+    readonly credentials?: AgentCredentialStore
+  }
 }

@@ -13,6 +13,8 @@ describe('the registry environment', () => {
       memberTier: 'member',
       http: {},
       rateLimits: { read: 600, write: 60, crawl: 10 },
+      credentialKeys: [],
+      monitoringPollSeconds: 60,
     })
     expect(parseEnv({ HTTP_REQUEST_TIMEOUT_MS: '60000' }).http).toEqual({ requestTimeoutMs: 60_000 })
   })
@@ -45,6 +47,21 @@ describe('the registry environment', () => {
       memberTier: 'explorer',
       rateLimits: { read: 0, write: 5, crawl: 10 },
     })
+  })
+
+  it('reads the agent credentials keys (rotation list) and the monitoring poll', () => {
+    const first = Buffer.alloc(32, 1)
+    const second = Buffer.alloc(32, 2)
+    const env = parseEnv({
+      AGENT_CREDENTIALS_KEY: `${first.toString('base64')}, ${second.toString('base64url')}`,
+      MONITORING_POLL_SECONDS: '5',
+    })
+    expect(env.credentialKeys).toEqual([first, second])
+    expect(env.monitoringPollSeconds).toBe(5)
+    for (const bad of [Buffer.alloc(16).toString('base64'), 'not base64!']) {
+      expect(() => parseEnv({ AGENT_CREDENTIALS_KEY: bad })).toThrow(/AGENT_CREDENTIALS_KEY: key 1 /)
+    }
+    expect(() => parseEnv({ MONITORING_POLL_SECONDS: '0' })).toThrow(/MONITORING_POLL_SECONDS/)
   })
 
   it('names every bad variable', () => {

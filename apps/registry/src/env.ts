@@ -13,6 +13,7 @@ import {
   type ServiceSettings,
 } from '@adwire/service-env'
 import { z } from 'zod'
+import { parseCredentialKeys } from './compliance/credentials.js'
 import { MEMBERSHIP_TIERS, type MembershipTier } from './domain/membership.js'
 
 export { EnvError, type DatabaseConfig } from '@adwire/service-env'
@@ -52,6 +53,13 @@ export interface RegistryEnv extends ServiceSettings {
   readonly memberTier: MembershipTier
   /** Requests per minute per organization (or client IP when anonymous) by class; 0 turns a class off. */
   readonly rateLimits: RateLimits
+  /**
+   * The AES-256-GCM keys sealing agent credentials at rest (`AGENT_CREDENTIALS_KEY`: comma-separated base64
+   * 32-byte keys; the first seals, all open). None: credentials cannot be saved (500 `credentials_unavailable`).
+   */
+  readonly credentialKeys: readonly Buffer[]
+  /** The longest the monitoring scheduler sleeps before re-reading due times, seconds. Default 60. */
+  readonly monitoringPollSeconds: number
 }
 
 /** The per-minute budgets of the operations the document declares 429 for (see `routes/rate-limit.ts`). */
@@ -98,6 +106,22 @@ const EnvSchema = z.object({
   RATE_LIMIT_READ_PER_MINUTE: intIn('RATE_LIMIT_READ_PER_MINUTE', 0, 1_000_000, 600),
   RATE_LIMIT_WRITE_PER_MINUTE: intIn('RATE_LIMIT_WRITE_PER_MINUTE', 0, 1_000_000, 60),
   RATE_LIMIT_CRAWL_PER_MINUTE: intIn('RATE_LIMIT_CRAWL_PER_MINUTE', 0, 1_000_000, 10),
+  AGENT_CREDENTIALS_KEY: z
+    .string()
+    .trim()
+    .default('')
+    .transform((value, context) => {
+      try {
+        return parseCredentialKeys(value)
+      } catch (error) {
+        context.addIssue({
+          code: 'custom',
+          message: `AGENT_CREDENTIALS_KEY: ${(error as Error).message} (base64 of 32 random bytes: openssl rand -base64 32)`,
+        })
+        return []
+      }
+    }),
+  MONITORING_POLL_SECONDS: intIn('MONITORING_POLL_SECONDS', 1, 3600, 60),
   MEMBER_TIER: z
     .string()
     .trim()
@@ -136,5 +160,7 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
       write: values.RATE_LIMIT_WRITE_PER_MINUTE,
       crawl: values.RATE_LIMIT_CRAWL_PER_MINUTE,
     },
+    credentialKeys: values.AGENT_CREDENTIALS_KEY,
+    monitoringPollSeconds: values.MONITORING_POLL_SECONDS,
   }
 }

@@ -5,16 +5,26 @@
  * shuts it all down in order. server.ts calls it with process.env; the tests with their own env on port 0.
  */
 import type { SafeFetch } from '@adwire/http-signatures'
-import { createSafeFetch } from '@adwire/http-signatures/node'
+import { createPinnedFetch, createSafeFetch } from '@adwire/http-signatures/node'
 import { listen, type Listener } from '@adwire/service-kit'
 import type { Context } from 'hono'
 import { createApp } from './app.js'
 import { createAuth, migrateAuthPostgres, migrateAuthSqlite } from './auth/index.js'
+import type {
+  AgentCredentialSource,
+  ComplianceOutcomeSink,
+  ComplianceRunLauncher,
+} from './compliance/contract.js'
+import { agentCredentialStore, createSecretBox } from './compliance/credentials.js'
+import { createMonitoringScheduler, type MonitoringScheduler } from './compliance/monitoring.js'
+import { complianceStatusStore } from './compliance/status-store.js'
+import { createComplianceStatus } from './compliance/status.js'
 import { createCrawler } from './crawl/crawler.js'
 import { createCrawlQueue } from './crawl/queue.js'
 import { openRepository, type RegistryRepository } from './db/repository.js'
 import type { Authenticator, RegistryDeps } from './deps.js'
 import type { RegistryEnv } from './env.js'
+import { hasApiAccess } from './domain/membership.js'
 import { createFeedHub } from './feed/hub.js'
 import { CLAIM_TTL_DAYS } from './routes/hosted.js'
 import { errorBody } from './routes/http.js'
@@ -31,6 +41,16 @@ export interface StartOverrides {
   readonly validateResponses?: RegistryDeps['validateResponses']
   /** Replaces the auth module (tests of the app alone). */
   readonly auth?: Authenticator
+  /**
+   * Builds the compliance run launcher from the status side's outcome sink and credential source; without one
+   * there is no monitoring and `refresh` runs nothing. (Tests pass a test launcher here.)
+   */
+  readonly complianceLauncher?: (parts: {
+    readonly outcomes: ComplianceOutcomeSink
+    readonly credentials: AgentCredentialSource
+  }) => ComplianceRunLauncher
+  /** The fetch of refresh probes and token-endpoint tests (default: pinned, SSRF-safe per `env.crawl`). */
+  readonly complianceFetch?: typeof globalThis.fetch
 }
 
 export interface RunningRegistry {
@@ -52,6 +72,8 @@ export interface RunningRegistry {
   pruneFeed(): Promise<number>
   /** Whether the demo world was loaded at this start. */
   readonly seeded: boolean
+  /** The compliance monitoring scheduler (absent without a launcher). */
+  readonly monitoring?: MonitoringScheduler
   /** Stops accepting, ends feed streams, lets in-flight requests finish (up to `graceMs`), closes storage. */
   close(graceMs?: number): Promise<void>
 }
@@ -105,24 +127,56 @@ export async function startRegistry(
         : { kind: 'postgres', pool: connection.pool, schema: connection.schema },
       { issuer: env.publicUrl ?? url, now },
     )
+    const log =
+      overrides.log ??
+      ((entry: Record<string, unknown>) =>
+        process.stdout.write(`${JSON.stringify({ at: new Date().toISOString(), ...entry })}\n`))
+    const outcomes = createComplianceStatus(complianceStatusStore(repository.driver), {
+      now,
+      log,
+      badgesAllowed: hasApiAccess(env.memberTier),
+      allowPrivate: env.crawl.allowPrivate,
+      fetch:
+        overrides.complianceFetch ??
+        createPinnedFetch({
+          allowHttp: env.crawl.allowPrivate,
+          allowLoopback: env.crawl.allowPrivate,
+          allowPrivate: env.crawl.allowPrivate,
+          timeoutMs: env.crawl.timeoutMs,
+          maxBytes: 64 * 1024,
+          userAgent: 'adwire-registry-compliance',
+        }),
+    })
+    const credentials = agentCredentialStore(repository.driver, createSecretBox(env.credentialKeys))
+    if (!credentials.available) log({ agent_credentials: 'disabled: AGENT_CREDENTIALS_KEY is not set' })
+    const launcher = overrides.complianceLauncher?.({ outcomes, credentials })
     const deps: RegistryDeps = {
       repository,
       crawler,
       auth: overrides.auth ?? auth,
       hub,
       now,
-      log:
-        overrides.log ??
-        ((entry) => process.stdout.write(`${JSON.stringify({ at: new Date().toISOString(), ...entry })}\n`)),
+      log,
       validateResponses: overrides.validateResponses ?? 'log',
       feedRetentionDays: env.feedRetentionDays,
       memberTier: env.memberTier,
       publicUrl: (c: Context) => env.publicUrl ?? new URL(c.req.url).origin,
+      compliance: { outcomes, credentials, ...(launcher ? { launcher } : {}) },
     }
     const queue = createCrawlQueue(deps)
     const app = createApp(deps, { queue, authRoutes: auth.routes, rateLimits: env.rateLimits })
     listener.handle(app.fetch)
     queue.kick()
+    const monitoring = launcher
+      ? createMonitoringScheduler({
+          status: outcomes,
+          launcher,
+          now,
+          log,
+          pollMs: env.monitoringPollSeconds * 1000,
+        })
+      : undefined
+    monitoring?.start()
     const listening = listener
     let closing: Promise<void> | undefined
     const pruneFeed = () => pruneExpired(deps)
@@ -143,6 +197,7 @@ export async function startRegistry(
       repository,
       deps,
       seeded,
+      ...(monitoring ? { monitoring } : {}),
       createOrg: (name) => auth.createOrg(name),
       crawlsIdle: () => queue.idle(),
       pruneFeed,
@@ -150,6 +205,7 @@ export async function startRegistry(
         closing ??= (async () => {
           const drained = listening.close(graceMs)
           clearInterval(pruneTimer)
+          await monitoring?.stop()
           // Feed streams end right away: they would hold the drain open.
           hub.close()
           await queue.stop()

@@ -35,6 +35,8 @@ export const RATE_LIMITED_ROUTES: ReadonlyArray<readonly [string, string, RateLi
   ['DELETE', '/api/registry/mirrors/:platform', 'write'],
   ['POST', '/api/policies/resolve/bulk', 'read'],
   ['POST', '/api/policies/save', 'write'],
+  ['POST', '/api/registry/agents/:encodedUrl/refresh', 'crawl'],
+  ['POST', '/api/registry/agents/:encodedUrl/monitoring/requeue', 'write'],
 ]
 
 interface Bucket {
