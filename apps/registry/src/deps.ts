@@ -7,6 +7,7 @@ import type { RegistryRepository } from './db/repository.js'
 import type { Crawler } from './crawl/crawler.js'
 import type { FeedHub } from './feed/hub.js'
 import type { MembershipTier } from './domain/membership.js'
+import type { AgentCredentialSource, ComplianceOutcomeSink } from './compliance/contract.js'
 
 /** Who sent a request to a locked endpoint (the auth module's principal). */
 export interface Principal {
@@ -36,4 +37,12 @@ export interface RegistryDeps {
   readonly memberTier: MembershipTier
   /** The registry's public base URL for this request (no trailing slash). */
   readonly publicUrl: (c: Context) => string
+  /**
+   * The status side of Agent Compliance as the runs side sees it (compliance/contract.ts): where finished
+   * storyboards are reported, and the credentials runs and probes present to an agent. Both optional.
+   */
+  readonly compliance?: {
+    readonly outcomes?: ComplianceOutcomeSink
+    readonly credentials?: AgentCredentialSource
+  }
 }

@@ -9,6 +9,9 @@ import { createSafeFetch } from '@adwire/http-signatures/node'
 import { listen, type Listener } from '@adwire/service-kit'
 import type { Context } from 'hono'
 import { createApp } from './app.js'
+import { createAgentProber } from './compliance/probe-agents.js'
+import { createAgentFetch } from './compliance/probe.js'
+import { createComplianceRuns, type ComplianceRuns, type ComplianceRunsOptions } from './compliance/runs.js'
 import { createAuth, migrateAuthPostgres, migrateAuthSqlite } from './auth/index.js'
 import { createCrawler } from './crawl/crawler.js'
 import { createCrawlQueue } from './crawl/queue.js'
@@ -31,6 +34,15 @@ export interface StartOverrides {
   readonly validateResponses?: RegistryDeps['validateResponses']
   /** Replaces the auth module (tests of the app alone). */
   readonly auth?: Authenticator
+  /** The status side of Agent Compliance (outcome sink, agent credentials). */
+  readonly compliance?: RegistryDeps['compliance']
+  /** Tuning of the compliance runs (lease, timeouts, concurrency), for tests. */
+  readonly complianceRuns?: Pick<
+    ComplianceRunsOptions,
+    'leaseMs' | 'maxAttempts' | 'concurrency' | 'stepTimeoutMs' | 'runTimeoutMs'
+  >
+  /** The reference agent of compareStoryboard (default: `env.agents.referenceUrl`). */
+  readonly referenceAgent?: { readonly url: string; readonly name: string }
 }
 
 export interface RunningRegistry {
@@ -41,6 +53,8 @@ export interface RunningRegistry {
   readonly listener: Listener
   readonly repository: RegistryRepository
   readonly deps: RegistryDeps
+  /** The compliance runs (also the status side's `ComplianceRunLauncher`). */
+  readonly complianceRuns: ComplianceRuns
   /** Creates an organization and its first API key (what `adwire registry admin create-org` does). */
   createOrg(name: string): Promise<{ id: string; apiKey: string }>
   /** Resolves when queued crawl requests have run (tests). */
@@ -118,11 +132,48 @@ export async function startRegistry(
       feedRetentionDays: env.feedRetentionDays,
       memberTier: env.memberTier,
       publicUrl: (c: Context) => env.publicUrl ?? new URL(c.req.url).origin,
+      ...(overrides.compliance ? { compliance: overrides.compliance } : {}),
     }
     const queue = createCrawlQueue(deps)
-    const app = createApp(deps, { queue, authRoutes: auth.routes, rateLimits: env.rateLimits })
+    const agentFetch = createAgentFetch({
+      allowPrivate: env.agents.allowPrivate,
+      timeoutMs: env.agents.timeoutMs,
+      maxBytes: 4 * 1024 * 1024,
+    })
+    const reference =
+      overrides.referenceAgent ??
+      (env.agents.referenceUrl ? { url: env.agents.referenceUrl, name: 'Reference agent' } : undefined)
+    const complianceRuns = createComplianceRuns({
+      driver: repository.driver,
+      fetch: agentFetch,
+      now,
+      log: deps.log,
+      ...(deps.compliance?.outcomes ? { outcomes: deps.compliance.outcomes } : {}),
+      ...(deps.compliance?.credentials ? { credentials: deps.compliance.credentials } : {}),
+      ...(reference ? { reference } : {}),
+      ...overrides.complianceRuns,
+    })
+    const app = createApp(deps, {
+      queue,
+      authRoutes: auth.routes,
+      rateLimits: env.rateLimits,
+      compliance: {
+        runs: complianceRuns,
+        prober: createAgentProber({
+          fetch: agentFetch,
+          deadlineMs: env.agents.timeoutMs * 2,
+          ...(deps.compliance?.credentials ? { credentials: deps.compliance.credentials } : {}),
+        }),
+        fetch: agentFetch,
+        ...(reference ? { reference } : {}),
+        publicKeys: () => auth.publicKeys(),
+        syncWaitMs: overrides.complianceRuns?.runTimeoutMs ?? 600_000,
+        probeDeadlineMs: env.agents.timeoutMs * 2,
+      },
+    })
     listener.handle(app.fetch)
     queue.kick()
+    await complianceRuns.start()
     const listening = listener
     let closing: Promise<void> | undefined
     const pruneFeed = () => pruneExpired(deps)
@@ -142,6 +193,7 @@ export async function startRegistry(
       listener: listening,
       repository,
       deps,
+      complianceRuns,
       seeded,
       createOrg: (name) => auth.createOrg(name),
       crawlsIdle: () => queue.idle(),
@@ -153,6 +205,8 @@ export async function startRegistry(
           // Feed streams end right away: they would hold the drain open.
           hub.close()
           await queue.stop()
+          // Runs in flight go back to the queue: the next start runs them again.
+          await complianceRuns.close()
           await drained
           await pruning
           await repository.close()

@@ -25,6 +25,11 @@ export const RATE_LIMITED_ROUTES: ReadonlyArray<readonly [string, string, RateLi
   ['POST', '/api/organizations', 'write'],
   ['POST', '/api/registry/crawl-request', 'crawl'],
   ['POST', '/api/registry/publisher/:domain/adagents/revalidate', 'crawl'],
+  // Agent probing: live outbound connections, like crawls.
+  ['GET', '/api/public/agent-formats', 'crawl'],
+  ['GET', '/api/public/agent-products', 'crawl'],
+  ['GET', '/api/public/agent-publishers', 'crawl'],
+  ['GET', '/api/registry/agents/:encodedUrl/applicable-storyboards', 'crawl'],
 ]
 
 interface Bucket {
