@@ -110,8 +110,15 @@ export interface RunStore {
    * Runs left `running` by an instance that stopped renewing their lease: back to `queued` while they have
    * attempts left, else `failed`. Resolves to the ids requeued and failed.
    */
-  recover(nowIso: string, maxAttempts: number): Promise<{ requeued: string[]; failed: string[] }>
-  /** Stores the verdicts and diagnostics and finishes the run, in one transaction. */
+  recover(
+    nowIso: string,
+    maxAttempts: number,
+    alive: readonly string[],
+  ): Promise<{ requeued: string[]; failed: string[] }>
+  /**
+   * Stores the verdicts and diagnostics and finishes the run, in one transaction; resolves to false (storing
+   * nothing) when the run is no longer `running` (another instance recovered it).
+   */
   finish(
     id: string,
     changes: Pick<
@@ -132,7 +139,7 @@ export interface RunStore {
     >,
     verdicts: readonly StoredVerdict[],
     diagnostics: readonly StepDiagnostic[],
-  ): Promise<void>
+  ): Promise<boolean>
   /** The agent's runs, newest first. */
   history(agentUrl: string, limit: number): Promise<StoredRun[]>
   latestRun(agentUrl: string): Promise<StoredRun | undefined>
@@ -361,13 +368,15 @@ export function runStore(db: SqlDriver): RunStore {
         [id],
       )
     },
-    async recover(nowIso, maxAttempts) {
+    async recover(nowIso, maxAttempts, alive) {
       return db.transaction(async (tx) => {
-        const stale = await tx.all<{ id: string; attempts: number }>(
-          `SELECT id, attempts FROM registry_compliance_runs
-           WHERE state = 'running' AND (lease_until IS NULL OR lease_until < ?)`,
-          [nowIso],
-        )
+        const stale = (
+          await tx.all<{ id: string; attempts: number }>(
+            `SELECT id, attempts FROM registry_compliance_runs
+             WHERE state = 'running' AND (lease_until IS NULL OR lease_until < ?)`,
+            [nowIso],
+          )
+        ).filter((run) => !alive.includes(run.id))
         const requeued: string[] = []
         const failed: string[] = []
         for (const run of stale) {
@@ -397,7 +406,9 @@ export function runStore(db: SqlDriver): RunStore {
       })
     },
     async finish(id, changes, verdicts, diagnostics) {
-      await db.transaction(async (tx) => {
+      return db.transaction(async (tx) => {
+        const owned = await tx.one<{ state: string }>('SELECT state FROM registry_compliance_runs WHERE id = ?', [id])
+        if (owned?.state !== 'running') return false
         for (const verdict of verdicts) {
           const values: SqlValue[] = [
             verdict.run_id,
@@ -482,6 +493,7 @@ export function runStore(db: SqlDriver): RunStore {
             id,
           ],
         )
+        return true
       })
     },
     async history(agentUrl, limit) {

@@ -210,7 +210,7 @@ export function createComplianceRuns(options: ComplianceRunsOptions): Compliance
         tested_at: finishedAt,
       }))
       const summary = summarize(outcome.verdicts)
-      await store.finish(
+      const stored = await store.finish(
         run.id,
         {
           state: outcome.error ? 'failed' : 'completed',
@@ -230,7 +230,8 @@ export function createComplianceRuns(options: ComplianceRunsOptions): Compliance
         verdicts,
         outcome.diagnostics.map((diagnostic) => ({ ...diagnostic, captured_at: finishedAt })),
       )
-      await report(run, verdicts, outcome.error, finishedAt)
+      if (stored) await report(run, verdicts, outcome.error, finishedAt)
+      else options.log({ compliance_run: run.id, dropped: 'another instance took the run over' })
     } catch (error) {
       if (controller.signal.aborted) return
       options.log({ compliance_run: run.id, error: String(error instanceof Error ? error.stack : error) })
@@ -440,7 +441,10 @@ export function createComplianceRuns(options: ComplianceRunsOptions): Compliance
   const sweep = async () => {
     if (closing) return
     try {
-      const { requeued, failed } = await store.recover(iso(), maxAttempts)
+      const alive = [...executing.keys()]
+      // This instance's own runs are alive whatever their lease says (a busy event loop may have delayed renewal).
+      await Promise.all(alive.map((id) => store.renewLease(id, iso(options.now() + leaseMs))))
+      const { requeued, failed } = await store.recover(iso(), maxAttempts, alive)
       if (requeued.length > 0 || failed.length > 0) options.log({ compliance_recovered: requeued, compliance_interrupted: failed })
       for (const id of failed) notify(id)
     } catch (error) {
