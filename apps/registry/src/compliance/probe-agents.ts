@@ -71,7 +71,29 @@ async function readPublishers(agent: AgentSession, capabilities?: Record<string,
   if (Array.isArray(portfolio?.publisher_domains)) {
     return portfolio.publisher_domains.map((domain) => ({ publisher_domain: domain }))
   }
-  throw new ProbeError('protocol', 'the agent has no list_authorized_properties and declares no media_buy.portfolio')
+  if (agent.tools.some((tool) => tool.name === 'get_products')) {
+    // The publishers of the products it sells (each product's publisher_properties selectors), merged by domain.
+    const byDomain = new Map<string, { publisher_domain: string; selectors: unknown[]; product_ids: string[] }>()
+    for (const product of await readProducts(agent)) {
+      const { product_id: productId, publisher_properties: selectors } = (product ?? {}) as {
+        product_id?: unknown
+        publisher_properties?: unknown
+      }
+      for (const selector of asArray(selectors)) {
+        const domain = (selector as { publisher_domain?: unknown }).publisher_domain
+        if (typeof domain !== 'string') continue
+        let entry = byDomain.get(domain)
+        if (!entry) byDomain.set(domain, (entry = { publisher_domain: domain, selectors: [], product_ids: [] }))
+        entry.selectors.push(selector)
+        if (typeof productId === 'string' && !entry.product_ids.includes(productId)) entry.product_ids.push(productId)
+      }
+    }
+    return [...byDomain.values()]
+  }
+  throw new ProbeError(
+    'protocol',
+    'the agent has no list_authorized_properties, declares no media_buy.portfolio and sells no products',
+  )
 }
 
 async function readProducts(agent: AgentSession): Promise<unknown[]> {
