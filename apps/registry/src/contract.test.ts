@@ -361,21 +361,27 @@ describe('contract sweep over the demo world', () => {
     expect((await call('getAgentProducts', `/api/public/agent-products?url=${live}`)).status).toBe(502)
     expect((await call('getAgentPublishers', `/api/public/agent-publishers?url=${live}`)).status).toBe(502)
     expect(
-      (await call('validatePublisher', '/api/public/validate-publisher?domain=site.test')).body.property_count,
+      (await call('validatePublisher', '/api/public/validate-publisher?domain=site.test')).body
+        .property_count,
     ).toBe(1)
     // Agent Compliance, the runs half.
     expect((await call('listStoryboards', '/api/storyboards')).body.count).toBeGreaterThan(100)
     expect(
-      (await call('getStoryboard', '/api/storyboards/capability_discovery')).body.storyboard.phases[0].steps[0]
-        .id,
+      (await call('getStoryboard', '/api/storyboards/capability_discovery')).body.storyboard.phases[0]
+        .steps[0].id,
     ).toBe('get_capabilities')
     expect(
-      (await call('getStoryboardFirstStep', '/api/storyboards/capability_discovery/first-step')).body.step.task,
+      (await call('getStoryboardFirstStep', '/api/storyboards/capability_discovery/first-step')).body.step
+        .task,
     ).toBe('get_adcp_capabilities')
     expect((await call('getJwks', '/api/.well-known/jwks.json')).body.keys[0].kty).toBe('EC')
     expect(
-      (await call('registerMemberAgent', '/api/me/agents', { token: key, body: { url: creativeMcp, type: 'creative' } }))
-        .status,
+      (
+        await call('registerMemberAgent', '/api/me/agents', {
+          token: key,
+          body: { url: creativeMcp, type: 'creative' },
+        })
+      ).status,
     ).toBe(201)
     const agentPath = `/api/registry/agents/${live}`
     const run = await call('runStoryboard', `${agentPath}/storyboard/capability_discovery/run`, {
@@ -385,11 +391,15 @@ describe('contract sweep over the demo world', () => {
     expect(run.body.storyboard_status.status).toBe('passing')
     expect(
       (
-        await call('runStoryboardStep', `${agentPath}/storyboard/capability_discovery/step/get_capabilities`, {
-          method: 'POST',
-          token: key,
-          body: { dry_run: true },
-        })
+        await call(
+          'runStoryboardStep',
+          `${agentPath}/storyboard/capability_discovery/step/get_capabilities`,
+          {
+            method: 'POST',
+            token: key,
+            body: { dry_run: true },
+          },
+        )
       ).body.passed,
     ).toBe(true)
     expect(
@@ -403,13 +413,18 @@ describe('contract sweep over the demo world', () => {
     expect((await call('getAgentComplianceHistory', `${agentPath}/compliance/history`)).body.count).toBe(3)
     expect(
       (
-        await call('getAgentComplianceStepDiagnostics', `${agentPath}/compliance/diagnostics?run_id=${run.body.run_id}`, {
-          token: key,
-        })
+        await call(
+          'getAgentComplianceStepDiagnostics',
+          `${agentPath}/compliance/diagnostics?run_id=${run.body.run_id}`,
+          {
+            token: key,
+          },
+        )
       ).body.count,
     ).toBeGreaterThan(0)
     expect(
-      (await call('getAgentStoryboardStatus', `${agentPath}/storyboard-status`, { token: key })).body.passing_count,
+      (await call('getAgentStoryboardStatus', `${agentPath}/storyboard-status`, { token: key })).body
+        .passing_count,
     ).toBe(1)
     expect(
       (

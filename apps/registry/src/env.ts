@@ -158,7 +158,9 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
     agents: {
       allowPrivate: values.ALLOW_PRIVATE_AGENTS,
       timeoutMs: values.AGENT_TIMEOUT_MS,
-      ...(values.COMPLIANCE_REFERENCE_AGENT_URL ? { referenceUrl: values.COMPLIANCE_REFERENCE_AGENT_URL } : {}),
+      ...(values.COMPLIANCE_REFERENCE_AGENT_URL
+        ? { referenceUrl: values.COMPLIANCE_REFERENCE_AGENT_URL }
+        : {}),
     },
     rateLimits: {
       read: values.RATE_LIMIT_READ_PER_MINUTE,

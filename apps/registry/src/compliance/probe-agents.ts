@@ -4,13 +4,7 @@
  * probe has a deadline, each exchange its own, each response a size cap.
  */
 import type { AgentCredentialSource } from './contract.js'
-import {
-  openAgent,
-  ProbeError,
-  withDeadline,
-  type AgentProtocol,
-  type AgentSession,
-} from './probe.js'
+import { openAgent, ProbeError, withDeadline, type AgentProtocol, type AgentSession } from './probe.js'
 
 export interface AgentProber {
   discover(url: string): Promise<DiscoveredAgent>
@@ -39,7 +33,10 @@ export interface ProberOptions {
 const asArray = (value: unknown): unknown[] => (Array.isArray(value) ? value : [])
 
 /** The agent type its declared protocols make it (the registry's `AgentType` vocabulary). */
-export function agentTypeOf(capabilities: Record<string, unknown> | undefined, tools: readonly string[]): string {
+export function agentTypeOf(
+  capabilities: Record<string, unknown> | undefined,
+  tools: readonly string[],
+): string {
   const protocols = asArray(capabilities?.supported_protocols).map(String)
   if (protocols.includes('media_buy') || tools.includes('get_products')) return 'sales'
   if (protocols.includes('creative') || tools.includes('build_creative')) return 'creative'
@@ -56,12 +53,18 @@ async function readFormats(agent: AgentSession, capabilities?: Record<string, un
   const creative = capabilities?.creative as { supported_formats?: unknown } | undefined
   if (Array.isArray(creative?.supported_formats)) return creative.supported_formats
   if (!agent.tools.some((tool) => tool.name === 'list_creative_formats')) {
-    throw new ProbeError('protocol', 'the agent declares no creative.supported_formats and has no list_creative_formats')
+    throw new ProbeError(
+      'protocol',
+      'the agent declares no creative.supported_formats and has no list_creative_formats',
+    )
   }
   return asArray((await agent.call('list_creative_formats', {})).formats)
 }
 
-async function readPublishers(agent: AgentSession, capabilities?: Record<string, unknown>): Promise<unknown[]> {
+async function readPublishers(
+  agent: AgentSession,
+  capabilities?: Record<string, unknown>,
+): Promise<unknown[]> {
   if (agent.tools.some((tool) => tool.name === 'list_authorized_properties')) {
     const answer = await agent.call('list_authorized_properties', {})
     return asArray(answer.properties ?? answer.publisher_domains)
@@ -73,7 +76,10 @@ async function readPublishers(agent: AgentSession, capabilities?: Record<string,
   }
   if (agent.tools.some((tool) => tool.name === 'get_products')) {
     // The publishers of the products it sells (each product's publisher_properties selectors), merged by domain.
-    const byDomain = new Map<string, { publisher_domain: string; selectors: unknown[]; product_ids: string[] }>()
+    const byDomain = new Map<
+      string,
+      { publisher_domain: string; selectors: unknown[]; product_ids: string[] }
+    >()
     for (const product of await readProducts(agent)) {
       const { product_id: productId, publisher_properties: selectors } = (product ?? {}) as {
         product_id?: unknown
@@ -83,9 +89,11 @@ async function readPublishers(agent: AgentSession, capabilities?: Record<string,
         const domain = (selector as { publisher_domain?: unknown }).publisher_domain
         if (typeof domain !== 'string') continue
         let entry = byDomain.get(domain)
-        if (!entry) byDomain.set(domain, (entry = { publisher_domain: domain, selectors: [], product_ids: [] }))
+        if (!entry)
+          byDomain.set(domain, (entry = { publisher_domain: domain, selectors: [], product_ids: [] }))
         entry.selectors.push(selector)
-        if (typeof productId === 'string' && !entry.product_ids.includes(productId)) entry.product_ids.push(productId)
+        if (typeof productId === 'string' && !entry.product_ids.includes(productId))
+          entry.product_ids.push(productId)
       }
     }
     return [...byDomain.values()]

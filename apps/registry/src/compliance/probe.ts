@@ -73,8 +73,10 @@ export function classifyError(error: unknown, what: string): ProbeError {
   let current: unknown = error
   for (let depth = 0; current && depth < 8; depth++) {
     if (SignatureError.is(current)) {
-      if (current.code === 'fetch_refused') return new ProbeError('refused', current.message, { cause: error })
-      if (/timed out/.test(current.message)) return new ProbeError('timeout', current.message, { cause: error })
+      if (current.code === 'fetch_refused')
+        return new ProbeError('refused', current.message, { cause: error })
+      if (/timed out/.test(current.message))
+        return new ProbeError('timeout', current.message, { cause: error })
       return new ProbeError('unreachable', current.message, { cause: error })
     }
     current = (current as { cause?: unknown }).cause

@@ -8,7 +8,12 @@ import { categoryOf, findStoryboard, trackOf } from './runs-catalog.js'
 import type { StepDiagnostic, StoryboardVerdict } from './runs-store.js'
 
 /** Skips that point at something the agent lacks (counted as failures to act on). */
-const ACTIONABLE = new Set(['missing_tool', 'missing_test_controller', 'unsatisfied_contract', 'requirement_unmet'])
+const ACTIONABLE = new Set([
+  'missing_tool',
+  'missing_test_controller',
+  'unsatisfied_contract',
+  'requirement_unmet',
+])
 /** Skips that are not the agent's concern (another branch ran, the phase does not apply). */
 const NOT_EXECUTABLE = new Set(['not_applicable', 'peer_branch_taken', 'peer_substituted'])
 

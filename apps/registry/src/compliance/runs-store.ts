@@ -407,7 +407,10 @@ export function runStore(db: SqlDriver): RunStore {
     },
     async finish(id, changes, verdicts, diagnostics) {
       return db.transaction(async (tx) => {
-        const owned = await tx.one<{ state: string }>('SELECT state FROM registry_compliance_runs WHERE id = ?', [id])
+        const owned = await tx.one<{ state: string }>(
+          'SELECT state FROM registry_compliance_runs WHERE id = ?',
+          [id],
+        )
         if (owned?.state !== 'running') return false
         for (const verdict of verdicts) {
           const values: SqlValue[] = [

@@ -18,21 +18,18 @@ import {
   type RunResult,
   type StoryboardResult,
 } from '@adwire/storyboards'
-import type {
-  AgentCredentialSource,
-  ComplianceOutcomeSink,
-  ComplianceRunLauncher,
-} from './contract.js'
+import type { AgentCredentialSource, ComplianceOutcomeSink, ComplianceRunLauncher } from './contract.js'
 import { agentEndpoint, bearerFor, classifyError, type AgentProtocol } from './probe.js'
 import { findStoryboard, storyboardBundle, testKitOf } from './runs-catalog.js'
+import { diagnosticsOf, errorVerdict, outcomeStatus, summarize, verdictOf } from './runs-grade.js'
 import {
-  diagnosticsOf,
-  errorVerdict,
-  outcomeStatus,
-  summarize,
-  verdictOf,
-} from './runs-grade.js'
-import { runStore, type RunOptions, type RunStore, type RunTrigger, type StoredRun, type StoredVerdict } from './runs-store.js'
+  runStore,
+  type RunOptions,
+  type RunStore,
+  type RunTrigger,
+  type StoredRun,
+  type StoredVerdict,
+} from './runs-store.js'
 import type { SqlDriver } from '../db/driver.js'
 
 export interface ComplianceRunsOptions {
@@ -100,7 +97,9 @@ function singleStepBundle(
   stepId: string,
   context: Record<string, unknown> | undefined,
 ): Bundle | undefined {
-  const phase = entry.storyboard.phases.find((candidate) => candidate.steps.some((step) => step.id === stepId))
+  const phase = entry.storyboard.phases.find((candidate) =>
+    candidate.steps.some((step) => step.id === stepId),
+  )
   const step = phase?.steps.find((candidate) => candidate.id === stepId)
   if (!phase || !step) return undefined
   const reduced: BundleEntry = {
@@ -193,9 +192,12 @@ export function createComplianceRuns(options: ComplianceRunsOptions): Compliance
 
   async function execute(run: StoredRun, controller: AbortController): Promise<void> {
     const started = options.now()
-    const renew = setInterval(() => {
-      store.renewLease(run.id, iso(options.now() + leaseMs)).catch(() => {})
-    }, Math.max(50, Math.floor(leaseMs / 3)))
+    const renew = setInterval(
+      () => {
+        store.renewLease(run.id, iso(options.now() + leaseMs)).catch(() => {})
+      },
+      Math.max(50, Math.floor(leaseMs / 3)),
+    )
     renew.unref?.()
     try {
       const outcome = await perform(run, controller.signal)
@@ -309,8 +311,7 @@ export function createComplianceRuns(options: ComplianceRunsOptions): Compliance
       .map((id) => findStoryboard(id, full))
       .filter((entry): entry is BundleEntry => entry !== undefined)
     const failedToConnect = (error: unknown): Performed => {
-      const message =
-        StoryboardError.is(error) || error instanceof Error ? error.message : String(error)
+      const message = StoryboardError.is(error) || error instanceof Error ? error.message : String(error)
       const reason = classifyError(error, run.agent_url).message
       const verdicts = entries.map((entry) => errorVerdict(entry, message || reason))
       return {
@@ -332,7 +333,13 @@ export function createComplianceRuns(options: ComplianceRunsOptions): Compliance
       }
       const storyboard = ran.result.storyboards.find((result) => result.key === entry.key)
       const step = storyboard?.steps[0]
-      const diagnostics = diagnosticsOf(run.id, run.agent_url, ran.requestUrl, storyboard ? [storyboard] : [], iso())
+      const diagnostics = diagnosticsOf(
+        run.id,
+        run.agent_url,
+        ran.requestUrl,
+        storyboard ? [storyboard] : [],
+        iso(),
+      )
       return {
         verdicts: [],
         diagnostics,
@@ -384,7 +391,9 @@ export function createComplianceRuns(options: ComplianceRunsOptions): Compliance
             ...(theirs.status === 'fulfilled' ? { profile: { protocol: theirs.value.protocol } } : {}),
             summary: sideSummary(
               other,
-              theirs.status === 'rejected' ? String((theirs.reason as Error)?.message ?? theirs.reason) : undefined,
+              theirs.status === 'rejected'
+                ? String((theirs.reason as Error)?.message ?? theirs.reason)
+                : undefined,
             ),
           },
           ...badge(verdicts),
@@ -445,7 +454,8 @@ export function createComplianceRuns(options: ComplianceRunsOptions): Compliance
       // This instance's own runs are alive whatever their lease says (a busy event loop may have delayed renewal).
       await Promise.all(alive.map((id) => store.renewLease(id, iso(options.now() + leaseMs))))
       const { requeued, failed } = await store.recover(iso(), maxAttempts, alive)
-      if (requeued.length > 0 || failed.length > 0) options.log({ compliance_recovered: requeued, compliance_interrupted: failed })
+      if (requeued.length > 0 || failed.length > 0)
+        options.log({ compliance_recovered: requeued, compliance_interrupted: failed })
       for (const id of failed) notify(id)
     } catch (error) {
       options.log({ compliance_recover: 'failed', error: String(error) })
@@ -554,7 +564,9 @@ function annotatedPhases(entry: BundleEntry, result: StoryboardResult | undefine
     id: phase.id,
     title: phase.title ?? phase.id,
     steps: phase.steps.map((step) => {
-      const ran = result?.steps.find((candidate) => candidate.phase_id === phase.id && candidate.step_id === step.id)
+      const ran = result?.steps.find(
+        (candidate) => candidate.phase_id === phase.id && candidate.step_id === step.id,
+      )
       return {
         id: step.id,
         title: step.title ?? step.id,
@@ -605,7 +617,9 @@ function answerOf(
   error?: string,
 ): Record<string, unknown> {
   const own = entry ? result?.storyboards.find((candidate) => candidate.key === entry.key) : undefined
-  const verdict = entry ? verdicts.find((candidate) => candidate.storyboard_id === entry.storyboard.id) : undefined
+  const verdict = entry
+    ? verdicts.find((candidate) => candidate.storyboard_id === entry.storyboard.id)
+    : undefined
   const kit = entry ? testKitOf(entry) : undefined
   return {
     ...(entry
@@ -659,7 +673,9 @@ function answerOf(
         ...(diagnostic.failed_validations_jsonb !== undefined
           ? { failed_validations_jsonb: diagnostic.failed_validations_jsonb }
           : {}),
-        ...(diagnostic.adcp_error_jsonb !== undefined ? { adcp_error_jsonb: diagnostic.adcp_error_jsonb } : {}),
+        ...(diagnostic.adcp_error_jsonb !== undefined
+          ? { adcp_error_jsonb: diagnostic.adcp_error_jsonb }
+          : {}),
       })),
     total_duration_ms: result?.duration_ms ?? 0,
     ...(kit !== undefined ? { test_kit: kit } : {}),

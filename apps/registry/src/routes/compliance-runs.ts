@@ -110,7 +110,8 @@ export function complianceRunRoutes(deps: RegistryDeps, parts: ComplianceRouteOp
   }
 
   const optionalBody = async <T>(c: Context, operationId: string): Promise<T> =>
-    c.req.header('content-length') === '0' || (!c.req.header('content-type') && !c.req.header('content-length'))
+    c.req.header('content-length') === '0' ||
+    (!c.req.header('content-type') && !c.req.header('content-length'))
       ? ({} as T)
       : readBody<T>(c, operationId)
 
@@ -322,9 +323,14 @@ export function complianceRunRoutes(deps: RegistryDeps, parts: ComplianceRouteOp
       if (!(error instanceof ProbeError)) throw error
       if (error.kind === 'timeout') throw new HttpError(504, 'agent_timeout', error.message)
       if (/\b401\b|unauthori[sz]ed/i.test(error.message)) {
-        throw new HttpError(422, 'agent_requires_auth', 'the agent requires authentication: save its credentials first', {
-          needs_auth: true,
-        })
+        throw new HttpError(
+          422,
+          'agent_requires_auth',
+          'the agent requires authentication: save its credentials first',
+          {
+            needs_auth: true,
+          },
+        )
       }
       throw new HttpError(500, 'capabilities_probe_failed', error.message, {
         reason: error.kind === 'refused' || error.kind === 'unreachable' ? 'network' : 'protocol',
@@ -339,14 +345,19 @@ export function complianceRunRoutes(deps: RegistryDeps, parts: ComplianceRouteOp
     const known = knownSpecialisms(bundle)
     const unknown = specialisms.find((specialism) => !known.includes(specialism))
     if (unknown) {
-      throw new HttpError(422, 'unknown_specialism', `the agent declares specialism ${unknown}, which the 3.1.19 bundle does not define`, {
-        error_kind: 'unknown_specialism',
-        unknown_specialism: true,
-        specialism: unknown,
-        declared_specialisms: specialisms,
-        declared_protocols: protocols,
-        known_specialisms: known,
-      })
+      throw new HttpError(
+        422,
+        'unknown_specialism',
+        `the agent declares specialism ${unknown}, which the 3.1.19 bundle does not define`,
+        {
+          error_kind: 'unknown_specialism',
+          unknown_specialism: true,
+          specialism: unknown,
+          declared_specialisms: specialisms,
+          declared_protocols: protocols,
+          known_specialisms: known,
+        },
+      )
     }
     const bundles = applicableBundles(
       {

@@ -65,9 +65,11 @@ export function storyboardRoutes(deps: RegistryDeps, publicKeys: () => Promise<r
   app.get('/api/storyboards/:storyboardId/first-step', (c) => {
     const requested = target(c.req.query('compliance_target'))
     const entry = findStoryboard(c.req.param('storyboardId'))
-    if (!entry) throw new HttpError(404, 'storyboard_not_found', `no storyboard ${c.req.param('storyboardId')}`)
+    if (!entry)
+      throw new HttpError(404, 'storyboard_not_found', `no storyboard ${c.req.param('storyboardId')}`)
     const phase = entry.storyboard.phases.find((candidate) => candidate.steps.length > 0)
-    if (!phase) throw new HttpError(404, 'storyboard_has_no_steps', `storyboard ${entry.storyboard.id} has no steps`)
+    if (!phase)
+      throw new HttpError(404, 'storyboard_has_no_steps', `storyboard ${entry.storyboard.id} has no steps`)
     const step = phase.steps[0]!
     return reply(c, deps, 'getStoryboardFirstStep', {
       adcp_version: storyboardBundle().version,

@@ -100,7 +100,10 @@ export function addedStatuses(operation: JsonObject): Record<string, string> {
   }
   if (operation.operationId === 'streamRegistryFeed') add('429', 'Too many feed streams are open.')
   if (ASYNC_RUNS.has(String(operation.operationId))) {
-    add('202', 'With `Prefer: respond-async`: the run is accepted and runs as a job; its id and state now, its result later in the compliance history and diagnostics.')
+    add(
+      '202',
+      'With `Prefer: respond-async`: the run is accepted and runs as a job; its id and state now, its result later in the compliance history and diagnostics.',
+    )
   }
   if (operation.operationId === 'discoverAgent') {
     add('502', 'The agent answered, but not as an MCP or A2A agent (as the other probing operations say).')
