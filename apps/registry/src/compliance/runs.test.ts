@@ -36,6 +36,9 @@ let creative: RunningCreativeAgent
 let broken: BrokenAgent
 let slow: Server
 let slowUrl: string
+let tokens: Server
+let tokenUrl: string
+const tokenRequests: Array<{ authorization: string; body: string }> = []
 let agentDir: string
 
 /** A proxy to the creative agent that holds every request 250 ms (a run stays in flight long enough to stop it). */
@@ -75,6 +78,29 @@ beforeAll(async () => {
   )
   broken = await startBrokenAgent(['missing_field'])
   slow = await startSlowProxy(creative.url)
+  // The creative agent's OAuth token endpoint (client credentials): the registry's client gets AGENT_SECRET.
+  tokens = createServer((incoming, outgoing) => {
+    let body = ''
+    incoming.on('data', (chunk: Buffer) => (body += chunk.toString()))
+    incoming.on('end', () => {
+      const authorization = incoming.headers.authorization ?? ''
+      tokenRequests.push({ authorization, body })
+      const ok =
+        authorization === `Basic ${btoa('registry-client:client-secret-0123456789')}` &&
+        new URLSearchParams(body).get('grant_type') === 'client_credentials'
+      outgoing
+        .writeHead(ok ? 200 : 401, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify(
+            ok
+              ? { access_token: AGENT_SECRET, token_type: 'Bearer', expires_in: 300 }
+              : { error: 'invalid_client' },
+          ),
+        )
+    })
+  })
+  await new Promise<void>((resolve) => tokens.listen(0, '127.0.0.1', resolve))
+  tokenUrl = `http://127.0.0.1:${(tokens.address() as AddressInfo).port}/token`
   slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`
 }, 60_000)
 
@@ -82,6 +108,8 @@ afterAll(async () => {
   await creative?.close()
   await broken?.close()
   slow?.closeAllConnections()
+  tokens?.closeAllConnections()
+  await new Promise((resolve) => tokens?.close(resolve))
   await new Promise((resolve) => slow?.close(resolve))
   if (agentDir) rmSync(agentDir, { recursive: true, force: true })
 })
@@ -123,6 +151,15 @@ describe.each(backends)('compliance runs on %s', (name, backend) => {
         credentials: {
           credentialFor: async (url) => {
             credentialsAsked.push(url)
+            if (url === `${creative.url}/a2a`) {
+              return {
+                type: 'oauth_client_credentials',
+                tokenEndpoint: tokenUrl,
+                clientId: 'registry-client',
+                clientSecret: 'client-secret-0123456789',
+                scope: 'adcp',
+              }
+            }
             return url.startsWith(creative.url) || url.startsWith(slowUrl)
               ? { type: 'bearer', token: AGENT_SECRET }
               : undefined
@@ -142,7 +179,7 @@ describe.each(backends)('compliance runs on %s', (name, backend) => {
     registry = await start()
     key = (await registry.createOrg('Creative owner')).apiKey
     otherKey = (await registry.createOrg('Someone else')).apiKey
-    for (const url of [creativeMcp(), `${broken.url}/mcp`, slowMcp()]) {
+    for (const url of [creativeMcp(), `${broken.url}/mcp`, slowMcp(), `${creative.url}/a2a`]) {
       const registered = await api(registry, 'registerMemberAgent', '/api/me/agents', {
         token: key,
         body: { url, type: 'creative', visibility: 'public' },
@@ -237,6 +274,27 @@ describe.each(backends)('compliance runs on %s', (name, backend) => {
         track: 'core',
       })
       expect(status.body.storyboards[0].last_passed_at).toBe(status.body.storyboards[0].last_tested_at)
+    },
+    60_000,
+  )
+
+  it.skipIf(!backend)(
+    `runs over A2A with the credential exchanged at the agent's OAuth token endpoint (${name})`,
+    async () => {
+      const agent = `${creative.url}/a2a`
+      const asked = tokenRequests.length
+      const run = await api(
+        registry,
+        'runStoryboard',
+        `/api/registry/agents/${enc(agent)}/storyboard/capability_discovery/run`,
+        { method: 'POST', token: key },
+      )
+      expect(run.body).toMatchObject({
+        agent: { url: agent, profile: { protocol: 'a2a' } },
+        storyboard_status: { status: 'passing' },
+      })
+      expect(tokenRequests.length).toBeGreaterThan(asked)
+      expect(new URLSearchParams(tokenRequests.at(-1)!.body).get('scope')).toBe('adcp')
     },
     60_000,
   )
