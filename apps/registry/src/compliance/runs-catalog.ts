@@ -3,7 +3,10 @@
  * through `@adwire/storyboards`, shown in the document's `StoryboardSummary` / `StoryboardDetail` shapes, and
  * the bundles an agent's declared capabilities make applicable.
  */
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import {
+  ADCP_VERSION,
   loadBundle,
   storyboardGate,
   type AgentProfile,
@@ -11,6 +14,7 @@ import {
   type BundleEntry,
   type Storyboard,
 } from '@adwire/storyboards'
+import { conformanceDir } from '../spec/locate.js'
 
 /** The compliance targets this registry serves (one bundle: 3.1.19), by the name a caller may ask for. */
 const TARGETS = new Map([
@@ -29,9 +33,15 @@ export const SUPPORTED_TARGETS = '3.1 (bundle 3.1.19)'
 
 let cached: Bundle | undefined
 
-/** The vendored bundle (loaded on first use). */
+/**
+ * The vendored bundle (loaded on first use): `compliance/3.1.19` of the registry's conformance folder (the build
+ * ships it in `dist/conformance/`, beside the schemas the bundle reads), else where `@adwire/storyboards` finds it.
+ */
 export function storyboardBundle(): Bundle {
-  cached ??= loadBundle()
+  if (!cached) {
+    const shipped = join(conformanceDir(), 'compliance', ADCP_VERSION)
+    cached = existsSync(join(shipped, 'universal')) ? loadBundle(shipped) : loadBundle()
+  }
   return cached
 }
 
