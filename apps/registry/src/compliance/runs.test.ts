@@ -22,6 +22,7 @@ import { parseEnv } from '../env.js'
 import { startRegistry, type RunningRegistry, type StartOverrides } from '../service.js'
 import { api, dropSchema, type Backend } from '../testing/registry.js'
 import type { StoryboardOutcome } from './contract.js'
+import { complianceRunLauncher } from './runs.js'
 
 const postgresUrl = await resolveTestPostgresUrl()
 const backends: Array<[string, Backend | undefined]> = [
@@ -420,11 +421,14 @@ describe.each(backends)('compliance runs on %s', (name, backend) => {
       expect(finished).toMatchObject({ state: 'completed', overall_status: 'passing' })
 
       const before = outcomes.length
-      const { runIds } = await registry.complianceRuns.launch(creativeMcp(), {
+      const launcher = complianceRunLauncher(registry.complianceRuns)
+      const { runIds } = await launcher.launch(creativeMcp(), {
         trigger: 'heartbeat',
         storyboardIds: ['capability_discovery'],
       })
       expect(runIds).toHaveLength(1)
+      // Stored before it runs: the id is answered at once.
+      expect((await registry.complianceRuns.store.get(runIds[0]!))?.trigger).toBe('heartbeat')
       expect((await registry.complianceRuns.wait(runIds[0]!, 30_000))?.state).toBe('completed')
       expect(outcomes.slice(before)).toEqual([
         expect.objectContaining({ runId: runIds[0], trigger: 'heartbeat', status: 'passed' }),

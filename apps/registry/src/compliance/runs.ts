@@ -545,6 +545,18 @@ export function createComplianceRuns(options: ComplianceRunsOptions): Compliance
   return runs
 }
 
+/**
+ * The status side's view of the runs: `launch` stores the runs and answers their ids at once (monitoring
+ * heartbeats, `refresh`).
+ *
+ * @example
+ * const launcher = complianceRunLauncher(registry.complianceRuns)
+ * const { runIds } = await launcher.launch('https://creative.example/mcp', { trigger: 'heartbeat' })
+ */
+export function complianceRunLauncher(runs: ComplianceRuns): ComplianceRunLauncher {
+  return { launch: (agentUrl, options) => runs.launch(agentUrl, options) }
+}
+
 const countsOf = (result: StoryboardResult) => ({
   steps_passed: result.steps.filter((step) => step.status === 'passed').length,
   steps_failed: result.steps.filter((step) => step.status === 'failed').length,
