@@ -22,7 +22,7 @@ import { openAgent, ProbeError, withDeadline } from '../compliance/probe.js'
 import type { StoredRun } from '../compliance/runs-store.js'
 import type { AgentCredentialSource } from '../compliance/contract.js'
 import type { Principal, RegistryDeps } from '../deps.js'
-import { isHttpUrl } from '../domain/names.js'
+import { canonicalAgentUrl, isHttpUrl } from '../domain/names.js'
 import {
   agentUrlParam,
   HttpError,
@@ -133,6 +133,16 @@ export function complianceRunRoutes(deps: RegistryDeps, parts: ComplianceRouteOp
       )
     }
     const finished = await runs.wait(run.id, parts.syncWaitMs)
+    if (finished?.state === 'failed' && !finished.result) {
+      throw new HttpError(
+        500,
+        'run_failed',
+        `run ${run.id} failed inside the registry: ${finished.error ?? 'unknown'}`,
+        {
+          run_id: run.id,
+        },
+      )
+    }
     if (!finished?.result || (finished.state !== 'completed' && finished.state !== 'failed')) {
       throw new HttpError(
         500,
@@ -235,7 +245,7 @@ export function complianceRunRoutes(deps: RegistryDeps, parts: ComplianceRouteOp
     await owner(principal, agentUrl)
     const run = runId ? await runs.store.get(runId) : await runs.store.latestRun(agentUrl)
     // A run of another agent is not this agent's: the same empty answer as no run.
-    const own = run && (await runs.store.history(agentUrl, 1000)).some((candidate) => candidate.id === run.id)
+    const own = run !== undefined && canonicalAgentUrl(run.agent_url) === canonicalAgentUrl(agentUrl)
     const diagnostics = own ? await runs.store.diagnostics(run.id, limit) : []
     return reply(c, deps, 'getAgentComplianceStepDiagnostics', {
       agent_url: agentUrl,
