@@ -9,10 +9,12 @@ export default defineConfig({
   sourcemap: true,
   target: 'es2022',
   platform: 'node',
-  // The service reads the registry OpenAPI document and the AdCP JSON Schemas at run time (spec/locate.ts):
+  // The service reads the registry OpenAPI document, the AdCP JSON Schemas and the compliance bundle at run time (spec/locate.ts):
   // ship the vendored copies beside the bundle.
   async onSuccess() {
     cpSync('../../conformance/openapi', 'dist/conformance/openapi', { recursive: true })
     cpSync('../../conformance/schemas/3.1.19', 'dist/conformance/schemas/3.1.19', { recursive: true })
+    // The compliance bundle the storyboard catalog and the runs read (its schemas are the ones above).
+    cpSync('../../conformance/compliance/3.1.19', 'dist/conformance/compliance/3.1.19', { recursive: true })
   },
 })

@@ -5,12 +5,18 @@
  */
 import { Hono } from 'hono'
 import { HTTPException } from 'hono/http-exception'
+import type { JWK } from 'jose'
+import type { AgentProber } from './compliance/probe-agents.js'
+import type { ComplianceRuns } from './compliance/runs.js'
 import type { CrawlQueue } from './crawl/queue.js'
 import type { RegistryDeps } from './deps.js'
 import { brandSetupRoutes } from './routes/brand-setup.js'
 import { complianceStatusRoutes } from './routes/compliance-status.js'
 import { brandRoutes } from './routes/brands.js'
 import { catalogRoutes } from './routes/catalog.js'
+import { complianceRunRoutes } from './routes/compliance-runs.js'
+import { probingRoutes } from './routes/probing.js'
+import { storyboardRoutes } from './routes/storyboards.js'
 import { discoveryRoutes } from './routes/discovery.js'
 import { docsRoutes } from './routes/docs.js'
 import { feedRoutes } from './routes/feed.js'
@@ -114,6 +120,23 @@ export const IMPLEMENTED_OPERATIONS: ReadonlySet<string> = new Set([
   'connectAgent',
   'saveAgentOAuthClientCredentials',
   'testAgentOAuthClientCredentials',
+  'discoverAgent',
+  'getAgentFormats',
+  'getAgentPublishers',
+  'getAgentProducts',
+  'validatePublisher',
+  'listStoryboards',
+  'getStoryboard',
+  'getStoryboardFirstStep',
+  'runStoryboard',
+  'runStoryboardStep',
+  'compareStoryboard',
+  'getAgentComplianceHistory',
+  'getAgentComplianceStepDiagnostics',
+  'getAgentStoryboardStatus',
+  'bulkAgentStoryboardStatus',
+  'getApplicableStoryboards',
+  'getJwks',
 ])
 
 export interface AppParts {
@@ -122,6 +145,20 @@ export interface AppParts {
   readonly rateLimits?: RateLimits
   /** The auth module's routes (OAuth server, metadata), mounted at `/`. */
   readonly authRoutes?: Hono
+  /** Agent Probing and the runs half of Agent Compliance (service.ts builds them). */
+  readonly compliance?: {
+    readonly runs: ComplianceRuns
+    readonly prober: AgentProber
+    /** The SSRF-safe fetch of agent exchanges. */
+    readonly fetch: typeof fetch
+    readonly reference?: { readonly url: string; readonly name: string }
+    /** The registry's public signing keys (`/api/.well-known/jwks.json`). */
+    readonly publicKeys: () => Promise<readonly JWK[]>
+    /** How long a synchronous run holds its request, ms. */
+    readonly syncWaitMs: number
+    /** The capability probe's deadline, ms. */
+    readonly probeDeadlineMs: number
+  }
 }
 
 /**
@@ -163,6 +200,22 @@ export function createApp(deps: RegistryDeps, parts: AppParts): Hono {
   app.route('/', policyRoutes(deps))
   app.route('/', catalogRoutes(deps))
   app.route('/', complianceStatusRoutes(deps))
+  if (parts.compliance) {
+    const { compliance } = parts
+    app.route('/', probingRoutes(deps, compliance.prober))
+    app.route('/', storyboardRoutes(deps, compliance.publicKeys))
+    app.route(
+      '/',
+      complianceRunRoutes(deps, {
+        runs: compliance.runs,
+        fetch: compliance.fetch,
+        ...(deps.compliance?.credentials ? { credentials: deps.compliance.credentials } : {}),
+        ...(compliance.reference ? { reference: compliance.reference } : {}),
+        syncWaitMs: compliance.syncWaitMs,
+        probeDeadlineMs: compliance.probeDeadlineMs,
+      }),
+    )
+  }
   app.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404))
   app.onError((error, c) => {
     if (error instanceof HttpError) {

@@ -3,8 +3,14 @@
  * against the demo world and its response is checked against the served OpenAPI document (the `api` helper
  * throws on any mismatch, including an undeclared status). `/openapi.json` and `/docs` are served.
  */
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import {
+  parseEnv as parseCreativeEnv,
+  startCreativeAgent,
+  type RunningCreativeAgent,
+} from '@adwire/app-creative-agent'
 import { Ajv } from 'ajv'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
@@ -26,6 +32,8 @@ import {
 let test: TestRegistry
 let site: Site
 let key: string
+let creative: RunningCreativeAgent
+let creativeDir: string
 const called = new Set<string>()
 
 beforeAll(async () => {
@@ -52,11 +60,26 @@ beforeAll(async () => {
     ],
     last_updated: '2026-06-01T00:00:00Z',
   })
+  // Our creative agent on 127.0.0.1: the live agent of the probing and compliance operations (it accepts the
+  // test kit's key, which the runner presents by default), and the reference agent of compare.
+  creativeDir = mkdtempSync(join(tmpdir(), 'adwire-contract-creative-'))
+  creative = await startCreativeAgent(
+    parseCreativeEnv({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: `sqlite:${join(creativeDir, 'creative.sqlite')}`,
+      TOKENS: 'kit-buyer:demo-acme-outdoor-v1:read+write',
+    }),
+  )
   test = await startTestRegistry(
     { kind: 'sqlite' },
     {
       origins: { 'site.test': site.origin, 'community.example': site.origin },
-      env: { AGENT_CREDENTIALS_KEY: TEST_CREDENTIALS_KEY },
+      env: {
+        AGENT_CREDENTIALS_KEY: TEST_CREDENTIALS_KEY,
+        ALLOW_PRIVATE_AGENTS: '1',
+        COMPLIANCE_REFERENCE_AGENT_URL: `${creative.url}/a2a`,
+      },
     },
   )
   key = (await test.registry.createOrg('Contract')).apiKey
@@ -66,6 +89,8 @@ afterAll(async () => {
   await test?.registry.close()
   await test?.cleanup()
   await site?.close()
+  await creative?.close()
+  if (creativeDir) rmSync(creativeDir, { recursive: true, force: true })
 })
 
 const call = async (operationId: string, path: string, init: Parameters<typeof api>[3] = {}) => {
@@ -455,7 +480,7 @@ describe('contract sweep over the demo world', () => {
         .status,
     ).toBe('suspended')
     // Agent Compliance, status side: an agent on the test site (it answers the refresh probe and serves a
-    // token endpoint). No runner is configured here, so the agent is untested: `unknown`, not verified.
+    // token endpoint). No run has finished for it yet, so the agent is untested: `unknown`, not verified.
     site.serveJson('/mcp', { jsonrpc: '2.0', id: 1, result: {} })
     site.serveJson('/token', { access_token: 'at', token_type: 'Bearer', expires_in: 60 })
     const monitored = `${site.origin}/mcp`
@@ -531,11 +556,12 @@ describe('contract sweep over the demo world', () => {
       ).body.requeued,
     ).toBe(true)
     const refreshed = await call('refreshAgent', `${agentPath}/refresh`, { method: 'POST', token: key })
-    expect(refreshed.body).toMatchObject({ online: true, compliance: { ran: false } })
+    expect(refreshed.body).toMatchObject({ online: true, compliance: { ran: true } })
     expect(
+      // The refresh probe, and the runs the refresh and the requeued heartbeat started.
       (await call('getAgentMonitoringRequests', `${agentPath}/monitoring/requests`, { token: key })).body
         .total,
-    ).toBe(1)
+    ).toBeGreaterThanOrEqual(1)
     expect((await call('getAgentAuthStatus', `${agentPath}/auth-status`, { token: key })).body.has_auth).toBe(
       false,
     )
@@ -565,9 +591,92 @@ describe('contract sweep over the demo world', () => {
         })
       ).body.ok,
     ).toBe(true)
+    // Agent Probing, against our creative agent.
+    const creativeMcp = `${creative.url}/mcp`
+    const live = encodeURIComponent(creativeMcp)
+    expect((await call('discoverAgent', `/api/public/discover-agent?url=${live}`)).body.type).toBe('creative')
+    expect(
+      (await call('getAgentFormats', `/api/public/agent-formats?url=${live}`)).body.formats.length,
+    ).toBeGreaterThan(0)
+    expect((await call('getAgentProducts', `/api/public/agent-products?url=${live}`)).status).toBe(502)
+    expect((await call('getAgentPublishers', `/api/public/agent-publishers?url=${live}`)).status).toBe(502)
+    expect(
+      (await call('validatePublisher', '/api/public/validate-publisher?domain=site.test')).body
+        .property_count,
+    ).toBe(1)
+    // Agent Compliance, the runs half.
+    expect((await call('listStoryboards', '/api/storyboards')).body.count).toBeGreaterThan(100)
+    expect(
+      (await call('getStoryboard', '/api/storyboards/capability_discovery')).body.storyboard.phases[0]
+        .steps[0].id,
+    ).toBe('get_capabilities')
+    expect(
+      (await call('getStoryboardFirstStep', '/api/storyboards/capability_discovery/first-step')).body.step
+        .task,
+    ).toBe('get_adcp_capabilities')
+    expect((await call('getJwks', '/api/.well-known/jwks.json')).body.keys[0].kty).toBe('EC')
+    expect(
+      (
+        await call('registerMemberAgent', '/api/me/agents', {
+          token: key,
+          body: { url: creativeMcp, type: 'creative' },
+        })
+      ).status,
+    ).toBe(201)
+    const livePath = `/api/registry/agents/${live}`
+    const run = await call('runStoryboard', `${livePath}/storyboard/capability_discovery/run`, {
+      method: 'POST',
+      token: key,
+    })
+    expect(run.body.storyboard_status.status).toBe('passing')
+    expect(
+      (
+        await call('runStoryboardStep', `${livePath}/storyboard/capability_discovery/step/get_capabilities`, {
+          method: 'POST',
+          token: key,
+          body: { dry_run: true },
+        })
+      ).body.passed,
+    ).toBe(true)
+    expect(
+      (
+        await call('compareStoryboard', `${livePath}/storyboard/capability_discovery/compare`, {
+          method: 'POST',
+          token: key,
+        })
+      ).body.reference_agent.summary.status,
+    ).toBe('passing')
+    expect((await call('getAgentComplianceHistory', `${livePath}/compliance/history`)).body.count).toBe(3)
+    expect(
+      (
+        await call(
+          'getAgentComplianceStepDiagnostics',
+          `${livePath}/compliance/diagnostics?run_id=${run.body.run_id}`,
+          {
+            token: key,
+          },
+        )
+      ).body.count,
+    ).toBeGreaterThan(0)
+    expect(
+      (await call('getAgentStoryboardStatus', `${livePath}/storyboard-status`, { token: key })).body
+        .passing_count,
+    ).toBe(1)
+    expect(
+      (
+        await call('bulkAgentStoryboardStatus', '/api/registry/agents/storyboard-status', {
+          token: key,
+          body: { agent_urls: [creativeMcp] },
+        })
+      ).body.agents[creativeMcp],
+    ).toHaveLength(1)
+    expect(
+      (await call('getApplicableStoryboards', `${livePath}/applicable-storyboards`, { token: key })).body
+        .supported_protocols,
+    ).toContain('creative')
 
     expect([...IMPLEMENTED_OPERATIONS].filter((id) => !called.has(id))).toEqual([])
-  })
+  }, 120_000)
 
   it('every implemented operation exists in the document under an in-scope tag', () => {
     const byId = new Map(operations().map((op) => [op.operationId, op]))
@@ -583,6 +692,7 @@ describe('contract sweep over the demo world', () => {
       'Community Mirrors',
       'Policy Registry',
       'Property Catalog',
+      'Agent Probing',
       'Agent Compliance',
     ])
     for (const id of IMPLEMENTED_OPERATIONS) expect(tags.has(byId.get(id)?.tag ?? '')).toBe(true)

@@ -15,8 +15,21 @@ describe('the registry environment', () => {
       rateLimits: { read: 600, write: 60, crawl: 10 },
       credentialKeys: [],
       monitoringPollSeconds: 60,
+      agents: { allowPrivate: false, timeoutMs: 15_000 },
     })
     expect(parseEnv({ HTTP_REQUEST_TIMEOUT_MS: '60000' }).http).toEqual({ requestTimeoutMs: 60_000 })
+  })
+
+  it('reaches agents over https on public addresses unless ALLOW_PRIVATE_AGENTS, and reads the reference agent', () => {
+    expect(
+      parseEnv({
+        ALLOW_PRIVATE_AGENTS: '1',
+        AGENT_TIMEOUT_MS: '2000',
+        COMPLIANCE_REFERENCE_AGENT_URL: 'https://creative.example/mcp',
+      }).agents,
+    ).toEqual({ allowPrivate: true, timeoutMs: 2000, referenceUrl: 'https://creative.example/mcp' })
+    expect(() => parseEnv({ COMPLIANCE_REFERENCE_AGENT_URL: 'ftp://x' })).toThrow(EnvError)
+    expect(() => parseEnv({ AGENT_TIMEOUT_MS: '10' })).toThrow(EnvError)
   })
 
   it('reads PostgreSQL, crawl origins, the tier and the feed settings', () => {

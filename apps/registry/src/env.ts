@@ -60,6 +60,21 @@ export interface RegistryEnv extends ServiceSettings {
   readonly credentialKeys: readonly Buffer[]
   /** The longest the monitoring scheduler sleeps before re-reading due times, seconds. Default 60. */
   readonly monitoringPollSeconds: number
+  /** How the registry reaches live agents (probing, compliance runs). */
+  readonly agents: AgentsConfig
+}
+
+/** Live agents: probing and compliance runs. */
+export interface AgentsConfig {
+  /**
+   * Local use and tests only (ALLOW_PRIVATE_AGENTS): plain `http:` agents on loopback and private addresses. Off
+   * by default: agents are reached over https on public addresses only (SSRF-safe).
+   */
+  readonly allowPrivate: boolean
+  /** One HTTP exchange with an agent, ms (AGENT_TIMEOUT_MS). */
+  readonly timeoutMs: number
+  /** compareStoryboard's reference agent (COMPLIANCE_REFERENCE_AGENT_URL), if any. */
+  readonly referenceUrl?: string
 }
 
 /** The per-minute budgets of the operations the document declares 429 for (see `routes/rate-limit.ts`). */
@@ -122,6 +137,15 @@ const EnvSchema = z.object({
       }
     }),
   MONITORING_POLL_SECONDS: intIn('MONITORING_POLL_SECONDS', 1, 3600, 60),
+  ALLOW_PRIVATE_AGENTS: flag(false),
+  AGENT_TIMEOUT_MS: intIn('AGENT_TIMEOUT_MS', 100, 120_000, 15_000),
+  COMPLIANCE_REFERENCE_AGENT_URL: z
+    .string()
+    .trim()
+    .default('')
+    .refine((value) => value === '' || /^https?:\/\/\S+$/.test(value), {
+      message: 'COMPLIANCE_REFERENCE_AGENT_URL must be an http(s) URL',
+    }),
   MEMBER_TIER: z
     .string()
     .trim()
@@ -155,6 +179,13 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
     feedRetentionDays: values.FEED_RETENTION_DAYS,
     feedPruneIntervalSeconds: values.FEED_PRUNE_INTERVAL_SECONDS,
     memberTier: values.MEMBER_TIER as MembershipTier,
+    agents: {
+      allowPrivate: values.ALLOW_PRIVATE_AGENTS,
+      timeoutMs: values.AGENT_TIMEOUT_MS,
+      ...(values.COMPLIANCE_REFERENCE_AGENT_URL
+        ? { referenceUrl: values.COMPLIANCE_REFERENCE_AGENT_URL }
+        : {}),
+    },
     rateLimits: {
       read: values.RATE_LIMIT_READ_PER_MINUTE,
       write: values.RATE_LIMIT_WRITE_PER_MINUTE,

@@ -9,6 +9,14 @@ import { createPinnedFetch, createSafeFetch } from '@adwire/http-signatures/node
 import { listen, type Listener } from '@adwire/service-kit'
 import type { Context } from 'hono'
 import { createApp } from './app.js'
+import { createAgentProber } from './compliance/probe-agents.js'
+import { createAgentFetch } from './compliance/probe.js'
+import {
+  complianceRunLauncher,
+  createComplianceRuns,
+  type ComplianceRuns,
+  type ComplianceRunsOptions,
+} from './compliance/runs.js'
 import { createAuth, migrateAuthPostgres, migrateAuthSqlite } from './auth/index.js'
 import type {
   AgentCredentialSource,
@@ -51,6 +59,21 @@ export interface StartOverrides {
   }) => ComplianceRunLauncher
   /** The fetch of refresh probes and token-endpoint tests (default: pinned, SSRF-safe per `env.crawl`). */
   readonly complianceFetch?: typeof globalThis.fetch
+  /**
+   * Replaces what the compliance runs report to and read credentials from (default: the status side's outcome
+   * sink and sealed credential store), for tests that watch the runs alone.
+   */
+  readonly compliance?: {
+    readonly outcomes?: ComplianceOutcomeSink
+    readonly credentials?: AgentCredentialSource
+  }
+  /** Tuning of the compliance runs (lease, timeouts, concurrency), for tests. */
+  readonly complianceRuns?: Pick<
+    ComplianceRunsOptions,
+    'leaseMs' | 'maxAttempts' | 'concurrency' | 'stepTimeoutMs' | 'runTimeoutMs'
+  >
+  /** The reference agent of compareStoryboard (default: `env.agents.referenceUrl`). */
+  readonly referenceAgent?: { readonly url: string; readonly name: string }
 }
 
 export interface RunningRegistry {
@@ -61,6 +84,8 @@ export interface RunningRegistry {
   readonly listener: Listener
   readonly repository: RegistryRepository
   readonly deps: RegistryDeps
+  /** The compliance runs (also the status side's `ComplianceRunLauncher`). */
+  readonly complianceRuns: ComplianceRuns
   /** Creates an organization and its first API key (what `adwire registry admin create-org` does). */
   createOrg(name: string): Promise<{ id: string; apiKey: string }>
   /** Resolves when queued crawl requests have run (tests). */
@@ -149,7 +174,28 @@ export async function startRegistry(
     })
     const credentials = agentCredentialStore(repository.driver, createSecretBox(env.credentialKeys))
     if (!credentials.available) log({ agent_credentials: 'disabled: AGENT_CREDENTIALS_KEY is not set' })
-    const launcher = overrides.complianceLauncher?.({ outcomes, credentials })
+    const agentFetch = createAgentFetch({
+      allowPrivate: env.agents.allowPrivate,
+      timeoutMs: env.agents.timeoutMs,
+      maxBytes: 4 * 1024 * 1024,
+    })
+    const reference =
+      overrides.referenceAgent ??
+      (env.agents.referenceUrl ? { url: env.agents.referenceUrl, name: 'Reference agent' } : undefined)
+    // The runs report each finished storyboard to the status side and present the sealed credentials; the
+    // status side's monitoring and refresh start runs through the runs' launcher.
+    const complianceRuns = createComplianceRuns({
+      driver: repository.driver,
+      fetch: agentFetch,
+      now,
+      log,
+      outcomes: overrides.compliance?.outcomes ?? outcomes,
+      credentials: overrides.compliance?.credentials ?? credentials,
+      ...(reference ? { reference } : {}),
+      ...overrides.complianceRuns,
+    })
+    const launcher =
+      overrides.complianceLauncher?.({ outcomes, credentials }) ?? complianceRunLauncher(complianceRuns)
     const deps: RegistryDeps = {
       repository,
       crawler,
@@ -161,12 +207,30 @@ export async function startRegistry(
       feedRetentionDays: env.feedRetentionDays,
       memberTier: env.memberTier,
       publicUrl: (c: Context) => env.publicUrl ?? new URL(c.req.url).origin,
-      compliance: { outcomes, credentials, ...(launcher ? { launcher } : {}) },
+      compliance: { outcomes, credentials, launcher },
     }
     const queue = createCrawlQueue(deps)
-    const app = createApp(deps, { queue, authRoutes: auth.routes, rateLimits: env.rateLimits })
+    const app = createApp(deps, {
+      queue,
+      authRoutes: auth.routes,
+      rateLimits: env.rateLimits,
+      compliance: {
+        runs: complianceRuns,
+        prober: createAgentProber({
+          fetch: agentFetch,
+          deadlineMs: env.agents.timeoutMs * 2,
+          credentials: overrides.compliance?.credentials ?? credentials,
+        }),
+        fetch: agentFetch,
+        ...(reference ? { reference } : {}),
+        publicKeys: () => auth.publicKeys(),
+        syncWaitMs: overrides.complianceRuns?.runTimeoutMs ?? 600_000,
+        probeDeadlineMs: env.agents.timeoutMs * 2,
+      },
+    })
     listener.handle(app.fetch)
     queue.kick()
+    await complianceRuns.start()
     const monitoring = launcher
       ? createMonitoringScheduler({
           status: outcomes,
@@ -196,6 +260,7 @@ export async function startRegistry(
       listener: listening,
       repository,
       deps,
+      complianceRuns,
       seeded,
       ...(monitoring ? { monitoring } : {}),
       createOrg: (name) => auth.createOrg(name),
@@ -209,6 +274,8 @@ export async function startRegistry(
           // Feed streams end right away: they would hold the drain open.
           hub.close()
           await queue.stop()
+          // Runs in flight go back to the queue: the next start runs them again.
+          await complianceRuns.close()
           await drained
           await pruning
           await repository.close()

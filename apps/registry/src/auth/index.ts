@@ -9,6 +9,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3'
 import type { Hono } from 'hono'
+import type { JWK } from 'jose'
 import type pg from 'pg'
 import { authDb } from './db.js'
 import { verifyAccessToken, type IssuerSettings } from './grants.js'
@@ -41,6 +42,8 @@ export interface Auth {
   authenticate(request: Request): Promise<Principal | undefined>
   /** Creates an organization with its first API key (shown once). */
   createOrg(name: string): Promise<CreatedOrg>
+  /** The registry's public signing keys (the JWKS of `/.well-known/jwks.json`). */
+  publicKeys(): Promise<JWK[]>
 }
 
 /**
@@ -69,6 +72,7 @@ export function createAuth(store: AuthStore, options: AuthOptions): Auth {
   }
   return {
     routes: authRoutes({ db, settings, issuer, audience, now }),
+    publicKeys: async () => [(await settings()).key.publicJwk],
     async authenticate(request) {
       const header = request.headers.get('authorization') ?? ''
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header)

@@ -37,6 +37,11 @@ export const RATE_LIMITED_ROUTES: ReadonlyArray<readonly [string, string, RateLi
   ['POST', '/api/policies/save', 'write'],
   ['POST', '/api/registry/agents/:encodedUrl/refresh', 'crawl'],
   ['POST', '/api/registry/agents/:encodedUrl/monitoring/requeue', 'write'],
+  // Agent probing: live outbound connections, like crawls.
+  ['GET', '/api/public/agent-formats', 'crawl'],
+  ['GET', '/api/public/agent-products', 'crawl'],
+  ['GET', '/api/public/agent-publishers', 'crawl'],
+  ['GET', '/api/registry/agents/:encodedUrl/applicable-storyboards', 'crawl'],
 ]
 
 interface Bucket {

@@ -12,6 +12,8 @@
  * 3. `GET /api/brands/find` returns the flat `CompanySearchResult[]` the upstream handler returns
  *    (adcp-notes §8 #2), and the expand/authorization selectors accept the AdCP `selection_type` shape as well
  *    as the documented one (§8 #1).
+ * 4. The compliance runs (`runStoryboard`, `runStoryboardStep`, `compareStoryboard`) answer 202 with the run's
+ *    id and state when the request says `Prefer: respond-async` (runs are jobs; the result is read later).
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -61,6 +63,22 @@ export function upstreamDocument(): JsonObject {
   return parse(readFileSync(join(conformanceDir(), 'openapi', 'registry.yaml'), 'utf8')) as JsonObject
 }
 
+/** The compliance runs that answer 202 with `Prefer: respond-async` (addition 4). */
+const ASYNC_RUNS = new Set(['runStoryboard', 'runStoryboardStep', 'compareStoryboard'])
+
+/** The body of an accepted asynchronous run. */
+const RUN_ACCEPTED_SCHEMA = {
+  type: 'object',
+  properties: {
+    run_id: { type: 'string', format: 'uuid' },
+    state: { type: 'string', enum: ['queued', 'running', 'completed', 'failed'] },
+    agent_url: { type: 'string' },
+    storyboard_ids: { type: 'array', items: { type: 'string' } },
+    history_url: { type: 'string' },
+  },
+  required: ['run_id', 'state', 'agent_url', 'storyboard_ids'],
+}
+
 /** Statuses this service adds to an operation (addition 1), per operationId. */
 export function addedStatuses(operation: JsonObject): Record<string, string> {
   const responses = (operation.responses ?? {}) as Record<string, JsonObject>
@@ -85,6 +103,15 @@ export function addedStatuses(operation: JsonObject): Record<string, string> {
     add('403', '`include=raw` is for registry administrators (adcp-notes §1.4.5).')
   }
   if (operation.operationId === 'streamRegistryFeed') add('429', 'Too many feed streams are open.')
+  if (ASYNC_RUNS.has(String(operation.operationId))) {
+    add(
+      '202',
+      'With `Prefer: respond-async`: the run is accepted and runs as a job; its id and state now, its result later in the compliance history and diagnostics.',
+    )
+  }
+  if (operation.operationId === 'discoverAgent') {
+    add('502', 'The agent answered, but not as an MCP or A2A agent (as the other probing operations say).')
+  }
   if (operation.operationId === 'saveBrand') {
     add(
       '403',
@@ -108,7 +135,11 @@ export function registryDocument(): JsonObject {
       for (const [status, description] of Object.entries(addedStatuses(operation))) {
         responses[status] = {
           description: `${description} (added by this service)`,
-          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+          content: {
+            'application/json': {
+              schema: status === '202' ? RUN_ACCEPTED_SCHEMA : { $ref: '#/components/schemas/Error' },
+            },
+          },
         }
       }
       if (
