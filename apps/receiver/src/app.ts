@@ -93,6 +93,8 @@ export function createApp(deps: ReceiverDeps): Hono {
     replayStore: deps.storage.replay,
     ...(inbox ? { inbox } : { publish }),
     log: logDelivery,
+    // A service: signatures are checked on the thread pool while the event loop serves the next delivery.
+    offload: 'always',
     limits: { leaseSeconds: deps.deliveryLeaseSeconds },
     ...(deps.now ? { now: deps.now } : {}),
   })

@@ -43,6 +43,13 @@ export interface VerifyOptions {
   readonly maxNoncesPerKey?: number
   /** Step 14: reject a body that is not JSON or has duplicate object keys. Default true. */
   readonly checkBody?: boolean
+  /**
+   * Where node:crypto checks the signature: `'auto'` (default) inline when this is the only verification
+   * under way and on the libuv thread pool when others are; `'always'` on the thread pool (a busy server: the
+   * event loop goes on parsing and committing while another core verifies); `'never'` inline. Runtimes
+   * without node:crypto use WebCrypto whatever this says.
+   */
+  readonly offload?: 'auto' | 'always' | 'never'
 }
 
 /** What a successful verification established (always for label `sig1`). */
@@ -212,7 +219,7 @@ async function checklist(
   if (authorityProblem) fail(profile, 'target_uri_malformed', authorityProblem, 10)
   const base = composeSignatureBase({ method: message.method, target, fields, ...input })!
   // Inline crypto when this is the only verification under way; the thread pool when others wait (more cores).
-  const offload = active > 1
+  const offload = options.offload === 'always' || (options.offload !== 'never' && active > 1)
   if (!(await verifyBytes(resolved.jwk, alg, encoder.encode(base), signature, { offload }))) {
     fail(profile, 'invalid', 'the signature does not verify', 10)
   }

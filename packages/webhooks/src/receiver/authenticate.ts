@@ -16,6 +16,7 @@ export interface AuthenticateContext {
   readonly revocation?: RevocationSource
   readonly now: number
   readonly maxNoncesPerKey: number
+  readonly offload?: 'auto' | 'always' | 'never'
   /**
    * Steps 12–13 left to a transactional inbox: the nonce is handed back (see {@link Authenticated}) instead of
    * being remembered here, and is remembered in the delivery's transaction.
@@ -71,6 +72,7 @@ export async function authenticate(
           replayStore,
           ...(context.revocation ? { revocation: context.revocation } : {}),
           maxNoncesPerKey: context.maxNoncesPerKey,
+          ...(context.offload ? { offload: context.offload } : {}),
         },
       )
       const sender = configured ?? `rfc9421:${verified.signer ?? registration.id}`

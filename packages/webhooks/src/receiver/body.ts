@@ -17,6 +17,13 @@ export function requireJson(request: Request): void {
 export async function readBody(request: Request, limit: number): Promise<Uint8Array> {
   const declared = request.headers.get('content-length')
   if (declared !== null && Number(declared) > limit) throw tooLarge(limit)
+  // A declared length within the limit: the HTTP layer reads exactly that many bytes, so the body is taken
+  // whole. This skips the web stream, which servers such as @hono/node-server build only when `body` is read.
+  if (declared !== null && /^\d+$/.test(declared)) {
+    const bytes = new Uint8Array(await request.arrayBuffer())
+    if (bytes.byteLength > limit) throw tooLarge(limit)
+    return bytes
+  }
   if (!request.body) return new Uint8Array()
   const reader = request.body.getReader()
   const chunks: Uint8Array[] = []

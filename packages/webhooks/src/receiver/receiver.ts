@@ -70,6 +70,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       now,
       maxNoncesPerKey: limits.maxNoncesPerKey,
       deferNonce: inbox !== undefined,
+      ...(options.offload ? { offload: options.offload } : {}),
     })
     let payload: unknown
     try {

@@ -161,6 +161,12 @@ export interface WebhookReceiverOptions {
   readonly protocol?: '3.2' | '3.1'
   /** Called for every delivery with how it ended. */
   readonly log?: (entry: ReceiverLogEntry) => void
+  /**
+   * Where RFC 9421 signatures are checked on node:crypto (`VerifyOptions.offload` of @adwire/http-signatures):
+   * `'always'` suits a busy service (verification on the thread pool while the event loop serves the next
+   * request). Default `'auto'`.
+   */
+  readonly offload?: 'auto' | 'always' | 'never'
 }
 
 export interface WebhookReceiver {
