@@ -7,6 +7,7 @@ import type pg from 'pg'
 import type { DatabaseConfig } from '../env.js'
 import { authorizationStore, type AuthorizationStore } from './authorizations.js'
 import { brandStore, type BrandStore } from './brands.js'
+import { discoveryStore, type DiscoveryStore } from './discovery.js'
 import type { SqlDriver } from './driver.js'
 import { feedStore, type FeedStore } from './feed.js'
 import { hostingStore, type HostingStore } from './hosting.js'
@@ -14,6 +15,7 @@ import { memberStore, type MemberStore } from './members.js'
 import { openPostgres } from './postgres.js'
 import { publisherStore, type PublisherStore } from './publishers.js'
 import { requestStore, type RequestStore } from './requests.js'
+import { searchStore, type SearchStore } from './search.js'
 import { openSqlite } from './sqlite.js'
 
 export interface RegistryRepository {
@@ -24,6 +26,10 @@ export interface RegistryRepository {
   readonly members: MemberStore
   readonly requests: RequestStore
   readonly hosting: HostingStore
+  /** Cross-entity full-text search (migration 6). */
+  readonly search: SearchStore
+  /** Brand crawl and manager re-validation requests (migration 6). */
+  readonly discovery: DiscoveryStore
   /** The driver, for the few callers that need the dialect (bench, tests). */
   readonly driver: SqlDriver
   close(): Promise<void>
@@ -44,6 +50,8 @@ export function createRepository(driver: SqlDriver): RegistryRepository {
     members: memberStore(driver),
     requests: requestStore(driver),
     hosting: hostingStore(driver),
+    search: searchStore(driver),
+    discovery: discoveryStore(driver),
     driver,
     close: () => driver.close(),
   }
