@@ -5,8 +5,11 @@
  */
 import { Hono } from 'hono'
 import { HTTPException } from 'hono/http-exception'
+import { createDiscoveryJobs, type DiscoveryJobs } from './crawl/discovery-jobs.js'
 import type { CrawlQueue } from './crawl/queue.js'
 import type { RegistryDeps } from './deps.js'
+import { agentDiscoveryRoutes } from './routes/agent-discovery.js'
+import { brandDiscoveryRoutes } from './routes/brand-discovery.js'
 import { brandSetupRoutes } from './routes/brand-setup.js'
 import { brandRoutes } from './routes/brands.js'
 import { discoveryRoutes } from './routes/discovery.js'
@@ -19,6 +22,7 @@ import { memberRoutes } from './routes/members.js'
 import { propertyRoutes } from './routes/properties.js'
 import { publisherLookupRoutes } from './routes/publisher-lookup.js'
 import { createRateLimiter, RATE_LIMITED_ROUTES } from './routes/rate-limit.js'
+import { searchRoutes } from './routes/search.js'
 import { validationRoutes } from './routes/validation.js'
 import type { RateLimits } from './env.js'
 
@@ -73,6 +77,13 @@ export const IMPLEMENTED_OPERATIONS: ReadonlySet<string> = new Set([
   'getRegistryStats',
   'requestCrawl',
   'getCrawlRequest',
+  'apiDiscovery',
+  'search',
+  'lookupManifestRef',
+  'requestBrandCrawl',
+  'forceBrandCrawl',
+  'searchAgentProfiles',
+  'requestManagerRevalidation',
 ])
 
 export interface AppParts {
@@ -81,6 +92,8 @@ export interface AppParts {
   readonly rateLimits?: RateLimits
   /** The auth module's routes (OAuth server, metadata), mounted at `/`. */
   readonly authRoutes?: Hono
+  /** Background brand crawls and the manager re-validation drain (default: created here, never stopped). */
+  readonly discoveryJobs?: DiscoveryJobs
 }
 
 /**
@@ -118,6 +131,10 @@ export function createApp(deps: RegistryDeps, parts: AppParts): Hono {
   app.route('/', feedRoutes(deps))
   app.route('/', discoveryRoutes(deps, parts.queue))
   app.route('/', memberRoutes(deps))
+  const jobs = parts.discoveryJobs ?? createDiscoveryJobs(deps, parts.queue)
+  app.route('/', searchRoutes(deps))
+  app.route('/', brandDiscoveryRoutes(deps, jobs))
+  app.route('/', agentDiscoveryRoutes(deps, jobs))
   app.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404))
   app.onError((error, c) => {
     if (error instanceof HttpError) {

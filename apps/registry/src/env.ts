@@ -52,6 +52,11 @@ export interface RegistryEnv extends ServiceSettings {
   readonly memberTier: MembershipTier
   /** Requests per minute per organization (or client IP when anonymous) by class; 0 turns a class off. */
   readonly rateLimits: RateLimits
+  /**
+   * A static bearer that carries registry-administrator rights (forced brand crawls), as the upstream's
+   * `ADMIN_API_KEY`; unset: no administrator (those operations answer 403).
+   */
+  readonly adminApiKey?: string
 }
 
 /** The per-minute budgets of the operations the document declares 429 for (see `routes/rate-limit.ts`). */
@@ -98,6 +103,13 @@ const EnvSchema = z.object({
   RATE_LIMIT_READ_PER_MINUTE: intIn('RATE_LIMIT_READ_PER_MINUTE', 0, 1_000_000, 600),
   RATE_LIMIT_WRITE_PER_MINUTE: intIn('RATE_LIMIT_WRITE_PER_MINUTE', 0, 1_000_000, 60),
   RATE_LIMIT_CRAWL_PER_MINUTE: intIn('RATE_LIMIT_CRAWL_PER_MINUTE', 0, 1_000_000, 10),
+  ADMIN_API_KEY: z
+    .string()
+    .trim()
+    .default('')
+    .refine((value) => value === '' || value.length >= 32, {
+      message: 'ADMIN_API_KEY must be at least 32 characters',
+    }),
   MEMBER_TIER: z
     .string()
     .trim()
@@ -136,5 +148,6 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
       write: values.RATE_LIMIT_WRITE_PER_MINUTE,
       crawl: values.RATE_LIMIT_CRAWL_PER_MINUTE,
     },
+    ...(values.ADMIN_API_KEY ? { adminApiKey: values.ADMIN_API_KEY } : {}),
   }
 }

@@ -11,6 +11,7 @@ import type { Context } from 'hono'
 import { createApp } from './app.js'
 import { createAuth, migrateAuthPostgres, migrateAuthSqlite } from './auth/index.js'
 import { createCrawler } from './crawl/crawler.js'
+import { createDiscoveryJobs } from './crawl/discovery-jobs.js'
 import { createCrawlQueue } from './crawl/queue.js'
 import { openRepository, type RegistryRepository } from './db/repository.js'
 import type { Authenticator, RegistryDeps } from './deps.js'
@@ -118,9 +119,16 @@ export async function startRegistry(
       feedRetentionDays: env.feedRetentionDays,
       memberTier: env.memberTier,
       publicUrl: (c: Context) => env.publicUrl ?? new URL(c.req.url).origin,
+      ...(env.adminApiKey ? { adminApiKey: env.adminApiKey } : {}),
     }
     const queue = createCrawlQueue(deps)
-    const app = createApp(deps, { queue, authRoutes: auth.routes, rateLimits: env.rateLimits })
+    const discoveryJobs = createDiscoveryJobs(deps, queue)
+    const app = createApp(deps, {
+      queue,
+      authRoutes: auth.routes,
+      rateLimits: env.rateLimits,
+      discoveryJobs,
+    })
     listener.handle(app.fetch)
     queue.kick()
     const listening = listener
@@ -144,7 +152,10 @@ export async function startRegistry(
       deps,
       seeded,
       createOrg: (name) => auth.createOrg(name),
-      crawlsIdle: () => queue.idle(),
+      crawlsIdle: async () => {
+        await discoveryJobs.idle()
+        await queue.idle()
+      },
       pruneFeed,
       close(graceMs = 10_000) {
         closing ??= (async () => {
@@ -152,6 +163,7 @@ export async function startRegistry(
           clearInterval(pruneTimer)
           // Feed streams end right away: they would hold the drain open.
           hub.close()
+          await discoveryJobs.stop()
           await queue.stop()
           await drained
           await pruning

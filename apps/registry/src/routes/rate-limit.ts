@@ -25,6 +25,9 @@ export const RATE_LIMITED_ROUTES: ReadonlyArray<readonly [string, string, RateLi
   ['POST', '/api/organizations', 'write'],
   ['POST', '/api/registry/crawl-request', 'crawl'],
   ['POST', '/api/registry/publisher/:domain/adagents/revalidate', 'crawl'],
+  ['POST', '/api/registry/brand-crawl-request', 'crawl'],
+  ['POST', '/api/registry/brand/:domain/force-crawl', 'crawl'],
+  ['POST', '/api/registry/manager-revalidation-request', 'crawl'],
 ]
 
 interface Bucket {
