@@ -91,12 +91,14 @@ export function brandDiscoveryRoutes(deps: RegistryDeps, jobs: DiscoveryJobs): H
   })
 
   app.post('/api/registry/brand/:domain/force-crawl', async (c) => {
-    if (!isAdmin(c, deps)) {
-      await requirePrincipal(c, deps)
-      throw new HttpError(403, 'admin_required', 'forced brand crawls are for registry administrators')
-    }
+    // 401 without a credential, then 400 for a malformed domain, then 403 unless an administrator.
+    const admin = isAdmin(c, deps)
+    if (!admin) await requirePrincipal(c, deps)
     const domain = normalizeDomain(c.req.param('domain'))
     if (!domain) throw new HttpError(400, 'invalid_domain', 'Invalid domain format')
+    if (!admin) {
+      throw new HttpError(403, 'admin_required', 'forced brand crawls are for registry administrators')
+    }
     await debounce(deps, 'force_brand_crawl', domain, 'admin', 'a forced brand.json crawl')
     const previous = await repository.brands.getBrand(domain)
     let result: Awaited<ReturnType<typeof crawlBrand>>
