@@ -41,7 +41,7 @@ export interface DiscoveryStore {
    */
   agentInventory(nowIso: string): Promise<InventoryRow[]>
   /**
-   * Records a request of `kind` for `target` unless one was recorded at or after `sinceIso`: resolves to
+   * Records a request of `kind` for `target` unless one was recorded after `sinceIso`: resolves to
    * `undefined` when recorded, else to the earlier request (the debounce answer).
    */
   claimOutbound(
@@ -100,7 +100,7 @@ export function discoveryStore(db: SqlDriver): DiscoveryStore {
           'SELECT * FROM registry_outbound_requests WHERE kind = ? AND target = ?',
           [kind, target],
         )
-        if (existing && existing.requested_at >= sinceIso) return existing
+        if (existing && existing.requested_at > sinceIso) return existing
         await tx.run(
           `INSERT INTO registry_outbound_requests (kind, target, requested_by, requested_at, status, completed_at, last_error)
            VALUES (?, ?, ?, ?, 'queued', NULL, NULL)

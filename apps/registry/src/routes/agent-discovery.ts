@@ -168,7 +168,8 @@ export function agentDiscoveryRoutes(deps: RegistryDeps, jobs: DiscoveryJobs): H
       principal.id,
       new Date(deps.now()).toISOString(),
     )
-    if (enqueued > 0) void jobs.drainManagerQueue()
+    // The first batch goes at once unless a batch ran within the tick; the tick drains the rest.
+    await jobs.drainManagerQueue()
     return reply(
       c,
       deps,
