@@ -83,10 +83,7 @@ describe.each(backends)('brand and agent discovery on %s', (name, backend) => {
   })
 
   it.skipIf(!backend)(`crawls a brand.json on request, in the background, once per 5 minutes (${name})`, async () => {
-    const request = (client: RegistryClient, domain: string) =>
-      client.request<{ message: string; domain: string }>('POST', '/api/registry/brand-crawl-request', {
-        body: { domain },
-      })
+    const request = (client: RegistryClient, domain: string) => client.requestBrandCrawl(domain)
     expect(await refusal(request(anonymous, 'crawl-me.test'))).toMatchObject({ statusCode: 401 })
     expect(await refusal(request(member, 'not a domain'))).toMatchObject({
       statusCode: 400,
@@ -125,11 +122,7 @@ describe.each(backends)('brand and agent discovery on %s', (name, backend) => {
   })
 
   it.skipIf(!backend)(`forces a synchronous crawl for administrators only (${name})`, async () => {
-    const force = (client: RegistryClient, domain: string) =>
-      client.request<Record<string, unknown>>(
-        'POST',
-        `/api/registry/brand/${encodeURIComponent(domain)}/force-crawl`,
-      )
+    const force = (client: RegistryClient, domain: string) => client.forceBrandCrawl(domain)
     await member.request('POST', '/api/brands/save', {
       body: { domain: 'promote-me.test', brand_name: 'Community Guess' },
     })
@@ -192,7 +185,7 @@ describe.each(backends)('brand and agent discovery on %s', (name, backend) => {
       has_more: boolean
     }
     const profiles = (query: Record<string, string | number> = {}) =>
-      member.request<Page>('GET', '/api/registry/agents/search', { query })
+      member.searchAgentProfiles(query as never) as Promise<Page>
     expect(await refusal(anonymous.request('GET', '/api/registry/agents/search'))).toMatchObject({
       statusCode: 401,
     })
@@ -259,12 +252,8 @@ describe.each(backends)('brand and agent discovery on %s', (name, backend) => {
         )
       }
     }
-    const revalidate = (client: RegistryClient, manager_domain: string) =>
-      client.request<{ message: string; manager_domain: string; publishers_enqueued: number }>(
-        'POST',
-        '/api/registry/manager-revalidation-request',
-        { body: { manager_domain } },
-      )
+    const revalidate = (client: RegistryClient, managerDomain: string) =>
+      client.requestManagerRevalidation(managerDomain)
     expect(await refusal(revalidate(anonymous, 'small.manager.test'))).toMatchObject({ statusCode: 401 })
     expect(await refusal(revalidate(member, 'http://'))).toMatchObject({ statusCode: 400 })
     const since = new Date(clock).toISOString()

@@ -59,8 +59,8 @@ describe.each(backends)('search on %s', (name, backend) => {
   let anonymous: RegistryClient
   let member: RegistryClient
 
-  const search = (query: Record<string, string | number>) =>
-    anonymous.request<SearchAnswer>('GET', '/api/search', { query })
+  const search = ({ q, ...query }: { q: string; types?: string; limit?: number; offset?: number }) =>
+    anonymous.search(q, query) as Promise<SearchAnswer>
 
   beforeAll(async () => {
     if (!backend) return
@@ -180,11 +180,7 @@ describe.each(backends)('search on %s', (name, backend) => {
   })
 
   it.skipIf(!backend)(`answers the API discovery document (${name})`, async () => {
-    const discovery = await anonymous.request<{
-      openapi: string
-      documentation: string
-      endpoints: Record<string, string>
-    }>('GET', '/api')
+    const discovery = await anonymous.apiDiscovery()
     expect(discovery.openapi).toBe(`${test.registry.url}/openapi.json`)
     expect(discovery.endpoints.search).toBe(`${test.registry.url}/api/search`)
     const served = await fetch(discovery.openapi)
@@ -192,12 +188,12 @@ describe.each(backends)('search on %s', (name, backend) => {
   })
 
   it.skipIf(!backend)(`looks up the best manifest reference of a domain (${name})`, async () => {
-    const lookup = (query: Record<string, string>) =>
-      anonymous.request<{ success: boolean; found: boolean; reference?: Record<string, unknown> }>(
-        'GET',
-        '/api/manifest-refs/lookup',
-        { query },
-      )
+    const lookup = ({ domain, ...query }: { domain: string; type?: string }) =>
+      anonymous.lookupManifestRef(domain, query) as Promise<{
+        success: boolean
+        found: boolean
+        reference?: Record<string, unknown>
+      }>
     expect(await lookup({ domain: 'acme-outdoor.example' })).toEqual({
       success: true,
       found: true,
