@@ -11,8 +11,9 @@
  * - mixed: a word and a prefix of a kind (`brawick gaz`)
  *
  * For each: the latency of `GET /api/search` one request at a time (p50, p95 over SAMPLES requests), then
- * throughput with 16 in flight beside a primitive measured in the same run — the bare unranked index probe
- * (`MATCH` / `@@ … LIMIT 24`) through the same driver, served by a bare node:http server in this process —
+ * throughput with 16 in flight beside a primitive measured in the same run — the bare unranked index probe of
+ * each category (`MATCH` / `@@ … LIMIT 6`, four of them) through the same driver, served by a bare node:http
+ * server in this process —
  * and the ratio (service ops/s ÷ primitive ops/s, median of ROUNDS alternating rounds). Asserts nothing.
  */
 import { createServer, type Server } from 'node:http'
@@ -48,7 +49,18 @@ const NOUNS = syllables(
   ['qua', 'ris', 'sol', 'tav', 'ulm', 'ver', 'wyn', 'xan', 'yor', 'zel'],
   ['bird', 'crest', 'field', 'gate', 'haven', 'light', 'port', 'wood'],
 )
-const KINDS = ['outfitters', 'foods', 'gazette', 'radio', 'studios', 'motors', 'labs', 'news', 'games', 'apparel']
+const KINDS = [
+  'outfitters',
+  'foods',
+  'gazette',
+  'radio',
+  'studios',
+  'motors',
+  'labs',
+  'news',
+  'games',
+  'apparel',
+]
 
 // A small LCG (high bits: the low ones of a power-of-two modulus cycle quickly) keeps runs comparable.
 let seed = 42
@@ -105,7 +117,9 @@ async function load(registry: RunningRegistry): Promise<number> {
     at,
   ])
   for (let start = 0; start < rows.length; start += 2000) {
-    await driver.transaction((tx) => insertMany(tx, 'registry_brands', columns, rows.slice(start, start + 2000)))
+    await driver.transaction((tx) =>
+      insertMany(tx, 'registry_brands', columns, rows.slice(start, start + 2000)),
+    )
   }
   for (let index = 0; index < PUBLISHERS; index += 1) {
     await registry.repository.publishers.saveSnapshot(publisherSnapshot(index), 'bench', Date.now())
@@ -174,14 +188,27 @@ async function latency(url: (q: string) => string, query: () => string): Promise
 async function primitiveServer(driver: SqlDriver): Promise<{ url: string; server: Server }> {
   const server = createServer((request, response) => {
     const terms = searchTerms(new URL(request.url ?? '/', 'http://bench').searchParams.get('q') ?? '')
+    const types = ['brand', 'publisher', 'property', 'agent']
     const rows =
       driver.dialect === 'sqlite'
-        ? driver.all('SELECT rowid FROM registry_search_fts WHERE registry_search_fts MATCH ? LIMIT 24', [
-            terms.map((term) => `"${term}"*`).join(' '),
-          ])
-        : driver.all(`SELECT id FROM registry_search_entries WHERE document @@ to_tsquery('simple', ?) LIMIT 24`, [
-            terms.map((term) => `${term}:*`).join(' & '),
-          ])
+        ? driver.all(
+            types
+              .map(
+                (type) =>
+                  `SELECT * FROM (SELECT rowid FROM registry_search_fts_${type} WHERE registry_search_fts_${type} MATCH ? LIMIT 6)`,
+              )
+              .join(' UNION ALL '),
+            Array<string>(4).fill(terms.map((term) => `"${term}"*`).join(' ')),
+          )
+        : driver.all(
+            types
+              .map(
+                (type) =>
+                  `(SELECT id FROM registry_search_entries WHERE entity_type = '${type}' AND document @@ to_tsquery('simple', ?) LIMIT 6)`,
+              )
+              .join(' UNION ALL '),
+            Array<string>(4).fill(terms.map((term) => `${term}:*`).join(' & ')),
+          )
     rows.then(
       (body) => {
         response.writeHead(200, { 'content-type': 'application/json' })

@@ -9,7 +9,15 @@ import { RegistryError, type RegistryClient } from '@adwire/registry-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MANAGER_BATCH } from './crawl/discovery-jobs.js'
 import { DEMO_AGENTS } from './seed.js'
-import { api, clientOf, startSite, startTestRegistry, type Backend, type Site, type TestRegistry } from './testing/registry.js'
+import {
+  api,
+  clientOf,
+  startSite,
+  startTestRegistry,
+  type Backend,
+  type Site,
+  type TestRegistry,
+} from './testing/registry.js'
 
 const postgresUrl = await resolveTestPostgresUrl()
 const backends: Array<[string, Backend | undefined]> = [
@@ -82,44 +90,51 @@ describe.each(backends)('brand and agent discovery on %s', (name, backend) => {
     await promote?.close()
   })
 
-  it.skipIf(!backend)(`crawls a brand.json on request, in the background, once per 5 minutes (${name})`, async () => {
-    const request = (client: RegistryClient, domain: string) => client.requestBrandCrawl(domain)
-    expect(await refusal(request(anonymous, 'crawl-me.test'))).toMatchObject({ statusCode: 401 })
-    expect(await refusal(request(member, 'not a domain'))).toMatchObject({
-      statusCode: 400,
-      data: { error: 'invalid_domain' },
-    })
-    expect(await request(member, 'Crawl-Me.test')).toEqual({
-      message: 'Brand crawl request accepted',
-      domain: 'crawl-me.test',
-    })
-    await test.registry.crawlsIdle()
-    expect(await anonymous.resolveBrand('crawl-me.test')).toMatchObject({ source: 'brand_json' })
-    expect(await test.registry.repository.discovery.getOutbound('brand_crawl', 'crawl-me.test')).toMatchObject({
-      status: 'completed',
-    })
+  it.skipIf(!backend)(
+    `crawls a brand.json on request, in the background, once per 5 minutes (${name})`,
+    async () => {
+      const request = (client: RegistryClient, domain: string) => client.requestBrandCrawl(domain)
+      expect(await refusal(request(anonymous, 'crawl-me.test'))).toMatchObject({ statusCode: 401 })
+      expect(await refusal(request(member, 'not a domain'))).toMatchObject({
+        statusCode: 400,
+        data: { error: 'invalid_domain' },
+      })
+      expect(await request(member, 'Crawl-Me.test')).toEqual({
+        message: 'Brand crawl request accepted',
+        domain: 'crawl-me.test',
+      })
+      await test.registry.crawlsIdle()
+      expect(await anonymous.resolveBrand('crawl-me.test')).toMatchObject({ source: 'brand_json' })
+      expect(
+        await test.registry.repository.discovery.getOutbound('brand_crawl', 'crawl-me.test'),
+      ).toMatchObject({
+        status: 'completed',
+      })
 
-    // Debounced per domain: 429 with retry_after and Retry-After, whoever asks.
-    const again = await api(test.registry, 'requestBrandCrawl', '/api/registry/brand-crawl-request', {
-      token: (await test.registry.createOrg('Other')).apiKey,
-      body: { domain: 'crawl-me.test' },
-    })
-    expect(again.status).toBe(429)
-    expect(again.body).toMatchObject({ error: 'rate_limited', retry_after: 300 })
-    expect(again.headers.get('retry-after')).toBe('300')
-    clock += 2 * MINUTE
-    expect((await refusal(request(member, 'crawl-me.test'))).retryAfter).toBe(180)
-    clock += 3 * MINUTE
-    expect((await request(member, 'crawl-me.test')).domain).toBe('crawl-me.test')
+      // Debounced per domain: 429 with retry_after and Retry-After, whoever asks.
+      const again = await api(test.registry, 'requestBrandCrawl', '/api/registry/brand-crawl-request', {
+        token: (await test.registry.createOrg('Other')).apiKey,
+        body: { domain: 'crawl-me.test' },
+      })
+      expect(again.status).toBe(429)
+      expect(again.body).toMatchObject({ error: 'rate_limited', retry_after: 300 })
+      expect(again.headers.get('retry-after')).toBe('300')
+      clock += 2 * MINUTE
+      expect((await refusal(request(member, 'crawl-me.test'))).retryAfter).toBe(180)
+      clock += 3 * MINUTE
+      expect((await request(member, 'crawl-me.test')).domain).toBe('crawl-me.test')
 
-    // A domain without brand.json: accepted, and the request records the failure.
-    await request(member, 'no-brand.test')
-    await test.registry.crawlsIdle()
-    expect(await test.registry.repository.discovery.getOutbound('brand_crawl', 'no-brand.test')).toMatchObject({
-      status: 'failed',
-      last_error: expect.stringContaining('404'),
-    })
-  })
+      // A domain without brand.json: accepted, and the request records the failure.
+      await request(member, 'no-brand.test')
+      await test.registry.crawlsIdle()
+      expect(
+        await test.registry.repository.discovery.getOutbound('brand_crawl', 'no-brand.test'),
+      ).toMatchObject({
+        status: 'failed',
+        last_error: expect.stringContaining('404'),
+      })
+    },
+  )
 
   it.skipIf(!backend)(`forces a synchronous crawl for administrators only (${name})`, async () => {
     const force = (client: RegistryClient, domain: string) => client.forceBrandCrawl(domain)
@@ -169,118 +184,133 @@ describe.each(backends)('brand and agent discovery on %s', (name, backend) => {
     })
   })
 
-  it.skipIf(!backend)(`searches agent inventory profiles with AND/OR filters and a cursor (${name})`, async () => {
-    type Page = {
-      results: Array<{
-        agent_url: string
-        property_types: string[]
-        channels: string[]
-        tags: string[]
-        property_count: number
-        publisher_count: number
-        relevance_score: number
-        matched_filters: string[]
-      }>
-      cursor: string | null
-      has_more: boolean
-    }
-    const profiles = (query: Record<string, string | number> = {}) =>
-      member.searchAgentProfiles(query as never) as Promise<Page>
-    expect(await refusal(anonymous.request('GET', '/api/registry/agents/search'))).toMatchObject({
-      statusCode: 401,
-    })
-
-    const all = await profiles()
-    const network = all.results.find((agent) => agent.agent_url === DEMO_AGENTS.network)!
-    // The network sells pinecrest_web (website) and both Riverside audio properties (radio, podcast).
-    expect(network).toMatchObject({
-      property_types: ['podcast', 'radio', 'website'],
-      channels: ['display', 'olv', 'podcast', 'radio'],
-      property_count: 3,
-      publisher_count: 2,
-      relevance_score: 1,
-    })
-
-    // OR within a dimension, AND across dimensions; ranked by the share of asked values matched.
-    const audio = await profiles({ property_types: 'radio,ctv_app', tags: 'audio' })
-    expect(audio.results.map((agent) => agent.agent_url)).toEqual([DEMO_AGENTS.network])
-    expect(audio.results[0]).toMatchObject({
-      relevance_score: 0.75,
-      matched_filters: ['property_types:radio', 'tags:audio'],
-    })
-    const web = await profiles({ channels: 'display' })
-    expect(web.results.map((agent) => agent.agent_url).sort()).toEqual(
-      [DEMO_AGENTS.network, DEMO_AGENTS.pinecrest].sort(),
-    )
-    expect((await profiles({ channels: 'display', tags: 'podcast' })).results.map((a) => a.agent_url)).toEqual([
-      DEMO_AGENTS.network,
-    ])
-    expect((await profiles({ categories: 'IAB-7' })).results).toEqual([])
-    expect((await profiles({ has_tmp: 'true' })).results).toEqual([])
-    expect((await profiles({ min_properties: 3 })).results).toHaveLength(2)
-    expect((await profiles({ min_properties: 4 })).results).toEqual([])
-
-    // Pages: the cursor of one page opens the next, the last has none.
-    const first = await profiles({ channels: 'display', limit: 1 })
-    expect(first).toMatchObject({ has_more: true, cursor: expect.any(String) })
-    const second = await profiles({ channels: 'display', limit: 1, cursor: first.cursor! })
-    expect(second).toMatchObject({ has_more: false, cursor: null })
-    expect(second.results[0]!.agent_url).not.toBe(first.results[0]!.agent_url)
-
-    for (const query of [{ cursor: 'garbage!' }, { limit: 201 }, { limit: 0 }, { has_tmp: 'maybe' }, { min_properties: -1 }]) {
-      const error = await refusal(profiles(query))
-      expect(error.statusCode, JSON.stringify(query)).toBe(400)
-      expect(error.data, JSON.stringify(query)).toMatchObject({ error: expect.any(String), message: expect.any(String) })
-    }
-  })
-
-  it.skipIf(!backend)(`queues a manager's delegating publishers and drains them at a bounded rate (${name})`, async () => {
-    const { repository } = test.registry
-    for (const [domains, manager] of [
-      [SMALL, 'small.manager.test'],
-      [BIG, 'big.manager.test'],
-    ] as const) {
-      for (const domain of domains) {
-        await repository.publishers.saveSnapshot(
-          {
-            publisher: { domain, source: 'adagents_json', valid: true, manager_domain: manager },
-            properties: [],
-            authorizations: [],
-          },
-          'test',
-          clock,
-        )
+  it.skipIf(!backend)(
+    `searches agent inventory profiles with AND/OR filters and a cursor (${name})`,
+    async () => {
+      type Page = {
+        results: Array<{
+          agent_url: string
+          property_types: string[]
+          channels: string[]
+          tags: string[]
+          property_count: number
+          publisher_count: number
+          relevance_score: number
+          matched_filters: string[]
+        }>
+        cursor: string | null
+        has_more: boolean
       }
-    }
-    const revalidate = (client: RegistryClient, managerDomain: string) =>
-      client.requestManagerRevalidation(managerDomain)
-    expect(await refusal(revalidate(anonymous, 'small.manager.test'))).toMatchObject({ statusCode: 401 })
-    expect(await refusal(revalidate(member, 'http://'))).toMatchObject({ statusCode: 400 })
-    const since = new Date(clock).toISOString()
+      const profiles = (query: Record<string, string | number> = {}) =>
+        member.searchAgentProfiles(query as never) as Promise<Page>
+      expect(await refusal(anonymous.request('GET', '/api/registry/agents/search'))).toMatchObject({
+        statusCode: 401,
+      })
 
-    expect(await revalidate(member, 'Small.Manager.test')).toEqual({
-      message: 'Manager re-validation enqueued',
-      manager_domain: 'small.manager.test',
-      publishers_enqueued: 3,
-    })
-    await test.registry.crawlsIdle()
-    // Drained at once (the first batch of the tick) into durable crawl requests, which ran.
-    expect(await repository.discovery.pendingManagerRevalidations()).toBe(0)
-    for (const domain of SMALL) {
-      expect((await repository.requests.recentCrawlRequest(domain, since))?.status, domain).toBe('invalid')
-    }
-    expect(await refusal(revalidate(member, 'small.manager.test'))).toMatchObject({ statusCode: 429 })
-    expect(await revalidate(member, 'nobody.manager.test')).toMatchObject({ publishers_enqueued: 0 })
+      const all = await profiles()
+      const network = all.results.find((agent) => agent.agent_url === DEMO_AGENTS.network)!
+      // The network sells pinecrest_web (website) and both Riverside audio properties (radio, podcast).
+      expect(network).toMatchObject({
+        property_types: ['podcast', 'radio', 'website'],
+        channels: ['display', 'olv', 'podcast', 'radio'],
+        property_count: 3,
+        publisher_count: 2,
+        relevance_score: 1,
+      })
 
-    // 55 more within the same tick: queued, not drained.
-    expect((await revalidate(member, 'big.manager.test')).publishers_enqueued).toBe(55)
-    await test.registry.crawlsIdle()
-    expect(await repository.discovery.pendingManagerRevalidations()).toBe(55)
+      // OR within a dimension, AND across dimensions; ranked by the share of asked values matched.
+      const audio = await profiles({ property_types: 'radio,ctv_app', tags: 'audio' })
+      expect(audio.results.map((agent) => agent.agent_url)).toEqual([DEMO_AGENTS.network])
+      expect(audio.results[0]).toMatchObject({
+        relevance_score: 0.75,
+        matched_filters: ['property_types:radio', 'tags:audio'],
+      })
+      const web = await profiles({ channels: 'display' })
+      expect(web.results.map((agent) => agent.agent_url).sort()).toEqual(
+        [DEMO_AGENTS.network, DEMO_AGENTS.pinecrest].sort(),
+      )
+      expect(
+        (await profiles({ channels: 'display', tags: 'podcast' })).results.map((a) => a.agent_url),
+      ).toEqual([DEMO_AGENTS.network])
+      expect((await profiles({ categories: 'IAB-7' })).results).toEqual([])
+      expect((await profiles({ has_tmp: 'true' })).results).toEqual([])
+      expect((await profiles({ min_properties: 3 })).results).toHaveLength(2)
+      expect((await profiles({ min_properties: 4 })).results).toEqual([])
 
-    // The next tick drains one batch of 50; the request after 5 minutes refreshes the 5 left.
-    clock += 5 * MINUTE
-    expect((await revalidate(member, 'big.manager.test')).publishers_enqueued).toBe(55)
-    await test.registry.crawlsIdle()
-    expect(await repository.discovery.pendingManagerRevalidations()).toBe(55 - MANAGER_BATCH)
-  })
+      // Pages: the cursor of one page opens the next, the last has none.
+      const first = await profiles({ channels: 'display', limit: 1 })
+      expect(first).toMatchObject({ has_more: true, cursor: expect.any(String) })
+      const second = await profiles({ channels: 'display', limit: 1, cursor: first.cursor! })
+      expect(second).toMatchObject({ has_more: false, cursor: null })
+      expect(second.results[0]!.agent_url).not.toBe(first.results[0]!.agent_url)
+
+      for (const query of [
+        { cursor: 'garbage!' },
+        { limit: 201 },
+        { limit: 0 },
+        { has_tmp: 'maybe' },
+        { min_properties: -1 },
+      ] as Array<Record<string, string | number>>) {
+        const error = await refusal(profiles(query))
+        expect(error.statusCode, JSON.stringify(query)).toBe(400)
+        expect(error.data, JSON.stringify(query)).toMatchObject({
+          error: expect.any(String),
+          message: expect.any(String),
+        })
+      }
+    },
+  )
+
+  it.skipIf(!backend)(
+    `queues a manager's delegating publishers and drains them at a bounded rate (${name})`,
+    async () => {
+      const { repository } = test.registry
+      for (const [domains, manager] of [
+        [SMALL, 'small.manager.test'],
+        [BIG, 'big.manager.test'],
+      ] as const) {
+        for (const domain of domains) {
+          await repository.publishers.saveSnapshot(
+            {
+              publisher: { domain, source: 'adagents_json', valid: true, manager_domain: manager },
+              properties: [],
+              authorizations: [],
+            },
+            'test',
+            clock,
+          )
+        }
+      }
+      const revalidate = (client: RegistryClient, managerDomain: string) =>
+        client.requestManagerRevalidation(managerDomain)
+      expect(await refusal(revalidate(anonymous, 'small.manager.test'))).toMatchObject({ statusCode: 401 })
+      expect(await refusal(revalidate(member, 'http://'))).toMatchObject({ statusCode: 400 })
+      const since = new Date(clock).toISOString()
+
+      expect(await revalidate(member, 'Small.Manager.test')).toEqual({
+        message: 'Manager re-validation enqueued',
+        manager_domain: 'small.manager.test',
+        publishers_enqueued: 3,
+      })
+      await test.registry.crawlsIdle()
+      // Drained at once (the first batch of the tick) into durable crawl requests, which ran.
+      expect(await repository.discovery.pendingManagerRevalidations()).toBe(0)
+      for (const domain of SMALL) {
+        expect((await repository.requests.recentCrawlRequest(domain, since))?.status, domain).toBe('invalid')
+      }
+      expect(await refusal(revalidate(member, 'small.manager.test'))).toMatchObject({ statusCode: 429 })
+      expect(await revalidate(member, 'nobody.manager.test')).toMatchObject({ publishers_enqueued: 0 })
+
+      // 55 more within the same tick: queued, not drained.
+      expect((await revalidate(member, 'big.manager.test')).publishers_enqueued).toBe(55)
+      await test.registry.crawlsIdle()
+      expect(await repository.discovery.pendingManagerRevalidations()).toBe(55)
+
+      // The next tick drains one batch of 50; the request after 5 minutes refreshes the 5 left.
+      clock += 5 * MINUTE
+      expect((await revalidate(member, 'big.manager.test')).publishers_enqueued).toBe(55)
+      await test.registry.crawlsIdle()
+      expect(await repository.discovery.pendingManagerRevalidations()).toBe(55 - MANAGER_BATCH)
+    },
+  )
 })

@@ -8,7 +8,14 @@ import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { RegistryError, type RegistryClient } from '@adwire/registry-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { PublisherSnapshot } from './domain/types.js'
-import { clientOf, startSite, startTestRegistry, type Backend, type Site, type TestRegistry } from './testing/registry.js'
+import {
+  clientOf,
+  startSite,
+  startTestRegistry,
+  type Backend,
+  type Site,
+  type TestRegistry,
+} from './testing/registry.js'
 
 const postgresUrl = await resolveTestPostgresUrl()
 const backends: Array<[string, Backend | undefined]> = [
@@ -67,7 +74,14 @@ describe.each(backends)('search on %s', (name, backend) => {
     site = await startSite()
     site.serveJson('/.well-known/brand.json', {
       house: { domain: 'crawled-brand.test', name: 'Crawled House' },
-      brands: [{ id: 'crawled', names: [{ en: 'Crawled' }], keller_type: 'master', url: 'https://crawled-brand.test' }],
+      brands: [
+        {
+          id: 'crawled',
+          names: [{ en: 'Crawled' }],
+          keller_type: 'master',
+          url: 'https://crawled-brand.test',
+        },
+      ],
     })
     test = await startTestRegistry(backend, { origins: { 'crawled-brand.test': site.origin } })
     const org = await test.registry.createOrg('Searcher')
@@ -103,7 +117,12 @@ describe.each(backends)('search on %s', (name, backend) => {
       'pinecrest_sports',
     ])
     // Punctuation only: nothing to search for, an empty answer (not an error).
-    expect(await search({ q: '!!' })).toMatchObject({ brands: [], publishers: [], properties: [], agents: [] })
+    expect(await search({ q: '!!' })).toMatchObject({
+      brands: [],
+      publishers: [],
+      properties: [],
+      agents: [],
+    })
     // One category only.
     const only = await search({ q: 'pinecrest', types: 'properties' })
     expect(only.publishers).toEqual([])
@@ -125,7 +144,12 @@ describe.each(backends)('search on %s', (name, backend) => {
 
     // Member agents: indexed while public, by name; gone when made private.
     const url = 'https://marmoset.test/mcp'
-    await member.registerMemberAgent({ url, name: 'Marmoset Sales', type: 'sales', visibility: 'public' } as never)
+    await member.registerMemberAgent({
+      url,
+      name: 'Marmoset Sales',
+      type: 'sales',
+      visibility: 'public',
+    } as never)
     expect((await search({ q: 'marmoset' })).agents).toEqual([
       expect.objectContaining({ url, name: 'Marmoset Sales', type: 'sales' }),
     ])
@@ -139,7 +163,11 @@ describe.each(backends)('search on %s', (name, backend) => {
 
     // Publisher snapshots (the crawler's write path): renamed and withdrawn properties leave the index.
     const { repository } = test.registry
-    await repository.publishers.saveSnapshot(snapshot('wombat.test', ['Wombat Weekly', 'Wombat Daily']), 't', Date.now())
+    await repository.publishers.saveSnapshot(
+      snapshot('wombat.test', ['Wombat Weekly', 'Wombat Daily']),
+      't',
+      Date.now(),
+    )
     expect((await search({ q: 'wombat weekly' })).properties.map((p) => p.name)).toEqual(['Wombat Weekly'])
     await repository.publishers.saveSnapshot(snapshot('wombat.test', ['Wombat Monthly']), 't', Date.now())
     const after = await search({ q: 'wombat' })
@@ -211,7 +239,9 @@ describe.each(backends)('search on %s', (name, backend) => {
       manifest_url: `${site.origin}/.well-known/brand.json`,
       verification_status: 'valid',
     })
-    expect((await lookup({ domain: 'pinecrest-news.example', type: 'adagents.json' })).reference).toMatchObject({
+    expect(
+      (await lookup({ domain: 'pinecrest-news.example', type: 'adagents.json' })).reference,
+    ).toMatchObject({
       manifest_url: 'https://pinecrest-news.example/.well-known/adagents.json',
       verification_status: 'valid',
     })

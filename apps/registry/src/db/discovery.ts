@@ -118,10 +118,10 @@ export function discoveryStore(db: SqlDriver): DiscoveryStore {
       )
     },
     getOutbound(kind, target) {
-      return db.one<OutboundRequest>('SELECT * FROM registry_outbound_requests WHERE kind = ? AND target = ?', [
-        kind,
-        target,
-      ])
+      return db.one<OutboundRequest>(
+        'SELECT * FROM registry_outbound_requests WHERE kind = ? AND target = ?',
+        [kind, target],
+      )
     },
     enqueueManagerRevalidation(manager, requestedBy, atIso) {
       return db.run(

@@ -6,11 +6,12 @@
  * the write path (snapshots, saves, hosted setups, the seed, the bench's bulk loads), and the migration backfills
  * the rows already stored. The full-text index over it is dialect-specific:
  *
- * - SQLite: an FTS5 external-content table (`registry_search_fts`, unicode61 tokens, no diacritic folding),
- *   kept in step with `registry_search_entries` by triggers, ranked with `bm25`.
+ * - SQLite: one FTS5 external-content table per entity type (`registry_search_fts_brand`…, unicode61
+ *   tokens, no diacritic folding) over `registry_search_entries`, kept in step with it by triggers, ranked
+ *   with `bm25`: a category's query scans only its own index.
  * - PostgreSQL: a stored generated `tsvector` column (title weight A, body weight B, `simple` configuration on
- *   text whose punctuation became spaces, so both dialects split `acme-outdoor.example` the same way) under a
- *   GIN index, ranked with `ts_rank`.
+ *   text whose punctuation became spaces, so both dialects split `acme-outdoor.example` the same way) under one
+ *   partial GIN index per entity type, ranked with `ts_rank`.
  *
  * Agents are indexed by canonical URL: one row while the agent is named by an authorization or registered as a
  * `public` member agent (whose name becomes the title); private and members-only registrations stay out of
@@ -81,7 +82,10 @@ export const DISCOVERY_TABLES: readonly string[] = [
   `CREATE INDEX IF NOT EXISTS registry_publishers_manager ON registry_publishers (manager_domain)`,
 ]
 
-/** SQLite: the entries table, the FTS5 index over it, the triggers, the backfill. */
+/** The entity types of the index (one FTS5 table and one partial GIN index each). */
+export const SEARCH_TYPES = ['brand', 'publisher', 'property', 'agent'] as const
+
+/** SQLite: the entries table, one FTS5 index per entity type over it, the triggers, the backfill. */
 export const SEARCH_SQLITE: readonly string[] = [
   `CREATE TABLE registry_search_entries (
     id INTEGER PRIMARY KEY,
@@ -91,18 +95,25 @@ export const SEARCH_SQLITE: readonly string[] = [
     title TEXT NOT NULL,
     body TEXT NOT NULL,
     UNIQUE (entity_type, parent_key, entity_key))`,
-  `CREATE VIRTUAL TABLE registry_search_fts USING fts5(title, body, content='registry_search_entries',
-    content_rowid='id', tokenize='unicode61 remove_diacritics 0')`,
-  `CREATE TRIGGER registry_search_entries_ai AFTER INSERT ON registry_search_entries BEGIN
-    INSERT INTO registry_search_fts (rowid, title, body) VALUES (new.id, new.title, new.body);
-  END`,
-  `CREATE TRIGGER registry_search_entries_ad AFTER DELETE ON registry_search_entries BEGIN
-    INSERT INTO registry_search_fts (registry_search_fts, rowid, title, body) VALUES ('delete', old.id, old.title, old.body);
-  END`,
-  `CREATE TRIGGER registry_search_entries_au AFTER UPDATE ON registry_search_entries BEGIN
-    INSERT INTO registry_search_fts (registry_search_fts, rowid, title, body) VALUES ('delete', old.id, old.title, old.body);
-    INSERT INTO registry_search_fts (rowid, title, body) VALUES (new.id, new.title, new.body);
-  END`,
+  ...SEARCH_TYPES.flatMap((type) => [
+    `CREATE VIRTUAL TABLE registry_search_fts_${type} USING fts5(title, body, content='registry_search_entries',
+      content_rowid='id', tokenize='unicode61 remove_diacritics 0')`,
+    `CREATE TRIGGER registry_search_entries_ai_${type} AFTER INSERT ON registry_search_entries
+      WHEN new.entity_type = '${type}' BEGIN
+      INSERT INTO registry_search_fts_${type} (rowid, title, body) VALUES (new.id, new.title, new.body);
+    END`,
+    `CREATE TRIGGER registry_search_entries_ad_${type} AFTER DELETE ON registry_search_entries
+      WHEN old.entity_type = '${type}' BEGIN
+      INSERT INTO registry_search_fts_${type} (registry_search_fts_${type}, rowid, title, body)
+        VALUES ('delete', old.id, old.title, old.body);
+    END`,
+    `CREATE TRIGGER registry_search_entries_au_${type} AFTER UPDATE ON registry_search_entries
+      WHEN old.entity_type = '${type}' BEGIN
+      INSERT INTO registry_search_fts_${type} (registry_search_fts_${type}, rowid, title, body)
+        VALUES ('delete', old.id, old.title, old.body);
+      INSERT INTO registry_search_fts_${type} (rowid, title, body) VALUES (new.id, new.title, new.body);
+    END`,
+  ]),
   // brands
   `CREATE TRIGGER registry_brands_search_ai AFTER INSERT ON registry_brands BEGIN
     ${ENTRY} VALUES ('brand', '', new.domain, new.brand_name, ${brandBody('new')}) ${UPSERT};
@@ -189,7 +200,11 @@ export const SEARCH_POSTGRES: readonly string[] = [
       setweight(to_tsvector('simple'::regconfig, ${words('title')}), 'A') ||
       setweight(to_tsvector('simple'::regconfig, ${words('body')}), 'B')) STORED,
     UNIQUE (entity_type, parent_key, entity_key))`,
-  `CREATE INDEX registry_search_entries_document ON registry_search_entries USING GIN (document)`,
+  // One partial GIN index per category: a category's query scans only its own entities.
+  ...SEARCH_TYPES.map(
+    (type) =>
+      `CREATE INDEX registry_search_entries_${type} ON registry_search_entries USING GIN (document) WHERE entity_type = '${type}'`,
+  ),
   ...pgTrigger(
     'registry_brands',
     'INSERT OR UPDATE OR DELETE',

@@ -1,8 +1,8 @@
 /**
- * Cross-entity full-text search over the index of migration 6 (see `search-schema.ts`): SQLite FTS5 ranked by
- * `bm25`, PostgreSQL `tsvector` ranked by `ts_rank`; every query term is a prefix (`acm` finds Acme) and all
- * terms must match. One category per query, joined to its entity table, ordered by relevance then title and key,
- * so offsets page through a stable order.
+ * Cross-entity full-text search over the index of migration 6 (see `search-schema.ts`): SQLite FTS5 (one table
+ * per entity type) ranked by `bm25`, PostgreSQL `tsvector` (one partial GIN index per type) ranked by `ts_rank`; every query term is a prefix (`acm` finds Acme) and all
+ * terms must match. One category per query, ranked and limited inside its index, then joined to its entity
+ * table; ties keep index order, so offsets page through a stable order.
  */
 import type { SqlDriver } from './driver.js'
 import { parseJson } from './json.js'
@@ -119,7 +119,8 @@ const CATEGORY_SQL: Record<SearchCategory, { columns: string; join: string }> = 
 
 type Row = Record<string, unknown>
 
-const round = (value: unknown) => Math.round(Number(value) * 1e4) / 1e4
+/** Six significant digits: bm25 scores of small corpora are tiny but still ordered. */
+const round = (value: unknown) => Number(Number(value).toPrecision(6))
 
 function toHit(category: SearchCategory, row: Row): SearchHits[SearchCategory] {
   const score = round(row.score)
@@ -173,24 +174,27 @@ export function searchStore(db: SqlDriver): SearchStore {
     async search(category, terms, limit, offset) {
       if (terms.length === 0) return []
       const { columns, join } = CATEGORY_SQL[category]
-      const rows =
+      const fts = `registry_search_fts_${ENTITY_TYPE[category]}`
+      // The page of index rows first, ranked (ties in index order, so offsets page through a stable order) and
+      // limited inside the index; then the page's entries and entities: no join touches the other matches.
+      const page =
         db.dialect === 'sqlite'
-          ? await db.all<Row>(
-              `SELECT ${columns}, -bm25(registry_search_fts, 10.0, 1.0) AS score
-               FROM registry_search_fts JOIN registry_search_entries e ON e.id = registry_search_fts.rowid ${join}
-               WHERE registry_search_fts MATCH ? AND e.entity_type = ?
-               ORDER BY bm25(registry_search_fts, 10.0, 1.0), e.title, e.parent_key, e.entity_key
-               LIMIT ? OFFSET ?`,
-              [terms.map((term) => `"${term}"*`).join(' '), ENTITY_TYPE[category], limit, offset],
-            )
-          : await db.all<Row>(
-              `SELECT ${columns}, ts_rank(e.document, q.query) AS score
-               FROM registry_search_entries e CROSS JOIN to_tsquery('simple', ?) AS q(query) ${join}
-               WHERE e.document @@ q.query AND e.entity_type = ?
-               ORDER BY ts_rank(e.document, q.query) DESC, e.title, e.parent_key, e.entity_key
-               LIMIT ? OFFSET ?`,
-              [terms.map((term) => `${term}:*`).join(' & '), ENTITY_TYPE[category], limit, offset],
-            )
+          ? `SELECT rowid AS id, -bm25(${fts}, 10.0, 1.0) AS score FROM ${fts} WHERE ${fts} MATCH ?
+             ORDER BY bm25(${fts}, 10.0, 1.0), rowid LIMIT ? OFFSET ?`
+          : // The type is a literal (from ENTITY_TYPE), so the planner picks that type's partial index.
+            `SELECT e.id, ts_rank(e.document, q.query) AS score
+             FROM registry_search_entries e CROSS JOIN to_tsquery('simple', ?) AS q(query)
+             WHERE e.document @@ q.query AND e.entity_type = '${ENTITY_TYPE[category]}'
+             ORDER BY ts_rank(e.document, q.query) DESC, e.id LIMIT ? OFFSET ?`
+      const match =
+        db.dialect === 'sqlite'
+          ? terms.map((term) => `"${term}"*`).join(' ')
+          : terms.map((term) => `${term}:*`).join(' & ')
+      const rows = await db.all<Row>(
+        `SELECT ${columns}, h.score FROM (${page}) h JOIN registry_search_entries e ON e.id = h.id ${join}
+         ORDER BY h.score DESC, h.id`,
+        [match, limit, offset],
+      )
       return rows.map((row) => toHit(category, row)) as Array<SearchHits[typeof category]>
     },
   }

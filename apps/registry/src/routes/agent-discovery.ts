@@ -126,7 +126,9 @@ export function agentDiscoveryRoutes(deps: RegistryDeps, jobs: DiscoveryJobs): H
       const matched: string[] = []
       let excluded = false
       for (const [dimension, wanted] of filters) {
-        const have = new Set(profile[dimension].map((item) => (dimension === 'markets' ? item : item.toLowerCase())))
+        const have = new Set(
+          profile[dimension].map((item) => (dimension === 'markets' ? item : item.toLowerCase())),
+        )
         const hits = wanted.filter((value) => have.has(value))
         if (hits.length === 0) {
           excluded = true

@@ -67,7 +67,9 @@ export function searchRoutes(deps: RegistryDeps): Hono {
       version: String(info.version ?? '1.0.0'),
       documentation: `${base}/docs`,
       openapi: `${base}/openapi.json`,
-      endpoints: Object.fromEntries(Object.entries(ENDPOINTS).map(([name, path]) => [name, `${base}${path}`])),
+      endpoints: Object.fromEntries(
+        Object.entries(ENDPOINTS).map(([name, path]) => [name, `${base}${path}`]),
+      ),
     })
   })
 
@@ -143,12 +145,19 @@ const urlReference = (url: string, verification_status: Verification): Reference
  * The best brand manifest reference: the brand.json the registry read from the origin, else the registry-hosted
  * brand.json of a hosted brand, else the brand's agent.
  */
-async function brandReference(c: Context, deps: RegistryDeps, domain: string): Promise<Reference | undefined> {
+async function brandReference(
+  c: Context,
+  deps: RegistryDeps,
+  domain: string,
+): Promise<Reference | undefined> {
   const brand = await deps.repository.brands.getBrand(domain)
   if (!brand) return undefined
   if (brand.source === 'brand_json' && brand.document_url) {
     const unreachable = brand.status_code !== undefined && brand.status_code !== 200
-    return urlReference(brand.document_url, unreachable ? 'unreachable' : brand.verified ? 'valid' : 'invalid')
+    return urlReference(
+      brand.document_url,
+      unreachable ? 'unreachable' : brand.verified ? 'valid' : 'invalid',
+    )
   }
   if (brand.source === 'hosted' && brand.document) {
     return urlReference(
