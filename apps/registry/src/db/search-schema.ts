@@ -200,10 +200,13 @@ export const SEARCH_POSTGRES: readonly string[] = [
       setweight(to_tsvector('simple'::regconfig, ${words('title')}), 'A') ||
       setweight(to_tsvector('simple'::regconfig, ${words('body')}), 'B')) STORED,
     UNIQUE (entity_type, parent_key, entity_key))`,
-  // One partial GIN index per category: a category's query scans only its own entities.
+  // One partial GIN index per category: a category's query scans only its own entities. No pending list
+  // (fastupdate off): every write goes into the tree, so a search never scans unmerged entries linearly (with
+  // it, 100,000 fresh rows made each query ~50 times slower until a vacuum).
   ...SEARCH_TYPES.map(
     (type) =>
-      `CREATE INDEX registry_search_entries_${type} ON registry_search_entries USING GIN (document) WHERE entity_type = '${type}'`,
+      `CREATE INDEX registry_search_entries_${type} ON registry_search_entries USING GIN (document)
+        WITH (fastupdate = off) WHERE entity_type = '${type}'`,
   ),
   ...pgTrigger(
     'registry_brands',
