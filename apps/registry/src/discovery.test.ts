@@ -314,3 +314,44 @@ describe.each(backends)('brand and agent discovery on %s', (name, backend) => {
     },
   )
 })
+
+describe.each(backends)('the crawl rate limit on brand and manager requests on %s', (name, backend) => {
+  let test: TestRegistry
+
+  beforeAll(async () => {
+    if (!backend) return
+    test = await startTestRegistry(backend, {
+      seed: false,
+      env: { RATE_LIMIT_CRAWL_PER_MINUTE: '2', ADMIN_API_KEY: ADMIN_KEY },
+    })
+  })
+
+  afterAll(async () => {
+    if (!backend) return
+    await test?.registry.close()
+    await test?.cleanup()
+  })
+
+  it.skipIf(!backend)(
+    `shares one per-caller budget with the adagents.json crawl requests (${name})`,
+    async () => {
+      const member = clientOf(test.registry, (await test.registry.createOrg('Eager')).apiKey)
+      await member.requestBrandCrawl('one.limited.test')
+      await member.requestManagerRevalidation('two.limited.test')
+      // Different domains (no debounce): the third crawl-class call of the minute is refused.
+      const refused = await refusal(member.requestCrawl('three.limited.test'))
+      expect(refused).toMatchObject({ statusCode: 429, retryAfter: 30 })
+      expect(await refusal(member.requestBrandCrawl('four.limited.test'))).toMatchObject({
+        statusCode: 429,
+        data: { error: 'rate_limited', retry_after: 30 },
+      })
+      // Another caller (the administrator bearer, counted by client IP) has its own budget.
+      const admin = clientOf(test.registry, ADMIN_KEY)
+      expect(await admin.forceBrandCrawl('five.limited.test')).toMatchObject({
+        domain: 'five.limited.test',
+        brand_json_found: false,
+      })
+      await test.registry.crawlsIdle()
+    },
+  )
+})
