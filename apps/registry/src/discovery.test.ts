@@ -7,6 +7,7 @@
 import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { RegistryError, type RegistryClient } from '@adwire/registry-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createCrawler } from './crawl/crawler.js'
 import { MANAGER_BATCH } from './crawl/discovery-jobs.js'
 import { DEMO_AGENTS } from './seed.js'
 import {
@@ -72,6 +73,7 @@ describe.each(backends)('brand and agent discovery on %s', (name, backend) => {
         'crawl-me.test': site.origin,
         'promote-me.test': promote.origin,
         'no-brand.test': empty.origin,
+        'acme-outdoor.example': empty.origin,
         ...Object.fromEntries([...SMALL, ...BIG].map((domain) => [domain, empty.origin])),
       },
     })
@@ -123,6 +125,23 @@ describe.each(backends)('brand and agent discovery on %s', (name, backend) => {
       expect((await refusal(request(member, 'crawl-me.test'))).retryAfter).toBe(180)
       clock += 3 * MINUTE
       expect((await request(member, 'crawl-me.test')).domain).toBe('crawl-me.test')
+
+      // A domain that resolves nowhere: refused before anything is queued.
+      expect(await refusal(request(member, 'nothing-here.invalid'))).toMatchObject({
+        statusCode: 400,
+        data: { error: 'unresolvable_domain', domain: 'nothing-here.invalid' },
+      })
+      expect(
+        await test.registry.repository.discovery.getOutbound('brand_crawl', 'nothing-here.invalid'),
+      ).toBe(undefined)
+      // A domain whose origin is a private address, under the default policy (no ALLOW_PRIVATE_CRAWL).
+      const strict = createCrawler(test.registry.repository, {
+        fetch: () => Promise.reject(new Error('the preflight fetches nothing')),
+        maxBytes: 1024,
+        originFor: (domain) => (domain === 'intranet.test' ? 'http://10.1.2.3:8080' : `http://127.0.0.1:9`),
+      })
+      expect(await strict.preflight('intranet.test')).toMatchObject({ reason: 'private_address' })
+      expect(await strict.preflight('loopback.test')).toMatchObject({ reason: 'private_address' })
 
       // A domain without brand.json: accepted, and the request records the failure.
       await request(member, 'no-brand.test')
@@ -323,6 +342,8 @@ describe.each(backends)('the crawl rate limit on brand and manager requests on %
     test = await startTestRegistry(backend, {
       seed: false,
       env: { RATE_LIMIT_CRAWL_PER_MINUTE: '2', ADMIN_API_KEY: ADMIN_KEY },
+      // Port 9 on loopback: resolvable (the preflight passes), nothing answers (the crawls fail fast).
+      origins: { 'one.limited.test': 'http://127.0.0.1:9', 'five.limited.test': 'http://127.0.0.1:9' },
     })
   })
 

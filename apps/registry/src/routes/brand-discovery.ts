@@ -52,6 +52,21 @@ export async function debounce(
   )
 }
 
+/** 400 unless `domain`'s origin resolves to an address the crawler may reach (private IP, unresolvable). */
+export async function assertCrawlable(deps: RegistryDeps, domain: string): Promise<void> {
+  const problem = await deps.crawler.preflight(domain)
+  if (problem) {
+    throw new HttpError(
+      400,
+      problem.reason === 'unresolvable' ? 'unresolvable_domain' : 'private_address',
+      problem.message,
+      {
+        domain,
+      },
+    )
+  }
+}
+
 /** Whether the request carries the administrator bearer (compared in constant time). */
 export function isAdmin(c: Context, deps: RegistryDeps): boolean {
   if (!deps.adminApiKey) return false
@@ -85,6 +100,7 @@ export function brandDiscoveryRoutes(deps: RegistryDeps, jobs: DiscoveryJobs): H
     const body = await readBody<{ domain: string }>(c, 'requestBrandCrawl')
     const domain = normalizeDomain(body.domain)
     if (!domain) throw new HttpError(400, 'invalid_domain', 'Invalid domain format')
+    await assertCrawlable(deps, domain)
     await debounce(deps, 'brand_crawl', domain, principal.id, 'a brand.json crawl')
     jobs.crawlBrand(domain)
     return reply(c, deps, 'requestBrandCrawl', { message: 'Brand crawl request accepted', domain }, 202)
@@ -99,6 +115,7 @@ export function brandDiscoveryRoutes(deps: RegistryDeps, jobs: DiscoveryJobs): H
     if (!admin) {
       throw new HttpError(403, 'admin_required', 'forced brand crawls are for registry administrators')
     }
+    await assertCrawlable(deps, domain)
     await debounce(deps, 'force_brand_crawl', domain, 'admin', 'a forced brand.json crawl')
     const previous = await repository.brands.getBrand(domain)
     let result: Awaited<ReturnType<typeof crawlBrand>>
