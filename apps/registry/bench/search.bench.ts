@@ -14,7 +14,9 @@
  * throughput with 16 in flight beside a primitive measured in the same run — the bare unranked index probe of
  * each category (`MATCH` / `@@ … LIMIT 6`, four of them) through the same driver, served by a bare node:http
  * server in this process —
- * and the ratio (service ops/s ÷ primitive ops/s, median of ROUNDS alternating rounds). Asserts nothing.
+ * and the ratio (service ops/s ÷ primitive ops/s, median of ROUNDS alternating rounds). Last, the latency of
+ * the agent inventory-profile search (`GET /api/registry/agents/search`, computed per request). Asserts
+ * nothing.
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -171,17 +173,23 @@ const percentile = (values: readonly number[], p: number): number => {
 }
 
 /** One request at a time: p50/p95 latency and the mean number of results answered. */
-async function latency(url: (q: string) => string, query: () => string): Promise<string> {
+async function latency(
+  url: (q: string) => string,
+  query: () => string,
+  headers: Record<string, string> = {},
+  samples = SAMPLES,
+): Promise<string> {
   const times: number[] = []
   let results = 0
-  for (let index = 0; index < SAMPLES; index += 1) {
+  for (let index = 0; index < samples; index += 1) {
     const started = performance.now()
-    const response = await fetch(url(query()))
+    const response = await fetch(url(query()), { headers })
     const body = (await response.json()) as Record<string, unknown[]>
     times.push(performance.now() - started)
-    for (const key of ['brands', 'publishers', 'properties', 'agents']) results += body[key]?.length ?? 0
+    for (const key of ['brands', 'publishers', 'properties', 'agents', 'results'])
+      results += body[key]?.length ?? 0
   }
-  return `p50 ${percentile(times, 0.5).toFixed(1).padStart(6)} ms  p95 ${percentile(times, 0.95).toFixed(1).padStart(6)} ms  (${(results / SAMPLES).toFixed(1)} results/answer)`
+  return `p50 ${percentile(times, 0.5).toFixed(1).padStart(6)} ms  p95 ${percentile(times, 0.95).toFixed(1).padStart(6)} ms  (${(results / samples).toFixed(1)} results/answer)`
 }
 
 /** The primitive: the bare unranked index probe of the query's terms, as JSON. */
@@ -265,6 +273,15 @@ async function run(label: string, env: Record<string, string>): Promise<void> {
         `search ${shape.padEnd(6)} (${IN_FLIGHT} in flight)  ${ops(services).toFixed(0).padStart(6)} ops/s  mean ${mean(services).toFixed(1).padStart(6)} ms;  bare probe ${ops(bares).toFixed(0).padStart(6)} ops/s;  ratio ${median(ratios).toFixed(2)}`,
       )
     }
+    // Agent inventory profiles are computed per request from the authorizations in effect (no index).
+    const { apiKey } = await registry.createOrg('bench')
+    const profiles = await latency(
+      (q) => `${registry.url}/api/registry/agents/search?property_types=${q}&limit=50`,
+      () => pick(['website', 'mobile_app']),
+      { authorization: `Bearer ${apiKey}` },
+      20,
+    )
+    console.log(`agents/search (1 in flight)   ${profiles.replace('results/answer', 'profiles/answer')}`)
   } finally {
     const server = primitives?.server
     if (server) await new Promise((resolve) => server.close(resolve))
