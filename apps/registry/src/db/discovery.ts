@@ -23,10 +23,9 @@ export interface ManagerRevalidation {
   readonly enqueued_at: string
 }
 
-/** What one agent is authorized for, by publisher, property type and tag set (the inventory profile input). */
+/** What one agent is authorized for, by property type and tag set (the inventory profile input). */
 export interface InventoryRow {
   readonly agent_url_canonical: string
-  readonly publisher_domain: string
   readonly property_type: string
   /** JSON text of the tag list. */
   readonly tags: string
@@ -36,8 +35,8 @@ export interface InventoryRow {
 
 export interface DiscoveryStore {
   /**
-   * The authorized inventory of every agent in effect at `nowIso`: property counts grouped by agent, publisher,
-   * property type and tags (publisher-wide grants count every property of the publisher once).
+   * The authorized inventory of every agent in effect at `nowIso`: property counts grouped by agent, property
+   * type and tags (publisher-wide grants count every property of the publisher once).
    */
   agentInventory(nowIso: string): Promise<InventoryRow[]>
   /**
@@ -73,20 +72,22 @@ export function discoveryStore(db: SqlDriver): DiscoveryStore {
       const window = (a: string) =>
         `(${a}.effective_from IS NULL OR ${a}.effective_from <= ?) AND (${a}.effective_until IS NULL OR ${a}.effective_until > ?)`
       const rows = await db.all<InventoryRow>(
-        `SELECT a.agent_url_canonical, a.publisher_domain, p.property_type, p.tags,
-           CAST(COUNT(*) AS INTEGER) AS n, MAX(a.updated_at) AS updated_at
+        `SELECT agent_url_canonical, property_type, tags, CAST(SUM(n) AS INTEGER) AS n, MAX(updated_at) AS updated_at
+         FROM (
+         SELECT a.agent_url_canonical, p.property_type, p.tags,
+           COUNT(*) AS n, MAX(a.updated_at) AS updated_at
          FROM registry_authorizations a
          JOIN registry_properties p ON p.publisher_domain = a.publisher_domain AND p.property_id = a.property_id
          WHERE a.property_id <> '' AND ${window('a')}
            AND NOT EXISTS (SELECT 1 FROM registry_authorizations w WHERE w.agent_url_canonical = a.agent_url_canonical
              AND w.publisher_domain = a.publisher_domain AND w.property_id = '' AND ${window('w')})
-         GROUP BY a.agent_url_canonical, a.publisher_domain, p.property_type, p.tags
+         GROUP BY a.agent_url_canonical, p.property_type, p.tags
          UNION ALL
-         SELECT a.agent_url_canonical, a.publisher_domain, p.property_type, p.tags,
-           CAST(COUNT(*) AS INTEGER) AS n, MAX(a.updated_at) AS updated_at
+         SELECT a.agent_url_canonical, p.property_type, p.tags, COUNT(*) AS n, MAX(a.updated_at) AS updated_at
          FROM registry_authorizations a JOIN registry_properties p ON p.publisher_domain = a.publisher_domain
          WHERE a.property_id = '' AND ${window('a')}
-         GROUP BY a.agent_url_canonical, a.publisher_domain, p.property_type, p.tags`,
+         GROUP BY a.agent_url_canonical, p.property_type, p.tags
+         ) grants GROUP BY agent_url_canonical, property_type, tags`,
         [nowIso, nowIso, nowIso, nowIso, nowIso, nowIso],
       )
       return rows.map((row) => ({ ...row, n: Number(row.n) }))
