@@ -8,8 +8,11 @@ import { HTTPException } from 'hono/http-exception'
 import type { JWK } from 'jose'
 import type { AgentProber } from './compliance/probe-agents.js'
 import type { ComplianceRuns } from './compliance/runs.js'
+import { createDiscoveryJobs, type DiscoveryJobs } from './crawl/discovery-jobs.js'
 import type { CrawlQueue } from './crawl/queue.js'
 import type { RegistryDeps } from './deps.js'
+import { agentDiscoveryRoutes } from './routes/agent-discovery.js'
+import { brandDiscoveryRoutes } from './routes/brand-discovery.js'
 import { brandSetupRoutes } from './routes/brand-setup.js'
 import { complianceStatusRoutes } from './routes/compliance-status.js'
 import { brandRoutes } from './routes/brands.js'
@@ -29,6 +32,7 @@ import { policyRoutes } from './routes/policies.js'
 import { propertyRoutes } from './routes/properties.js'
 import { publisherLookupRoutes } from './routes/publisher-lookup.js'
 import { createRateLimiter, RATE_LIMITED_ROUTES } from './routes/rate-limit.js'
+import { searchRoutes } from './routes/search.js'
 import { validationRoutes } from './routes/validation.js'
 import type { RateLimits } from './env.js'
 
@@ -137,6 +141,13 @@ export const IMPLEMENTED_OPERATIONS: ReadonlySet<string> = new Set([
   'bulkAgentStoryboardStatus',
   'getApplicableStoryboards',
   'getJwks',
+  'apiDiscovery',
+  'search',
+  'lookupManifestRef',
+  'requestBrandCrawl',
+  'forceBrandCrawl',
+  'searchAgentProfiles',
+  'requestManagerRevalidation',
 ])
 
 export interface AppParts {
@@ -159,6 +170,8 @@ export interface AppParts {
     /** The capability probe's deadline, ms. */
     readonly probeDeadlineMs: number
   }
+  /** Background brand crawls and the manager re-validation drain (default: created here, never stopped). */
+  readonly discoveryJobs?: DiscoveryJobs
 }
 
 /**
@@ -216,6 +229,10 @@ export function createApp(deps: RegistryDeps, parts: AppParts): Hono {
       }),
     )
   }
+  const jobs = parts.discoveryJobs ?? createDiscoveryJobs(deps, parts.queue)
+  app.route('/', searchRoutes(deps))
+  app.route('/', brandDiscoveryRoutes(deps, jobs))
+  app.route('/', agentDiscoveryRoutes(deps, jobs))
   app.notFound((c) => c.json(errorBody('not_found', `no route for ${c.req.method} ${c.req.path}`), 404))
   app.onError((error, c) => {
     if (error instanceof HttpError) {

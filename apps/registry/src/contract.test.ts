@@ -674,6 +674,54 @@ describe('contract sweep over the demo world', () => {
       (await call('getApplicableStoryboards', `${livePath}/applicable-storyboards`, { token: key })).body
         .supported_protocols,
     ).toContain('creative')
+    // Search, Brand Discovery, Agent Discovery (part 2)
+    expect((await call('apiDiscovery', '/api')).body.endpoints.search).toMatch(/\/api\/search$/)
+    const found = await call('search', '/api/search?q=pinecrest')
+    expect(found.body.publishers[0].domain).toBe('pinecrest-news.example')
+    expect((await call('search', '/api/search?q=p')).status).toBe(400)
+    expect(
+      (await call('lookupManifestRef', '/api/manifest-refs/lookup?domain=acme-outdoor.example')).body.found,
+    ).toBe(true)
+    expect(
+      (await call('lookupManifestRef', '/api/manifest-refs/lookup?domain=nothing-here.example')).body,
+    ).toEqual({ success: false, found: false })
+    expect(
+      (
+        await call('requestBrandCrawl', '/api/registry/brand-crawl-request', {
+          token: key,
+          body: { domain: 'site.test' },
+        })
+      ).status,
+    ).toBe(202)
+    expect(
+      (
+        await call('requestBrandCrawl', '/api/registry/brand-crawl-request', {
+          token: key,
+          body: { domain: 'site.test' },
+        })
+      ).status,
+    ).toBe(429)
+    expect(
+      (
+        await call('forceBrandCrawl', '/api/registry/brand/site.test/force-crawl', {
+          method: 'POST',
+          token: key,
+        })
+      ).status,
+    ).toBe(403)
+    const profiles = await call('searchAgentProfiles', '/api/registry/agents/search?property_types=website', {
+      token: key,
+    })
+    expect(profiles.body.results.length).toBeGreaterThan(0)
+    expect(
+      (
+        await call('requestManagerRevalidation', '/api/registry/manager-revalidation-request', {
+          token: key,
+          body: { manager_domain: 'manager.example' },
+        })
+      ).body.publishers_enqueued,
+    ).toBe(0)
+    await test.registry.crawlsIdle()
 
     expect([...IMPLEMENTED_OPERATIONS].filter((id) => !called.has(id))).toEqual([])
   }, 120_000)
@@ -694,6 +742,8 @@ describe('contract sweep over the demo world', () => {
       'Property Catalog',
       'Agent Probing',
       'Agent Compliance',
+      'Search',
+      'Brand Discovery',
     ])
     for (const id of IMPLEMENTED_OPERATIONS) expect(tags.has(byId.get(id)?.tag ?? '')).toBe(true)
   })
@@ -728,8 +778,14 @@ describe('contract sweep over the demo world', () => {
           if (!REPLACED_SCHEMAS.has(`${id} ${status}`))
             expect(myResponses[status], `${id} ${status}`).toEqual(response)
         }
-        expect({ ...mine, responses: {}, requestBody: undefined }, id).toEqual({
+        // Addition 5: `search` appends its pagination parameters to the official ones.
+        const officialParameters = (official.parameters ?? []) as unknown[]
+        const myParameters = mine.parameters
+          ? (mine.parameters as unknown[]).slice(0, id === 'search' ? officialParameters.length : undefined)
+          : undefined
+        expect({ ...mine, parameters: myParameters, responses: {}, requestBody: undefined }, id).toEqual({
           ...official,
+          parameters: official.parameters ? officialParameters : undefined,
           responses: {},
           requestBody: undefined,
         })

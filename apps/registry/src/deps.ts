@@ -37,6 +37,8 @@ export interface RegistryDeps {
   readonly feedRetentionDays: number
   /** The membership tier of the registry's organizations (gates `public` member agents). */
   readonly memberTier: MembershipTier
+  /** The static administrator bearer (`ADMIN_API_KEY`), when configured. */
+  readonly adminApiKey?: string
   /** The registry's public base URL for this request (no trailing slash). */
   readonly publicUrl: (c: Context) => string
   /**

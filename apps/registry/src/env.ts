@@ -54,6 +54,11 @@ export interface RegistryEnv extends ServiceSettings {
   /** Requests per minute per organization (or client IP when anonymous) by class; 0 turns a class off. */
   readonly rateLimits: RateLimits
   /**
+   * A static bearer that carries registry-administrator rights (forced brand crawls), as the upstream's
+   * `ADMIN_API_KEY`; unset: no administrator (those operations answer 403).
+   */
+  readonly adminApiKey?: string
+  /**
    * The AES-256-GCM keys sealing agent credentials at rest (`AGENT_CREDENTIALS_KEY`: comma-separated base64
    * 32-byte keys; the first seals, all open). None: credentials cannot be saved (500 `credentials_unavailable`).
    */
@@ -146,6 +151,13 @@ const EnvSchema = z.object({
     .refine((value) => value === '' || /^https?:\/\/\S+$/.test(value), {
       message: 'COMPLIANCE_REFERENCE_AGENT_URL must be an http(s) URL',
     }),
+  ADMIN_API_KEY: z
+    .string()
+    .trim()
+    .default('')
+    .refine((value) => value === '' || value.length >= 32, {
+      message: 'ADMIN_API_KEY must be at least 32 characters',
+    }),
   MEMBER_TIER: z
     .string()
     .trim()
@@ -193,5 +205,6 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
     },
     credentialKeys: values.AGENT_CREDENTIALS_KEY,
     monitoringPollSeconds: values.MONITORING_POLL_SECONDS,
+    ...(values.ADMIN_API_KEY ? { adminApiKey: values.ADMIN_API_KEY } : {}),
   }
 }

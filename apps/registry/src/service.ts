@@ -28,6 +28,7 @@ import { createMonitoringScheduler, type MonitoringScheduler } from './complianc
 import { complianceStatusStore } from './compliance/status-store.js'
 import { createComplianceStatus } from './compliance/status.js'
 import { createCrawler } from './crawl/crawler.js'
+import { createDiscoveryJobs } from './crawl/discovery-jobs.js'
 import { createCrawlQueue } from './crawl/queue.js'
 import { openRepository, type RegistryRepository } from './db/repository.js'
 import type { Authenticator, RegistryDeps } from './deps.js'
@@ -208,8 +209,10 @@ export async function startRegistry(
       memberTier: env.memberTier,
       publicUrl: (c: Context) => env.publicUrl ?? new URL(c.req.url).origin,
       compliance: { outcomes, credentials, launcher },
+      ...(env.adminApiKey ? { adminApiKey: env.adminApiKey } : {}),
     }
     const queue = createCrawlQueue(deps)
+    const discoveryJobs = createDiscoveryJobs(deps, queue)
     const app = createApp(deps, {
       queue,
       authRoutes: auth.routes,
@@ -227,6 +230,7 @@ export async function startRegistry(
         syncWaitMs: overrides.complianceRuns?.runTimeoutMs ?? 600_000,
         probeDeadlineMs: env.agents.timeoutMs * 2,
       },
+      discoveryJobs,
     })
     listener.handle(app.fetch)
     queue.kick()
@@ -264,7 +268,10 @@ export async function startRegistry(
       seeded,
       ...(monitoring ? { monitoring } : {}),
       createOrg: (name) => auth.createOrg(name),
-      crawlsIdle: () => queue.idle(),
+      crawlsIdle: async () => {
+        await discoveryJobs.idle()
+        await queue.idle()
+      },
       pruneFeed,
       close(graceMs = 10_000) {
         closing ??= (async () => {
@@ -273,6 +280,7 @@ export async function startRegistry(
           await monitoring?.stop()
           // Feed streams end right away: they would hold the drain open.
           hub.close()
+          await discoveryJobs.stop()
           await queue.stop()
           // Runs in flight go back to the queue: the next start runs them again.
           await complianceRuns.close()

@@ -13,6 +13,7 @@ import type {
   FindBrandsResponse,
   ProductAuthorizationResponse,
   ProductSelectorRequest,
+  SearchResults,
 } from './overrides.js'
 import { readSse } from './sse.js'
 import type {
@@ -425,6 +426,42 @@ export function createRegistryClient(options: RegistryClientOptions) {
     getCrawlRequest: (crawlRequestId: string) =>
       unwrap<OperationResponse<'getCrawlRequest'>>(
         raw.GET('/api/registry/crawl-request/{crawlRequestId}', { params: { path: { crawlRequestId } } }),
+      ),
+
+    // Search, Brand Discovery and Agent Discovery (inventory profiles, manager re-validation)
+    /** `GET /api`: the registry's entry points and documentation links. */
+    apiDiscovery: () => unwrap<OperationResponse<'apiDiscovery'>>(raw.GET('/api')),
+    /**
+     * `GET /api/search`: brands, publishers and properties (up to 5 each by default) matching every word of `q`
+     * as a prefix, best first. adwire's registry also answers `agents` and `has_more`, and pages one category
+     * with `types`, `limit` and `offset`.
+     */
+    search: (q: string, query: { types?: string; limit?: number; offset?: number } = {}) =>
+      request<SearchResults>('GET', '/api/search', { query: { q, ...query } }),
+    /** `GET /api/manifest-refs/lookup`: the best brand.json (or adagents.json) reference of a domain. */
+    lookupManifestRef: (domain: string, query: { type?: string } = {}) =>
+      unwrap<OperationResponse<'lookupManifestRef'>>(
+        raw.GET('/api/manifest-refs/lookup', { params: { query: { domain, ...query } } }),
+      ),
+    /** `POST /api/registry/brand-crawl-request` (auth): re-crawl a domain's brand.json in the background. */
+    requestBrandCrawl: (domain: string) =>
+      unwrap<OperationResponse<'requestBrandCrawl', 202>>(
+        raw.POST('/api/registry/brand-crawl-request', { body: { domain } }),
+      ),
+    /** `POST /api/registry/brand/{domain}/force-crawl` (administrators): crawl brand.json now. */
+    forceBrandCrawl: (domain: string) =>
+      unwrap<OperationResponse<'forceBrandCrawl'>>(
+        raw.POST('/api/registry/brand/{domain}/force-crawl', { params: { path: { domain } } }),
+      ),
+    /** `GET /api/registry/agents/search` (auth): agents by inventory profile; follow `cursor` while `has_more`. */
+    searchAgentProfiles: (query: OperationQuery<'searchAgentProfiles'> = {}) =>
+      unwrap<OperationResponse<'searchAgentProfiles'>>(
+        raw.GET('/api/registry/agents/search', { params: { query } }),
+      ),
+    /** `POST /api/registry/manager-revalidation-request` (auth): re-validate a manager's delegating publishers. */
+    requestManagerRevalidation: (managerDomain: string) =>
+      unwrap<OperationResponse<'requestManagerRevalidation', 202>>(
+        raw.POST('/api/registry/manager-revalidation-request', { body: { manager_domain: managerDomain } }),
       ),
 
     // Change feed (auth)

@@ -105,3 +105,41 @@ export type FeedStreamMessage =
       data: { generated_at: string; cursor: string | null; freshness?: FeedPage['freshness'] }
     }
   | { event: 'error'; data: { error?: unknown; code?: string; message?: string } }
+
+/**
+ * `GET /api/search`: the document's `brands`, `publishers` and `properties` (typed `unknown[]` upstream), with
+ * the members adwire's registry answers; `agents` and `has_more` are adwire additions (absent elsewhere).
+ */
+export interface SearchResults {
+  brands: Array<{
+    domain: string
+    brand_name: string
+    source: string
+    verified: boolean
+    has_manifest: boolean
+    house_domain: string | null
+    keller_type: string | null
+    score: number
+  }>
+  publishers: Array<{
+    domain: string
+    source: string
+    valid: boolean | null
+    manager_domain: string | null
+    last_validated: string | null
+    property_count: number
+    score: number
+  }>
+  properties: Array<{
+    publisher_domain: string
+    property_id: string
+    property_rid: string
+    name: string
+    property_type: string
+    identifiers: Array<{ type: string; value: string }>
+    tags: string[]
+    score: number
+  }>
+  agents?: Array<{ url: string; name: string; type: string | null; publisher_count: number; score: number }>
+  has_more?: Record<string, boolean>
+}

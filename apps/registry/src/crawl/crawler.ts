@@ -6,7 +6,9 @@
  * A file that is gone (404/410) or invalid withdraws the publisher's authorizations; a network failure or a
  * 5xx changes nothing (a transient outage must not revoke anyone).
  */
-import type { SafeFetch } from '@adwire/http-signatures'
+import { lookup } from 'node:dns/promises'
+import { isIP } from 'node:net'
+import { checkAddress, type SafeFetch } from '@adwire/http-signatures'
 import type { RegistryRepository } from '../db/repository.js'
 import { normalizeDomain } from '../domain/names.js'
 import type { DiscoveryMethod, FeedEvent, PublisherRecord } from '../domain/types.js'
@@ -49,6 +51,9 @@ interface Fetched {
   readonly transient: boolean
 }
 
+/** How long the pre-crawl DNS check may take, milliseconds. */
+const PREFLIGHT_TIMEOUT_MS = 3000
+
 const issue = (field: string, message: string): Issue => ({ field, message, severity: 'error' })
 
 export interface Crawler {
@@ -63,6 +68,13 @@ export interface Crawler {
     domain: string,
   ): Promise<{ url: string; status?: number; document?: Record<string, unknown>; error?: string }>
   originFor(domain: string): string
+  /**
+   * Whether `domain`'s origin can be crawled at all, before a crawl is queued: `undefined` when its host resolves
+   * to an address the SSRF policy allows, else why not (the fetch itself re-checks every address it connects to).
+   */
+  preflight(
+    domain: string,
+  ): Promise<{ reason: 'unresolvable' | 'private_address'; message: string } | undefined>
   /**
    * One GET of `url` through the same SSRF-safe fetch and caps, following no redirect (a 3xx is answered as
    * is): origin verification of hosted domains.
@@ -215,10 +227,45 @@ export function createCrawler(repository: RegistryRepository, options: CrawlerOp
     }
   }
 
+  async function preflight(domain: string) {
+    const host = new URL(originFor(domain)).hostname.replace(/^\[|\]$/g, '')
+    let addresses: string[]
+    if (isIP(host)) addresses = [host]
+    else {
+      let timer: NodeJS.Timeout | undefined
+      try {
+        const found = await Promise.race([
+          lookup(host, { all: true }),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error('timed out')), PREFLIGHT_TIMEOUT_MS)
+          }),
+        ])
+        addresses = found.map((entry) => entry.address)
+      } catch {
+        return { reason: 'unresolvable' as const, message: `${host} does not resolve` }
+      } finally {
+        clearTimeout(timer)
+      }
+    }
+    const policy = { allowLoopback: options.allowHttp ?? false, allowPrivate: options.allowHttp ?? false }
+    const allowed = addresses.filter((address) => {
+      try {
+        checkAddress(address, policy)
+        return true
+      } catch {
+        return false
+      }
+    })
+    return allowed.length > 0
+      ? undefined
+      : { reason: 'private_address' as const, message: `${host} resolves only to non-public addresses` }
+  }
+
   return {
     originFor,
     inspectAdagents,
     probe,
+    preflight,
     async crawlPublisher(domain, actor) {
       const inspection = await inspectAdagents(domain)
       if (inspection.transient) return { inspection, events: [] }

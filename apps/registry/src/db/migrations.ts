@@ -4,11 +4,14 @@
  * Column types are chosen to read the same in both: TEXT (JSON, ISO 8601 instants), INTEGER (counts, 0/1).
  */
 import { REGISTRY_POLICY_INSERTS } from './policies.js'
+import { DISCOVERY_TABLES, SEARCH_POSTGRES, SEARCH_SQLITE } from './search-schema.js'
 
 export interface Migration {
   readonly version: number
   readonly name: string
   readonly statements: readonly string[]
+  /** Statements of one dialect only, run after `statements` (full-text indexes, triggers). */
+  readonly dialects?: { readonly sqlite?: readonly string[]; readonly postgres?: readonly string[] }
 }
 
 /** Every migration, oldest first. Append only; never edit a released one. */
@@ -196,6 +199,12 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 5,
     name: 'community brands remember the organization that saved them (only it may edit them)',
     statements: [`ALTER TABLE registry_brands ADD COLUMN owner_org_id TEXT`],
+  },
+  {
+    version: 6,
+    name: 'cross-entity search index (FTS5 / tsvector + GIN, kept by triggers), brand crawl and manager queues',
+    statements: DISCOVERY_TABLES,
+    dialects: { sqlite: SEARCH_SQLITE, postgres: SEARCH_POSTGRES },
   },
   {
     version: 7,

@@ -52,7 +52,8 @@ async function migratePostgres(client: Pick<pg.ClientBase, 'query'>): Promise<vo
   assertKnownVersion(applied)
   for (const migration of MIGRATIONS) {
     if (applied.includes(migration.version)) continue
-    for (const statement of migration.statements) await client.query(statement)
+    for (const statement of [...migration.statements, ...(migration.dialects?.postgres ?? [])])
+      await client.query(statement)
     await client.query('INSERT INTO registry_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
       migration.version,
       migration.name,

@@ -8,6 +8,7 @@ import type { DatabaseConfig } from '../env.js'
 import { authorizationStore, type AuthorizationStore } from './authorizations.js'
 import { brandStore, type BrandStore } from './brands.js'
 import { catalogStore, type CatalogStore } from './catalog.js'
+import { discoveryStore, type DiscoveryStore } from './discovery.js'
 import type { SqlDriver } from './driver.js'
 import { feedStore, type FeedStore } from './feed.js'
 import { hostingStore, type HostingStore } from './hosting.js'
@@ -17,6 +18,7 @@ import { policyStore, type PolicyStore } from './policies.js'
 import { openPostgres } from './postgres.js'
 import { publisherStore, type PublisherStore } from './publishers.js'
 import { requestStore, type RequestStore } from './requests.js'
+import { searchStore, type SearchStore } from './search.js'
 import { openSqlite } from './sqlite.js'
 
 export interface RegistryRepository {
@@ -33,6 +35,10 @@ export interface RegistryRepository {
   readonly policies: PolicyStore
   /** The property catalog (identifier → property handle facts) and its disputes. */
   readonly catalog: CatalogStore
+  /** Cross-entity full-text search (migration 6). */
+  readonly search: SearchStore
+  /** Brand crawl and manager re-validation requests (migration 6). */
+  readonly discovery: DiscoveryStore
   /** The driver, for the few callers that need the dialect (bench, tests). */
   readonly driver: SqlDriver
   close(): Promise<void>
@@ -56,6 +62,8 @@ export function createRepository(driver: SqlDriver): RegistryRepository {
     mirrors: mirrorStore(driver),
     policies: policyStore(driver),
     catalog: catalogStore(driver),
+    search: searchStore(driver),
+    discovery: discoveryStore(driver),
     driver,
     close: () => driver.close(),
   }

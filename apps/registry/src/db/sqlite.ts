@@ -44,7 +44,8 @@ export function migrateSqlite(db: Database.Database): void {
     assertKnownVersion(applied)
     for (const migration of MIGRATIONS) {
       if (applied.includes(migration.version)) continue
-      for (const statement of migration.statements) db.exec(statement)
+      for (const statement of [...migration.statements, ...(migration.dialects?.sqlite ?? [])])
+        db.exec(statement)
       db.prepare('INSERT INTO registry_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
         migration.version,
         migration.name,

@@ -42,6 +42,9 @@ export const RATE_LIMITED_ROUTES: ReadonlyArray<readonly [string, string, RateLi
   ['GET', '/api/public/agent-products', 'crawl'],
   ['GET', '/api/public/agent-publishers', 'crawl'],
   ['GET', '/api/registry/agents/:encodedUrl/applicable-storyboards', 'crawl'],
+  ['POST', '/api/registry/brand-crawl-request', 'crawl'],
+  ['POST', '/api/registry/brand/:domain/force-crawl', 'crawl'],
+  ['POST', '/api/registry/manager-revalidation-request', 'crawl'],
 ]
 
 interface Bucket {

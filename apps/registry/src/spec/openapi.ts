@@ -14,6 +14,8 @@
  *    as the documented one (§8 #1).
  * 4. The compliance runs (`runStoryboard`, `runStoryboardStep`, `compareStoryboard`) answer 202 with the run's
  *    id and state when the request says `Prefer: respond-async` (runs are jobs; the result is read later).
+ * 5. `GET /api/search` is paginated: optional `types`, `limit` and `offset` parameters, and an `agents` list and a
+ *    `has_more` object beside the documented `brands`, `publishers` and `properties` (all optional additions).
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -32,7 +34,7 @@ export interface Operation {
 }
 
 /**
- * The success schemas this service replaces (addition 2 and 3 above): a contract check against the upstream
+ * The success schemas this service replaces (additions 2, 3 and 4 above): a contract check against the upstream
  * document skips exactly these.
  */
 export const REPLACED_SCHEMAS: ReadonlySet<string> = new Set([
@@ -41,6 +43,7 @@ export const REPLACED_SCHEMAS: ReadonlySet<string> = new Set([
   'resolvePropertiesBulk 200',
   'resolvePoliciesBulk 200',
   'resolvePolicy 200',
+  'search 200',
 ])
 
 const SELECTOR_SCHEMA = {
@@ -162,6 +165,7 @@ export function registryDocument(): JsonObject {
         const policy = ok.content['application/json']!.schema
         ok.content['application/json']!.schema = { anyOf: [policy, { type: 'null' }] }
       }
+      if (operation.operationId === 'search') addSearchPagination(operation)
       if (operation.operationId === 'findBrand') {
         const ok = responses['200'] as { content: Record<string, { schema: JsonObject }> }
         ok.content['application/json']!.schema = {
@@ -179,6 +183,50 @@ export function registryDocument(): JsonObject {
     description: `${String((document.info as JsonObject).description ?? '')}\n\nServed by adwire's registry: every error is the \`Error\` schema, \`{ "error": code, "message": text }\`; statuses marked "added by this service" are its documented additions.`,
   }
   return (cached = document)
+}
+
+/** Addition 5: the pagination parameters and the extra members of `GET /api/search`. */
+function addSearchPagination(operation: JsonObject): void {
+  const parameters = (operation.parameters ??= []) as JsonObject[]
+  parameters.push(
+    {
+      name: 'types',
+      in: 'query',
+      required: false,
+      description:
+        'Comma-separated categories to search (brands, publishers, properties, agents); default all. Added by this service.',
+      schema: { type: 'string', example: 'brands,publishers' },
+    },
+    {
+      name: 'limit',
+      in: 'query',
+      required: false,
+      description: 'Results per category (default 5, max 50). Added by this service.',
+      schema: { type: 'integer', minimum: 1, maximum: 50, default: 5 },
+    },
+    {
+      name: 'offset',
+      in: 'query',
+      required: false,
+      description: 'Results to skip in each category, in relevance order (max 10000). Added by this service.',
+      schema: { type: 'integer', minimum: 0, maximum: 10000, default: 0 },
+    },
+  )
+  const ok = (operation.responses as Record<string, JsonObject>)['200'] as {
+    content: Record<string, { schema: JsonObject }>
+  }
+  const schema = ok.content['application/json']!.schema
+  const properties = schema.properties as Record<string, JsonObject>
+  properties.agents = {
+    type: 'array',
+    items: {},
+    description: 'Matching agents (added by this service).',
+  }
+  properties.has_more = {
+    type: 'object',
+    additionalProperties: { type: 'boolean' },
+    description: 'Per category, whether another page follows (added by this service).',
+  }
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete']
