@@ -5,19 +5,26 @@
  * `dist/auth/admin-cli.js`; relative SQLite paths resolve from apps/registry, as for `pnpm start:registry`.
  *
  *   create-org --name NAME [--json]   create an organization and print its API key once
+ *   grant-moderator --org ORG_ID      make an organization's members community-mirror moderators
+ *   revoke-moderator --org ORG_ID     take that back
  */
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import Database from 'better-sqlite3'
 import pg from 'pg'
+import { openRepository } from '../db/repository.js'
 import { parseEnv, type DatabaseConfig } from '../env.js'
 import { authDb, migrateAuthPostgres, migrateAuthSqlite } from './db.js'
 import { createOrg } from './identities.js'
 
 const USAGE = `usage: pnpm --filter @adwire/app-registry admin create-org --name NAME [--json]
+       pnpm --filter @adwire/app-registry admin grant-moderator --org ORG_ID
+       pnpm --filter @adwire/app-registry admin revoke-moderator --org ORG_ID
 
-Creates an organization in the registry's database and prints its API key once.
+create-org creates an organization in the registry's database and prints its API key once.
+grant-moderator makes the organization's members moderators of community mirrors (they review proposals,
+publish and delete mirrors); revoke-moderator takes that back.
 Environment: DATABASE_URL (sqlite:PATH or postgres://…, default sqlite:./data/registry.sqlite),
              DATABASE_SCHEMA (PostgreSQL schema, default adwire_registry).`
 
@@ -49,6 +56,8 @@ export async function runAdmin(
     io.out(USAGE)
     return command === undefined ? 2 : 0
   }
+  if (command === 'grant-moderator' || command === 'revoke-moderator')
+    return moderator(command, rest, env, io)
   if (command !== 'create-org') {
     io.err(`unknown admin command: ${command}\n\n${USAGE}`)
     return 2
@@ -91,6 +100,63 @@ export async function runAdmin(
         }`,
       )
       io.out(`API key (shown once; store it now, only its hash is kept): ${org.apiKey}`)
+    }
+    return 0
+  } catch (error) {
+    io.err(`error: ${(error as Error).message}`)
+    return 1
+  }
+}
+
+/** `grant-moderator` / `revoke-moderator --org ORG_ID`: the organization must exist. */
+async function moderator(
+  command: 'grant-moderator' | 'revoke-moderator',
+  rest: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  io: AdminIo,
+): Promise<number> {
+  let org: string | undefined
+  for (let index = 0; index < rest.length; index++) {
+    const arg = rest[index]!
+    if (arg === '--help' || arg === '-h') {
+      io.out(USAGE)
+      return 0
+    } else if (arg === '--org') org = rest[++index]
+    else if (arg.startsWith('--org=')) org = arg.slice('--org='.length)
+    else {
+      io.err(`unknown option: ${arg}\n\n${USAGE}`)
+      return 2
+    }
+  }
+  if (!org?.trim()) {
+    io.err(`--org ORG_ID is required\n\n${USAGE}`)
+    return 2
+  }
+  const orgId = org.trim()
+  let database: AdminDatabase
+  try {
+    database = adminDatabase(env)
+  } catch (error) {
+    io.err(`error: ${(error as Error).message}`)
+    return 2
+  }
+  try {
+    const found = await withDatabase(database, (db) => db.one('SELECT id FROM {orgs} WHERE id = ?', [orgId]))
+    if (!found) {
+      io.err(`error: no organization ${orgId} in this registry (create-org prints the ids it creates)`)
+      return 1
+    }
+    const { repository } = await openRepository(database)
+    try {
+      if (command === 'grant-moderator') {
+        await repository.mirrors.grantModerator(orgId, new Date().toISOString())
+        io.out(`${orgId} is a moderator: its members review, publish and delete community mirrors`)
+      } else {
+        await repository.mirrors.revokeModerator(orgId)
+        io.out(`${orgId} is no longer a moderator`)
+      }
+    } finally {
+      await repository.close()
     }
     return 0
   } catch (error) {

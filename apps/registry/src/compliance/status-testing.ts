@@ -25,6 +25,8 @@ export interface TestLauncher extends ComplianceRunLauncher {
   plan(agentUrl: string, outcomes: readonly PlannedOutcome[]): void
   /** Resolves when every launched run has recorded its outcomes. */
   idle(): Promise<void>
+  /** Records nothing more (the registry is closing) and resolves once the runs under way have stopped. */
+  stop(): Promise<void>
 }
 
 /** A test launcher (not the real runner) recording outcomes through `sink`. */
@@ -35,6 +37,7 @@ export function createTestLauncher(
   const plans = new Map<string, readonly PlannedOutcome[]>()
   const launches: TestLauncher['launches'] = []
   const pending = new Set<Promise<void>>()
+  let stopped = false
   return {
     launches,
     plan(agentUrl, outcomes) {
@@ -48,6 +51,7 @@ export function createTestLauncher(
       const work = (async () => {
         await new Promise((resolve) => setImmediate(resolve))
         for (const [index, planned] of outcomes.entries()) {
+          if (stopped) return
           await sink.record({
             runId,
             agentUrl,
@@ -69,6 +73,10 @@ export function createTestLauncher(
     },
     async idle() {
       while (pending.size > 0) await Promise.all([...pending])
+    },
+    async stop() {
+      stopped = true
+      await this.idle()
     },
   }
 }
@@ -136,7 +144,18 @@ export async function startStatusRegistry(
       complianceLauncher: ({ outcomes }) => (launcher = createTestLauncher(outcomes, { now })),
     },
   )
-  return { registry, launcher: launcher! }
+  // A launched run records through the registry's store: it stops before the store closes.
+  const close = registry.close
+  return {
+    registry: {
+      ...registry,
+      close: async (graceMs?: number) => {
+        await launcher!.stop()
+        return close(graceMs)
+      },
+    },
+    launcher: launcher!,
+  }
 }
 
 /**
