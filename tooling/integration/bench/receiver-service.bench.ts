@@ -8,14 +8,15 @@
  * signature base measured just before the row (benches report ratios; tests never assert timings). Rows: 1 in
  * flight (its p50 is the trickle latency), 16 and 64 in flight, ES256 deliveries at 16, and two service
  * processes on the one database (both cores) against one. On PostgreSQL the commits per delivery are counted
- * from `pg_stat_database`.
+ * from `pg_stat_database`. On Linux each row also reports the CPU time per delivery of the service processes and
+ * of the PostgreSQL backends serving the bench's schema (from /proc), the inputs of docs/capacity.md.
  *
  *   pnpm --filter @adwire/integration bench      (after `pnpm build`; PostgreSQL rows need ADWIRE_TEST_POSTGRES_URL)
  *   ADWIRE_BENCH_COUNT=500                       fewer deliveries per row (a quick look)
  *   ADWIRE_BENCH_CPU_PROFILE=<dir>               each service process writes a V8 CPU profile there (bench/README.md)
  */
 import { createPublicKey, verify as nodeVerify } from 'node:crypto'
-import { existsSync, mkdtempSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -125,11 +126,15 @@ async function load(messages: readonly SignedMessage[], inFlight: number): Promi
         const index = next++
         const message = messages[index]!
         const sent = performance.now()
-        const response = await fetch(message.url, {
-          method: 'POST',
-          headers: message.headers as Record<string, string>,
-          body: message.body as string,
-        })
+        const post = () =>
+          fetch(message.url, {
+            method: 'POST',
+            headers: message.headers as Record<string, string>,
+            body: message.body as string,
+          })
+        // A keep-alive socket the service closed after its idle timeout (between rows) just as this request
+        // went out on it: sent again once (had the service read it, the retry would be refused as a replay).
+        const response = await post().catch(post)
         const text = await response.text()
         latencies[index] = performance.now() - sent
         if (response.status !== 200 || !text.includes('"accepted"')) failure ??= `${response.status} ${text}`
@@ -151,6 +156,38 @@ interface Row {
   readonly bare: number
   /** PostgreSQL commits per delivery (all processes), when counted. */
   readonly commits?: number
+  /** CPU milliseconds per delivery: the service processes, and the PostgreSQL backends (when counted). */
+  readonly serviceCpu?: number
+  readonly databaseCpu?: number
+}
+
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ: 100 on Linux). */
+const TICKS = 100
+/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat; undefined off Linux or once gone. */
+function cpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // After "pid (comm) ": state is field 3; utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / TICKS
+  } catch {
+    return undefined
+  }
+}
+
+/** The PostgreSQL backends serving a schema (process ids), or none off PostgreSQL. */
+type BackendFinder = () => Promise<readonly number[]>
+
+/** CPU seconds so far of each process. */
+const cpuOf = (pids: readonly number[]) =>
+  new Map(pids.flatMap((pid) => (cpuSeconds(pid) === undefined ? [] : [[pid, cpuSeconds(pid)!] as const])))
+
+/** CPU seconds used between two snapshots (a process that appeared in between counts from its start). */
+function cpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0
+  for (const [pid, seconds] of after) total += seconds - (before.get(pid) ?? 0)
+  return total
 }
 
 /** Transactions committed in the database so far (PostgreSQL's own counter), or undefined elsewhere. */
@@ -171,7 +208,12 @@ async function start(env: Record<string, string>, processes: number, publication
 }
 
 /** Measures every row of the plan on `env`, a fresh set of service processes per process count. */
-async function measure(name: string, env: Record<string, string>, commits: CommitCounter): Promise<Row[]> {
+async function measure(
+  name: string,
+  env: Record<string, string>,
+  commits: CommitCounter,
+  backends: BackendFinder = async () => [],
+): Promise<Row[]> {
   const rows: Row[] = []
   const setups = [
     { processes: 1, publication: undefined },
@@ -194,11 +236,21 @@ async function measure(name: string, env: Record<string, string>, commits: Commi
         messages.sort(() => Math.random() - 0.5)
         const bare = bareRate()
         const before = await commits()
+        const pids = () => receivers.flatMap((receiver) => receiver.child.pid ?? [])
+        const serviceBefore = cpuOf(pids())
+        const databaseBefore = cpuOf(await backends())
         const result = await load(messages, plan.inFlight)
+        const serviceAfter = cpuOf(pids())
+        const databaseAfter = cpuOf(await backends())
         const after = await commits()
         const counted =
           before === undefined || after === undefined ? {} : { commits: (after - before) / messages.length }
-        rows.push({ name, plan, result, bare, ...counted })
+        const perDelivery = (seconds: number) => (seconds * 1000) / messages.length
+        const cpu = {
+          ...(serviceAfter.size > 0 ? { serviceCpu: perDelivery(cpuBetween(serviceBefore, serviceAfter)) } : {}),
+          ...(databaseAfter.size > 0 ? { databaseCpu: perDelivery(cpuBetween(databaseBefore, databaseAfter)) } : {}),
+        }
+        rows.push({ name, plan, result, bare, ...counted, ...cpu })
         sent += messages.length
       }
       const published = await events(receivers[0]!.url, id)
@@ -244,9 +296,18 @@ if (postgresUrl) {
     )
     return Number(found[0]!.commits)
   }
+  // The backends serving the services: their last statement names the schema.
+  const backends = async () => {
+    const { rows: found } = await client.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND position($1 in query) > 0`,
+      [schema],
+    )
+    return found.map((row) => row.pid)
+  }
   try {
     rows.push(
-      ...(await measure('PostgreSQL', { DATABASE_URL: postgresUrl, DATABASE_SCHEMA: schema }, commits)),
+      ...(await measure('PostgreSQL', { DATABASE_URL: postgresUrl, DATABASE_SCHEMA: schema }, commits, backends)),
     )
   } finally {
     await client.end()
@@ -266,6 +327,8 @@ const table = [
     'bare verify/s',
     'ratio',
     'commits',
+    'svc CPU ms',
+    'pg CPU ms',
   ],
   ...rows.map((row) => [
     row.plan.publication ? `${row.name}, claims` : row.name,
@@ -278,6 +341,8 @@ const table = [
     row.bare.toFixed(0),
     (row.result.rate / row.bare).toFixed(3),
     row.commits === undefined ? '' : row.commits.toFixed(2),
+    row.serviceCpu === undefined ? '' : row.serviceCpu.toFixed(2),
+    row.databaseCpu === undefined ? '' : row.databaseCpu.toFixed(2),
   ]),
 ]
 const widths = table[0]!.map((_, column) => Math.max(...table.map((line) => line[column]!.length)))
