@@ -156,6 +156,8 @@ const one = await measure(1)
 const two = await measure(2)
 sink.close()
 for (const row of [one, two])
-  console.log(`outbox: ${row.workers} worker process${row.workers > 1 ? 'es' : ''}  ${row.rate.toFixed(0)} deliveries/s`)
+  console.log(
+    `outbox: ${row.workers} worker process${row.workers > 1 ? 'es' : ''}  ${row.rate.toFixed(0)} deliveries/s`,
+  )
 console.log(`outbox: two workers ÷ one = ${(two.rate / one.rate).toFixed(2)}x`)
 if (one.storage) printStorage('sender outbox, after delivery', one.storage)

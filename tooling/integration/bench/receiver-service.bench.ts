@@ -247,8 +247,12 @@ async function measure(
           before === undefined || after === undefined ? {} : { commits: (after - before) / messages.length }
         const perDelivery = (seconds: number) => (seconds * 1000) / messages.length
         const cpu = {
-          ...(serviceAfter.size > 0 ? { serviceCpu: perDelivery(cpuBetween(serviceBefore, serviceAfter)) } : {}),
-          ...(databaseAfter.size > 0 ? { databaseCpu: perDelivery(cpuBetween(databaseBefore, databaseAfter)) } : {}),
+          ...(serviceAfter.size > 0
+            ? { serviceCpu: perDelivery(cpuBetween(serviceBefore, serviceAfter)) }
+            : {}),
+          ...(databaseAfter.size > 0
+            ? { databaseCpu: perDelivery(cpuBetween(databaseBefore, databaseAfter)) }
+            : {}),
         }
         rows.push({ name, plan, result, bare, ...counted, ...cpu })
         sent += messages.length
@@ -307,7 +311,12 @@ if (postgresUrl) {
   }
   try {
     rows.push(
-      ...(await measure('PostgreSQL', { DATABASE_URL: postgresUrl, DATABASE_SCHEMA: schema }, commits, backends)),
+      ...(await measure(
+        'PostgreSQL',
+        { DATABASE_URL: postgresUrl, DATABASE_SCHEMA: schema },
+        commits,
+        backends,
+      )),
     )
   } finally {
     await client.end()

@@ -54,7 +54,11 @@ try {
           { method: 'POST', url, headers: { 'content-type': 'application/json' }, body },
           { key: privateJwk },
         )
-        const response = await fetch(url, { method: 'POST', headers: signed.headers as Record<string, string>, body })
+        const response = await fetch(url, {
+          method: 'POST',
+          headers: signed.headers as Record<string, string>,
+          body,
+        })
         const text = await response.text()
         if (response.status !== 200 || !text.includes('"accepted"'))
           throw new Error(`a delivery was not accepted: ${response.status} ${text}`)

@@ -81,17 +81,22 @@ export function printStorage(name: string, storage: Storage): void {
   )
   for (const table of tables)
     console.log(
-      `storage: ${table.table.padEnd(width)}  ${per(table.rows).toFixed(2).padStart(13)}  ${per(table.tableBytes)
+      `storage: ${table.table.padEnd(width)}  ${per(table.rows).toFixed(2).padStart(13)}  ${per(
+        table.tableBytes,
+      )
         .toFixed(0)
-        .padStart(16)}  ${per(table.indexBytes).toFixed(0).padStart(16)}  ${String(table.deadRows).padStart(9)}  ${table.indexes
+        .padStart(
+          16,
+        )}  ${per(table.indexBytes).toFixed(0).padStart(16)}  ${String(table.deadRows).padStart(9)}  ${table.indexes
         .map((index) => `${index.name} ${per(index.bytes).toFixed(0)}`)
         .join(', ')}`,
     )
-  const sum = (pick: (table: TableStorage) => number) => tables.reduce((total, table) => total + pick(table), 0)
+  const sum = (pick: (table: TableStorage) => number) =>
+    tables.reduce((total, table) => total + pick(table), 0)
   console.log(
-    `storage: ${'total'.padEnd(width)}  ${per(sum((table) => table.rows)).toFixed(2).padStart(13)}  ${per(
-      sum((table) => table.tableBytes),
-    )
+    `storage: ${'total'.padEnd(width)}  ${per(sum((table) => table.rows))
+      .toFixed(2)
+      .padStart(13)}  ${per(sum((table) => table.tableBytes))
       .toFixed(0)
       .padStart(16)}  ${per(sum((table) => table.indexBytes))
       .toFixed(0)

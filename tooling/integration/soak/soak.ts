@@ -82,7 +82,9 @@ if (options.help) {
 function number(name: string, text: string, min: number, max: number, integer = true): number {
   const value = Number(text)
   if (!Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value))) {
-    console.error(`--${name} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, not ${text}`)
+    console.error(
+      `--${name} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, not ${text}`,
+    )
     process.exit(2)
   }
   return value
@@ -94,7 +96,8 @@ const IN_FLIGHT = number('in-flight', options['in-flight'], 1, 4096)
 const SENDERS = number('senders', options.senders, 1, 64)
 const MINUTES = options.minutes === undefined ? Infinity : number('minutes', options.minutes, 0, 1e6, false)
 const PROGRESS_SECONDS = number('progress-seconds', options['progress-seconds'], 0.1, 3600, false)
-const SEED = options.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : number('seed', options.seed, 0, 2 ** 31)
+const SEED =
+  options.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : number('seed', options.seed, 0, 2 ** 31)
 const POSTGRES_URL = options.postgres ?? process.env.ADWIRE_TEST_POSTGRES_URL
 if (!POSTGRES_URL) {
   console.error('the soak needs PostgreSQL: set ADWIRE_TEST_POSTGRES_URL or pass --postgres URL')
@@ -179,7 +182,8 @@ const sellers: Seller[] = []
 for (let index = 0; index < SENDERS; index += 1) {
   const { privateJwk, jwks } = await generateSigningKey({ alg: 'ed25519', kid: `soak-${index}-${SEED}` })
   const created = await api(instances[index % 2]!.url, '/api/registrations', { auth: 'rfc9421', jwks })
-  if (created.status !== 201) throw new Error(`registration failed: ${created.status} ${JSON.stringify(created.body)}`)
+  if (created.status !== 201)
+    throw new Error(`registration failed: ${created.status} ${JSON.stringify(created.body)}`)
   sellers.push({ key: privateJwk, registration: created.body.id as string })
 }
 
@@ -427,7 +431,8 @@ for (let index = 0; index < issued; index += 1) {
   const count = rows[index]!
   if (count === 0) {
     lost += 1
-    if (examples.length < 10) examples.push(`lost: ${KEY_PREFIX}${index}${answered[index] ? ' (answered 200)' : ''}`)
+    if (examples.length < 10)
+      examples.push(`lost: ${KEY_PREFIX}${index}${answered[index] ? ' (answered 200)' : ''}`)
   } else if (count > 1 || doubledPublications[index] || acceptedAnswers[index]! > 1) {
     doubled += 1
     if (examples.length < 10)
@@ -455,8 +460,16 @@ console.log(
 for (const [alarm, count] of alarms) console.log(`  receiver log: ${count} lines with ${alarm}`)
 for (const line of unexpected.slice(0, 20)) console.log(`  unexpected answer: ${line}`)
 for (const line of examples) console.log(`  ${line}`)
-console.log(`  ${(issued / sendSeconds).toFixed(0)} deliveries/s while sending; ${totalSeconds.toFixed(0)} s in all`)
+console.log(
+  `  ${(issued / sendSeconds).toFixed(0)} deliveries/s while sending; ${totalSeconds.toFixed(0)} s in all`,
+)
 console.log(`lost ${lost} / doubled ${doubled} / accepted ${accepted} of ${issued}`)
-const ok = lost === 0 && doubled === 0 && accepted === issued && unexpected.length === 0 && foreign === 0 && alarms.size === 0
+const ok =
+  lost === 0 &&
+  doubled === 0 &&
+  accepted === issued &&
+  unexpected.length === 0 &&
+  foreign === 0 &&
+  alarms.size === 0
 console.log(ok ? 'soak: PASS' : 'soak: FAIL')
 process.exit(ok ? 0 : 1)
