@@ -9,11 +9,13 @@
  * flight (its p50 is the trickle latency), 16 and 64 in flight, ES256 deliveries at 16, and two service
  * processes on the one database (both cores) against one. On PostgreSQL the commits per delivery are counted
  * from `pg_stat_database`. On Linux each row also reports the CPU time per delivery of the service processes and
- * of the PostgreSQL backends serving the bench's schema (from /proc), the inputs of docs/capacity.md.
+ * of the PostgreSQL backends serving them (from /proc; run on a database of its own, as other clients' new
+ * connections would be counted too), the inputs of docs/capacity.md.
  *
  *   pnpm --filter @adwire/integration bench      (after `pnpm build`; PostgreSQL rows need ADWIRE_TEST_POSTGRES_URL)
  *   ADWIRE_BENCH_COUNT=500                       fewer deliveries per row (a quick look)
  *   ADWIRE_BENCH_CPU_PROFILE=<dir>               each service process writes a V8 CPU profile there (bench/README.md)
+ *   ADWIRE_BENCH_STORES=postgres                 only the PostgreSQL rows (or `sqlite`: only SQLite's)
  */
 import { createPublicKey, verify as nodeVerify } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
@@ -176,8 +178,12 @@ function cpuSeconds(pid: number | undefined): number | undefined {
   }
 }
 
-/** The PostgreSQL backends serving a schema (process ids), or none off PostgreSQL. */
-type BackendFinder = () => Promise<readonly number[]>
+/**
+ * The PostgreSQL client backends of the current database (process ids) but those in `existing`, or none off
+ * PostgreSQL: taken before the services start, then during their rows, they are the services' connections
+ * (and those of anyone else connecting meanwhile: run the bench on a database of its own for a clean figure).
+ */
+type BackendFinder = (existing?: ReadonlySet<number>) => Promise<readonly number[]>
 
 /** CPU seconds so far of each process. */
 const cpuOf = (pids: readonly number[]) =>
@@ -221,6 +227,7 @@ async function measure(
     { processes: 1, publication: 'claims' },
   ] as const
   for (const { processes, publication } of setups) {
+    const existing = new Set(await backends())
     const { receivers, id, urls } = await start(env, processes, publication)
     try {
       // Connections, JIT, caches, on every process.
@@ -238,10 +245,10 @@ async function measure(
         const before = await commits()
         const pids = () => receivers.flatMap((receiver) => receiver.child.pid ?? [])
         const serviceBefore = cpuOf(pids())
-        const databaseBefore = cpuOf(await backends())
+        const databaseBefore = cpuOf(await backends(existing))
         const result = await load(messages, plan.inFlight)
         const serviceAfter = cpuOf(pids())
-        const databaseAfter = cpuOf(await backends())
+        const databaseAfter = cpuOf(await backends(existing))
         const after = await commits()
         const counted =
           before === undefined || after === undefined ? {} : { commits: (after - before) / messages.length }
@@ -279,14 +286,19 @@ console.log(
     '',
   ].join('\n'),
 )
-const rows: Row[] = await measure(
-  'SQLite (WAL, synchronous=FULL)',
-  {
-    DATABASE_URL: `sqlite:${path.join(mkdtempSync(path.join(tmpdir(), 'adwire-bench-service-')), 'r.sqlite')}`,
-  },
-  async () => undefined,
-)
-const postgresUrl = process.env.ADWIRE_TEST_POSTGRES_URL
+// ADWIRE_BENCH_STORES=postgres (or sqlite): only that store's rows.
+const only = process.env.ADWIRE_BENCH_STORES
+const rows: Row[] =
+  only === 'postgres'
+    ? []
+    : await measure(
+        'SQLite (WAL, synchronous=FULL)',
+        {
+          DATABASE_URL: `sqlite:${path.join(mkdtempSync(path.join(tmpdir(), 'adwire-bench-service-')), 'r.sqlite')}`,
+        },
+        async () => undefined,
+      )
+const postgresUrl = only === 'sqlite' ? undefined : process.env.ADWIRE_TEST_POSTGRES_URL
 if (postgresUrl) {
   const schema = freshSchema('adwire_bench_service')
   const client = new pg.Client({ connectionString: postgresUrl })
@@ -300,14 +312,12 @@ if (postgresUrl) {
     )
     return Number(found[0]!.commits)
   }
-  // The backends serving the services: their last statement names the schema.
-  const backends = async () => {
+  const backends = async (existing: ReadonlySet<number> = new Set()) => {
     const { rows: found } = await client.query<{ pid: number }>(
       `SELECT pid FROM pg_stat_activity
-        WHERE datname = current_database() AND pid <> pg_backend_pid() AND position($1 in query) > 0`,
-      [schema],
+        WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()`,
     )
-    return found.map((row) => row.pid)
+    return found.map((row) => row.pid).filter((pid) => !existing.has(pid))
   }
   try {
     rows.push(
