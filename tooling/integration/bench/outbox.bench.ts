@@ -4,7 +4,9 @@
  * `FOR UPDATE SKIP LOCKED`. The outbox is filled first (COUNT notifications, one destination per 100), the
  * workers are started together, and the row measures how long they take to deliver everything to a sink on
  * 127.0.0.1 that answers 200 at once (signing each attempt with Ed25519, recording each attempt in the
- * outbox and `webhook_activity`). The sink checks that every notification arrived exactly once. Then the
+ * outbox and `webhook_activity`). The sink checks that every notification arrived exactly once. Each row
+ * also reports the CPU time per delivery of the workers and of their PostgreSQL backends (/proc; run on a
+ * database of its own, as other clients' new connections would be counted too). Then the
  * table and index sizes per delivered notification (the `storage` lines docs/capacity.md builds on).
  *
  *   pnpm --filter @adwire/integration bench   (after `pnpm build`; needs ADWIRE_TEST_POSTGRES_URL)
@@ -21,6 +23,7 @@ import { openPostgresStores } from '@adwire/store-postgres'
 import { createWebhookSender } from '@adwire/webhooks'
 import pg from 'pg'
 import { dropSchema, freshSchema } from '../src/receiver-support.js'
+import { clientBackends, cpuBetween, cpuOf } from './cpu.js'
 import { printStorage, storageOf } from './storage.js'
 
 const COUNT = Number(process.env.ADWIRE_BENCH_COUNT ?? 2000) * 2
@@ -83,6 +86,9 @@ async function startWorker(schema: string): Promise<Worker> {
 interface Row {
   readonly workers: number
   readonly rate: number
+  /** CPU milliseconds per delivery of the worker processes and of their PostgreSQL backends. */
+  readonly workerCpu: number
+  readonly databaseCpu: number
   readonly storage?: Awaited<ReturnType<typeof storageOf>>
 }
 
@@ -111,11 +117,17 @@ async function measure(workers: number): Promise<Row> {
           },
         ),
       )
-    for (let index = 0; index < workers; index += 1) running.push(await startWorker(schema))
     const client = new pg.Client({ connectionString: postgresUrl })
     await client.connect()
+    const existing = new Set(await clientBackends(client))
+    for (let index = 0; index < workers; index += 1) running.push(await startWorker(schema))
+    const pids = running.flatMap((worker) => worker.child.pid ?? [])
+    const workersBefore = cpuOf(pids)
+    const databaseBefore = cpuOf(await clientBackends(client, existing))
     const began = performance.now()
     for (const worker of running) worker.child.stdin.write('go\n')
+    let workerCpu = 0
+    let databaseCpu = 0
     try {
       for (;;) {
         const { rows } = await client.query<{ pending: string }>(
@@ -124,6 +136,8 @@ async function measure(workers: number): Promise<Row> {
         if (Number(rows[0]!.pending) === 0) break
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
+      workerCpu = (cpuBetween(workersBefore, cpuOf(pids)) * 1000) / COUNT
+      databaseCpu = (cpuBetween(databaseBefore, cpuOf(await clientBackends(client, existing))) * 1000) / COUNT
     } finally {
       await client.end()
     }
@@ -134,7 +148,7 @@ async function measure(workers: number): Promise<Row> {
     await Promise.all(running.map((worker) => worker.exited))
     running.length = 0
     const storage = workers === 1 ? await storageOf(postgresUrl!, schema, COUNT) : undefined
-    return { workers, rate: COUNT / seconds, ...(storage ? { storage } : {}) }
+    return { workers, rate: COUNT / seconds, workerCpu, databaseCpu, ...(storage ? { storage } : {}) }
   } finally {
     for (const worker of running) worker.child.kill('SIGKILL')
     await stores.close()
@@ -157,7 +171,8 @@ const two = await measure(2)
 sink.close()
 for (const row of [one, two])
   console.log(
-    `outbox: ${row.workers} worker process${row.workers > 1 ? 'es' : ''}  ${row.rate.toFixed(0)} deliveries/s`,
+    `outbox: ${row.workers} worker process${row.workers > 1 ? 'es' : ' '}  ${row.rate.toFixed(0)} deliveries/s  ` +
+      `worker CPU ${row.workerCpu.toFixed(2)} ms/delivery  pg CPU ${row.databaseCpu.toFixed(2)} ms/delivery`,
   )
 console.log(`outbox: two workers ÷ one = ${(two.rate / one.rate).toFixed(2)}x`)
 if (one.storage) printStorage('sender outbox, after delivery', one.storage)

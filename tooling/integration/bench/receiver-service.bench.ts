@@ -18,7 +18,7 @@
  *   ADWIRE_BENCH_STORES=postgres                 only the PostgreSQL rows (or `sqlite`: only SQLite's)
  */
 import { createPublicKey, verify as nodeVerify } from 'node:crypto'
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -38,6 +38,7 @@ import {
   spawnReceiver,
   type ReceiverProcess,
 } from '../src/receiver-support.js'
+import { clientBackends, cpuBetween, cpuOf } from './cpu.js'
 
 const COUNT = Number(process.env.ADWIRE_BENCH_COUNT ?? 2000)
 const WARMUP = 300
@@ -163,38 +164,8 @@ interface Row {
   readonly databaseCpu?: number
 }
 
-/** Clock ticks per second of /proc/<pid>/stat (USER_HZ: 100 on Linux). */
-const TICKS = 100
-/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat; undefined off Linux or once gone. */
-function cpuSeconds(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // After "pid (comm) ": state is field 3; utime and stime are fields 14 and 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / TICKS
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * The PostgreSQL client backends of the current database (process ids) but those in `existing`, or none off
- * PostgreSQL: taken before the services start, then during their rows, they are the services' connections
- * (and those of anyone else connecting meanwhile: run the bench on a database of its own for a clean figure).
- */
+/** The services' PostgreSQL backends ({@link clientBackends}) but those in `existing`; none off PostgreSQL. */
 type BackendFinder = (existing?: ReadonlySet<number>) => Promise<readonly number[]>
-
-/** CPU seconds so far of each process. */
-const cpuOf = (pids: readonly number[]) =>
-  new Map(pids.flatMap((pid) => (cpuSeconds(pid) === undefined ? [] : [[pid, cpuSeconds(pid)!] as const])))
-
-/** CPU seconds used between two snapshots (a process that appeared in between counts from its start). */
-function cpuBetween(before: Map<number, number>, after: Map<number, number>): number {
-  let total = 0
-  for (const [pid, seconds] of after) total += seconds - (before.get(pid) ?? 0)
-  return total
-}
 
 /** Transactions committed in the database so far (PostgreSQL's own counter), or undefined elsewhere. */
 type CommitCounter = () => Promise<number | undefined>
@@ -312,13 +283,7 @@ if (postgresUrl) {
     )
     return Number(found[0]!.commits)
   }
-  const backends = async (existing: ReadonlySet<number> = new Set()) => {
-    const { rows: found } = await client.query<{ pid: number }>(
-      `SELECT pid FROM pg_stat_activity
-        WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()`,
-    )
-    return found.map((row) => row.pid).filter((pid) => !existing.has(pid))
-  }
+  const backends = (existing?: ReadonlySet<number>) => clientBackends(client, existing)
   try {
     rows.push(
       ...(await measure(
