@@ -44,7 +44,19 @@ describe('pnpm soak', () => {
     'reports 0 lost, 0 doubled, all accepted for 2,000 deliveries with 2 SIGKILLs and duplicates',
     async () => {
       const { code, output } = await run(
-        ['--deliveries', '2000', '--kills', '2', '--duplicates', '0.2', '--progress-seconds', '1'],
+        // Three sellers: groups of both processes lock several sellers' counter rows (no deadlock, no 503).
+        [
+          '--deliveries',
+          '2000',
+          '--kills',
+          '2',
+          '--duplicates',
+          '0.2',
+          '--senders',
+          '3',
+          '--progress-seconds',
+          '1',
+        ],
         { ADWIRE_TEST_POSTGRES_URL: postgresUrl! },
       )
       expect(output).toContain('lost 0 / doubled 0 / accepted 2000 of 2000')
@@ -56,6 +68,7 @@ describe('pnpm soak', () => {
       expect(output).toMatch(/store: 2000 event rows/)
       expect(output).toMatch(/\[soak \d\d:\d\d\] \d+\/2000 delivered/)
       expect(output).toContain('soak: PASS')
+      expect(output).toMatch(/ 0 other 503,/)
       expect(code, output).toBe(0)
     },
     300_000,
