@@ -60,7 +60,11 @@ export function createPostgresInbox(database: Database, options: PostgresInboxOp
   async function flush(): Promise<void> {
     // Deliveries arriving in this turn of the event loop join the group.
     await new Promise((resolve) => setImmediate(resolve))
-    const group = queue.splice(0, maxGroup)
+    // Every group takes the row locks of its sellers (the per-keyid replay counter, the per-scope claim
+    // counter, the task's convergence row) in one order, so that two groups of different processes sharing
+    // sellers wait for each other instead of deadlocking. The sort is stable: copies of one delivery stay in
+    // arrival order.
+    const group = queue.splice(0, maxGroup).sort(byLockOrder)
     let client: PoolClient
     try {
       client = await database.connect('inbox')
@@ -137,3 +141,15 @@ export function createPostgresInbox(database: Database, options: PostgresInboxOp
     },
   }
 }
+
+/** The lock order of a group: replay keyid, then claim scope, then the convergence task. */
+function byLockOrder(a: Pending, b: Pending): number {
+  return (
+    compare(a.delivery.nonce?.keyid, b.delivery.nonce?.keyid) ||
+    compare(a.delivery.claim.scope, b.delivery.claim.scope) ||
+    compare(a.delivery.observation?.taskId, b.delivery.observation?.taskId)
+  )
+}
+
+const compare = (a: string | undefined, b: string | undefined): number =>
+  a === b ? 0 : a === undefined ? -1 : b === undefined ? 1 : a < b ? -1 : 1

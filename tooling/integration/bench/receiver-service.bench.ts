@@ -8,11 +8,14 @@
  * signature base measured just before the row (benches report ratios; tests never assert timings). Rows: 1 in
  * flight (its p50 is the trickle latency), 16 and 64 in flight, ES256 deliveries at 16, and two service
  * processes on the one database (both cores) against one. On PostgreSQL the commits per delivery are counted
- * from `pg_stat_database`.
+ * from `pg_stat_database`. On Linux each row also reports the CPU time per delivery of the service processes and
+ * of the PostgreSQL backends serving them (from /proc; run on a database of its own, as other clients' new
+ * connections would be counted too), the inputs of docs/capacity.md.
  *
  *   pnpm --filter @adwire/integration bench      (after `pnpm build`; PostgreSQL rows need ADWIRE_TEST_POSTGRES_URL)
  *   ADWIRE_BENCH_COUNT=500                       fewer deliveries per row (a quick look)
  *   ADWIRE_BENCH_CPU_PROFILE=<dir>               each service process writes a V8 CPU profile there (bench/README.md)
+ *   ADWIRE_BENCH_STORES=postgres                 only the PostgreSQL rows (or `sqlite`: only SQLite's)
  */
 import { createPublicKey, verify as nodeVerify } from 'node:crypto'
 import { existsSync, mkdtempSync } from 'node:fs'
@@ -35,6 +38,7 @@ import {
   spawnReceiver,
   type ReceiverProcess,
 } from '../src/receiver-support.js'
+import { clientBackends, cpuBetween, cpuOf } from './cpu.js'
 
 const COUNT = Number(process.env.ADWIRE_BENCH_COUNT ?? 2000)
 const WARMUP = 300
@@ -125,11 +129,15 @@ async function load(messages: readonly SignedMessage[], inFlight: number): Promi
         const index = next++
         const message = messages[index]!
         const sent = performance.now()
-        const response = await fetch(message.url, {
-          method: 'POST',
-          headers: message.headers as Record<string, string>,
-          body: message.body as string,
-        })
+        const post = () =>
+          fetch(message.url, {
+            method: 'POST',
+            headers: message.headers as Record<string, string>,
+            body: message.body as string,
+          })
+        // A keep-alive socket the service closed after its idle timeout (between rows) just as this request
+        // went out on it: sent again once (had the service read it, the retry would be refused as a replay).
+        const response = await post().catch(post)
         const text = await response.text()
         latencies[index] = performance.now() - sent
         if (response.status !== 200 || !text.includes('"accepted"')) failure ??= `${response.status} ${text}`
@@ -151,7 +159,13 @@ interface Row {
   readonly bare: number
   /** PostgreSQL commits per delivery (all processes), when counted. */
   readonly commits?: number
+  /** CPU milliseconds per delivery: the service processes, and the PostgreSQL backends (when counted). */
+  readonly serviceCpu?: number
+  readonly databaseCpu?: number
 }
+
+/** The services' PostgreSQL backends ({@link clientBackends}) but those in `existing`; none off PostgreSQL. */
+type BackendFinder = (existing?: ReadonlySet<number>) => Promise<readonly number[]>
 
 /** Transactions committed in the database so far (PostgreSQL's own counter), or undefined elsewhere. */
 type CommitCounter = () => Promise<number | undefined>
@@ -171,7 +185,12 @@ async function start(env: Record<string, string>, processes: number, publication
 }
 
 /** Measures every row of the plan on `env`, a fresh set of service processes per process count. */
-async function measure(name: string, env: Record<string, string>, commits: CommitCounter): Promise<Row[]> {
+async function measure(
+  name: string,
+  env: Record<string, string>,
+  commits: CommitCounter,
+  backends: BackendFinder = async () => [],
+): Promise<Row[]> {
   const rows: Row[] = []
   const setups = [
     { processes: 1, publication: undefined },
@@ -179,6 +198,7 @@ async function measure(name: string, env: Record<string, string>, commits: Commi
     { processes: 1, publication: 'claims' },
   ] as const
   for (const { processes, publication } of setups) {
+    const existing = new Set(await backends())
     const { receivers, id, urls } = await start(env, processes, publication)
     try {
       // Connections, JIT, caches, on every process.
@@ -194,11 +214,25 @@ async function measure(name: string, env: Record<string, string>, commits: Commi
         messages.sort(() => Math.random() - 0.5)
         const bare = bareRate()
         const before = await commits()
+        const pids = () => receivers.flatMap((receiver) => receiver.child.pid ?? [])
+        const serviceBefore = cpuOf(pids())
+        const databaseBefore = cpuOf(await backends(existing))
         const result = await load(messages, plan.inFlight)
+        const serviceAfter = cpuOf(pids())
+        const databaseAfter = cpuOf(await backends(existing))
         const after = await commits()
         const counted =
           before === undefined || after === undefined ? {} : { commits: (after - before) / messages.length }
-        rows.push({ name, plan, result, bare, ...counted })
+        const perDelivery = (seconds: number) => (seconds * 1000) / messages.length
+        const cpu = {
+          ...(serviceAfter.size > 0
+            ? { serviceCpu: perDelivery(cpuBetween(serviceBefore, serviceAfter)) }
+            : {}),
+          ...(databaseAfter.size > 0
+            ? { databaseCpu: perDelivery(cpuBetween(databaseBefore, databaseAfter)) }
+            : {}),
+        }
+        rows.push({ name, plan, result, bare, ...counted, ...cpu })
         sent += messages.length
       }
       const published = await events(receivers[0]!.url, id)
@@ -223,14 +257,19 @@ console.log(
     '',
   ].join('\n'),
 )
-const rows: Row[] = await measure(
-  'SQLite (WAL, synchronous=FULL)',
-  {
-    DATABASE_URL: `sqlite:${path.join(mkdtempSync(path.join(tmpdir(), 'adwire-bench-service-')), 'r.sqlite')}`,
-  },
-  async () => undefined,
-)
-const postgresUrl = process.env.ADWIRE_TEST_POSTGRES_URL
+// ADWIRE_BENCH_STORES=postgres (or sqlite): only that store's rows.
+const only = process.env.ADWIRE_BENCH_STORES
+const rows: Row[] =
+  only === 'postgres'
+    ? []
+    : await measure(
+        'SQLite (WAL, synchronous=FULL)',
+        {
+          DATABASE_URL: `sqlite:${path.join(mkdtempSync(path.join(tmpdir(), 'adwire-bench-service-')), 'r.sqlite')}`,
+        },
+        async () => undefined,
+      )
+const postgresUrl = only === 'sqlite' ? undefined : process.env.ADWIRE_TEST_POSTGRES_URL
 if (postgresUrl) {
   const schema = freshSchema('adwire_bench_service')
   const client = new pg.Client({ connectionString: postgresUrl })
@@ -244,9 +283,15 @@ if (postgresUrl) {
     )
     return Number(found[0]!.commits)
   }
+  const backends = (existing?: ReadonlySet<number>) => clientBackends(client, existing)
   try {
     rows.push(
-      ...(await measure('PostgreSQL', { DATABASE_URL: postgresUrl, DATABASE_SCHEMA: schema }, commits)),
+      ...(await measure(
+        'PostgreSQL',
+        { DATABASE_URL: postgresUrl, DATABASE_SCHEMA: schema },
+        commits,
+        backends,
+      )),
     )
   } finally {
     await client.end()
@@ -266,6 +311,8 @@ const table = [
     'bare verify/s',
     'ratio',
     'commits',
+    'svc CPU ms',
+    'pg CPU ms',
   ],
   ...rows.map((row) => [
     row.plan.publication ? `${row.name}, claims` : row.name,
@@ -278,6 +325,8 @@ const table = [
     row.bare.toFixed(0),
     (row.result.rate / row.bare).toFixed(3),
     row.commits === undefined ? '' : row.commits.toFixed(2),
+    row.serviceCpu === undefined ? '' : row.serviceCpu.toFixed(2),
+    row.databaseCpu === undefined ? '' : row.databaseCpu.toFixed(2),
   ]),
 ]
 const widths = table[0]!.map((_, column) => Math.max(...table.map((line) => line[column]!.length)))

@@ -84,6 +84,8 @@ export async function spawnReceiver(
   entry?: string,
   /** Options for node itself (the bench's `--cpu-prof`). */
   nodeOptions: readonly string[] = [],
+  /** For long runs (the soak): keep only the last `keepOutput` characters, and see every chunk as it comes. */
+  watch: { readonly keepOutput?: number; readonly onOutput?: (text: string) => void } = {},
 ): Promise<ReceiverProcess> {
   if (!existsSync(RECEIVER_ENTRY))
     throw new Error(`${RECEIVER_ENTRY} is missing: build first (pnpm build; the root pnpm test does)`)
@@ -96,14 +98,23 @@ export async function spawnReceiver(
     stdio: ['pipe', 'pipe', 'pipe'],
   })
   let output = ''
+  let listened = false
   const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
     child.once('exit', (code, signal) => resolve(signal ?? code)),
   )
   const listening = new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
-      output += chunk.toString()
+      const text = chunk.toString()
+      output += text
+      watch.onOutput?.(text)
+      if (watch.keepOutput !== undefined && output.length > 2 * watch.keepOutput)
+        output = output.slice(-watch.keepOutput)
+      if (listened) return
       const match = /listening on (http:\/\/\S+)/.exec(output)
-      if (match) resolve(match[1]!)
+      if (match) {
+        listened = true
+        resolve(match[1]!)
+      }
     }
     child.stdout.on('data', onData)
     child.stderr.on('data', onData)
