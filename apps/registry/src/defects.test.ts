@@ -3,8 +3,7 @@
  * `@adwire/registry-client` over real HTTP (`clientOf` checks every answer against the served and the upstream
  * document), with real origin sites on 127.0.0.1 where a crawl is involved.
  */
-import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
-import { RegistryError, type RegistryClient } from '@adwire/registry-client'
+import type { RegistryClient } from '@adwire/registry-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_ADAGENTS } from './seed.js'
 import { adagentsSchemaErrors } from './spec/adagents-schema.js'
@@ -12,27 +11,13 @@ import {
   clientOf,
   startSite,
   startTestRegistry,
-  type Backend,
   type Site,
   type TestRegistry,
+  refusal,
+  testBackends,
 } from './testing/registry.js'
 
-const postgresUrl = await resolveTestPostgresUrl()
-const backends: Array<[string, Backend | undefined]> = [
-  ['sqlite', { kind: 'sqlite' }],
-  ['postgres', postgresUrl ? { kind: 'postgres', url: postgresUrl } : undefined],
-]
-
-/** The RegistryError a call rejects with (fails the test when it resolves). */
-const refusal = async (promise: Promise<unknown>): Promise<RegistryError> => {
-  try {
-    await promise
-  } catch (error) {
-    if (RegistryError.is(error)) return error
-    throw error
-  }
-  throw new Error('expected the registry to refuse')
-}
+const backends = await testBackends()
 
 describe.each(backends)('audit defects on %s', (name, backend) => {
   let test: TestRegistry

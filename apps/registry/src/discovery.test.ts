@@ -4,8 +4,7 @@
  * checked against the served and the upstream document), with real brand sites on 127.0.0.1 and a clock the
  * test moves (the 5-minute debounce and the manager drain tick).
  */
-import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
-import { RegistryError, type RegistryClient } from '@adwire/registry-client'
+import type { RegistryClient } from '@adwire/registry-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createCrawler } from './crawl/crawler.js'
 import { MANAGER_BATCH } from './crawl/discovery-jobs.js'
@@ -15,30 +14,16 @@ import {
   clientOf,
   startSite,
   startTestRegistry,
-  type Backend,
   type Site,
   type TestRegistry,
+  refusal,
+  testBackends,
 } from './testing/registry.js'
 
-const postgresUrl = await resolveTestPostgresUrl()
-const backends: Array<[string, Backend | undefined]> = [
-  ['sqlite', { kind: 'sqlite' }],
-  ['postgres', postgresUrl ? { kind: 'postgres', url: postgresUrl } : undefined],
-]
+const backends = await testBackends()
 
 const ADMIN_KEY = `admin_${'k'.repeat(40)}`
 const MINUTE = 60_000
-
-/** The RegistryError a call rejects with (fails the test when it resolves). */
-const refusal = async (promise: Promise<unknown>): Promise<RegistryError> => {
-  try {
-    await promise
-  } catch (error) {
-    if (RegistryError.is(error)) return error
-    throw error
-  }
-  throw new Error('expected the registry to refuse')
-}
 
 const portfolio = (domain: string, name: string) => ({
   house: { domain, name: `${name} House` },

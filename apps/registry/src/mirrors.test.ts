@@ -4,27 +4,12 @@
  * (a stale digest is refused and publishes nothing), moderator publishing, catalog-only documents checked
  * against the official adagents.json schema, listing, fetching and deleting with `superseded_by`.
  */
-import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
-import { RegistryError, type RegistryClient } from '@adwire/registry-client'
+import type { RegistryClient } from '@adwire/registry-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { adagentsSchemaErrors } from './spec/adagents-schema.js'
-import { clientOf, startTestRegistry, type Backend, type TestRegistry } from './testing/registry.js'
+import { clientOf, startTestRegistry, type TestRegistry, refusal, testBackends } from './testing/registry.js'
 
-const postgresUrl = await resolveTestPostgresUrl()
-const backends: Array<[string, Backend | undefined]> = [
-  ['sqlite', { kind: 'sqlite' }],
-  ['postgres', postgresUrl ? { kind: 'postgres', url: postgresUrl } : undefined],
-]
-
-const refusal = async (promise: Promise<unknown>): Promise<RegistryError> => {
-  try {
-    await promise
-  } catch (error) {
-    if (RegistryError.is(error)) return error
-    throw error
-  }
-  throw new Error('expected the registry to refuse')
-}
+const backends = await testBackends()
 
 const catalog = (name: string, domain: string) => ({
   catalog_etag: `etag-${name}`,

@@ -4,26 +4,11 @@
  * pinned version, bulk), save with revisions and history, and the 409s for registry-curated, pending and
  * other organizations' policies.
  */
-import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
-import { RegistryError, type RegistryClient } from '@adwire/registry-client'
+import type { RegistryClient } from '@adwire/registry-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { clientOf, startTestRegistry, type Backend, type TestRegistry } from './testing/registry.js'
+import { clientOf, startTestRegistry, type TestRegistry, refusal, testBackends } from './testing/registry.js'
 
-const postgresUrl = await resolveTestPostgresUrl()
-const backends: Array<[string, Backend | undefined]> = [
-  ['sqlite', { kind: 'sqlite' }],
-  ['postgres', postgresUrl ? { kind: 'postgres', url: postgresUrl } : undefined],
-]
-
-const refusal = async (promise: Promise<unknown>): Promise<RegistryError> => {
-  try {
-    await promise
-  } catch (error) {
-    if (RegistryError.is(error)) return error
-    throw error
-  }
-  throw new Error('expected the registry to refuse')
-}
+const backends = await testBackends()
 
 interface PolicyList {
   policies: Array<{ policy_id: string; category: string }>

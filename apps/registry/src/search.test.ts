@@ -4,35 +4,20 @@
  * document): ranked prefix search over the full-text index, the index kept in step by every write path,
  * pagination, and the refusals.
  */
-import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
-import { RegistryError, type RegistryClient } from '@adwire/registry-client'
+import type { RegistryClient } from '@adwire/registry-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { PublisherSnapshot } from './domain/types.js'
 import {
   clientOf,
   startSite,
   startTestRegistry,
-  type Backend,
   type Site,
   type TestRegistry,
+  refusal,
+  testBackends,
 } from './testing/registry.js'
 
-const postgresUrl = await resolveTestPostgresUrl()
-const backends: Array<[string, Backend | undefined]> = [
-  ['sqlite', { kind: 'sqlite' }],
-  ['postgres', postgresUrl ? { kind: 'postgres', url: postgresUrl } : undefined],
-]
-
-/** The RegistryError a call rejects with (fails the test when it resolves). */
-const refusal = async (promise: Promise<unknown>): Promise<RegistryError> => {
-  try {
-    await promise
-  } catch (error) {
-    if (RegistryError.is(error)) return error
-    throw error
-  }
-  throw new Error('expected the registry to refuse')
-}
+const backends = await testBackends()
 
 interface SearchAnswer {
   brands: Array<{ domain: string; brand_name: string; score: number }>

@@ -9,7 +9,13 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { createRegistryClient, readSse as readSseStream, type RegistryClient } from '@adwire/registry-client'
+import {
+  createRegistryClient,
+  readSse as readSseStream,
+  RegistryError,
+  type RegistryClient,
+} from '@adwire/registry-client'
+import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { parseEnv } from '../env.js'
 import { startRegistry, type RunningRegistry } from '../service.js'
 import { checkResponse } from '../spec/validators.js'
@@ -209,4 +215,24 @@ export function clientOf(registry: RunningRegistry, apiKey?: string): RegistryCl
     ...(apiKey ? { apiKey } : {}),
     fetch: contractFetch(checkResponse),
   })
+}
+
+/** The backends a suite runs on: SQLite always, PostgreSQL when the tests have a database (else undefined). */
+export async function testBackends(): Promise<Array<[string, Backend | undefined]>> {
+  const postgresUrl = await resolveTestPostgresUrl()
+  return [
+    ['sqlite', { kind: 'sqlite' }],
+    ['postgres', postgresUrl ? { kind: 'postgres', url: postgresUrl } : undefined],
+  ]
+}
+
+/** The RegistryError a call rejects with (fails the test when it resolves). */
+export async function refusal(promise: Promise<unknown>): Promise<RegistryError> {
+  try {
+    await promise
+  } catch (error) {
+    if (RegistryError.is(error)) return error
+    throw error
+  }
+  throw new Error('expected the registry to refuse')
 }
