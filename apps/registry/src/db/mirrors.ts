@@ -268,21 +268,24 @@ export function mirrorStore(db: SqlDriver): MirrorStore {
           const proposal = toProposal(row)
           if (proposal.status !== 'pending') return 'already_reviewed' as const
           if (proposal.proposal_digest !== digest) return 'digest_mismatch' as const
-          const current = await tx.one<{ digest: string }>(
-            'SELECT digest FROM registry_community_mirrors WHERE platform = ?',
-            [proposal.platform],
-          )
-          if ((current?.digest ?? null) !== proposal.base_mirror_digest) return 'base_mirror_stale' as const
-          const { mirror, properties } = publish(proposal)
-          const stored = await writeMirror(tx, mirror, properties)
+          // Claim the proposal before reading the mirror: on PostgreSQL a concurrent approval holds this
+          // row until it commits, so the loser sees the review (not the mirror the winner just published).
           const changed = await tx.run(
             `UPDATE registry_mirror_proposals SET status = 'approved', reviewed_at = ?, reviewed_by = ?,
              review_notes = ?, published_at = ?, updated_at = ?
            WHERE id = ? AND status = 'pending' AND proposal_digest = ?`,
             [review.at, review.reviewed_by, review.review_notes, review.at, review.at, id, digest],
           )
-          // A concurrent refresh or review got there first: undo the publish (the transaction rolls back).
+          // A concurrent refresh or review got there first.
           if (changed === 0) throw new StaleReview()
+          const current = await tx.one<{ digest: string }>(
+            'SELECT digest FROM registry_community_mirrors WHERE platform = ?',
+            [proposal.platform],
+          )
+          // The mirror moved since the proposal was made: undo the claim (the transaction rolls back).
+          if ((current?.digest ?? null) !== proposal.base_mirror_digest) throw new BaseMirrorStale()
+          const { mirror, properties } = publish(proposal)
+          const stored = await writeMirror(tx, mirror, properties)
           return {
             proposal: {
               ...proposal,
@@ -297,6 +300,7 @@ export function mirrorStore(db: SqlDriver): MirrorStore {
           }
         })
         .catch(async (error: unknown) => {
+          if (error instanceof BaseMirrorStale) return 'base_mirror_stale' as const
           if (!(error instanceof StaleReview)) throw error
           // Another review or a refresh committed between our read and our update: say which.
           return (await statusOf(db, id)) === 'pending'
@@ -344,4 +348,8 @@ const statusOf = async (db: SqlExecutor, id: string): Promise<string | undefined
 
 class StaleReview extends Error {
   override readonly name = 'StaleReview'
+}
+
+class BaseMirrorStale extends Error {
+  override readonly name = 'BaseMirrorStale'
 }
