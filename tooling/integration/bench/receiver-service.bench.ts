@@ -2,7 +2,7 @@
  * The reference receiver service's sustained signed deliveries per second over HTTP on 127.0.0.1: the built
  * service (`node apps/receiver/dist/server.js`, its own process, durable) on SQLite and on PostgreSQL, fed
  * unique pre-signed RFC 9421 deliveries by a small load generator in this process (a fixed count, a fixed
- * number of requests in flight, global fetch with keep-alive). Each delivery is verified, deduplicated,
+ * number of requests in flight, raw keep-alive sockets of bench/load.ts, each request serialised before the clock starts). Each delivery is verified, deduplicated,
  * published and acknowledged (200 `accepted`; the events API is checked afterwards: one event per delivery,
  * publications 1). Reported as a ratio to single-thread bare node:crypto Ed25519 verification of one
  * signature base measured just before the row (benches report ratios; tests never assert timings). Rows: 1 in
@@ -16,6 +16,7 @@
  *   ADWIRE_BENCH_COUNT=500                       fewer deliveries per row (a quick look)
  *   ADWIRE_BENCH_CPU_PROFILE=<dir>               each service process writes a V8 CPU profile there (bench/README.md)
  *   ADWIRE_BENCH_STORES=postgres                 only the PostgreSQL rows (or `sqlite`: only SQLite's)
+ *   ADWIRE_BENCH_ROWS=1x16,2x64                  only these rows (processes x in flight; also `es256`, `claims`)
  */
 import { createPublicKey, verify as nodeVerify } from 'node:crypto'
 import { existsSync, mkdtempSync } from 'node:fs'
@@ -39,8 +40,10 @@ import {
   type ReceiverProcess,
 } from '../src/receiver-support.js'
 import { clientBackends, cpuBetween, cpuOf } from './cpu.js'
+import { prepare, runLoad, type LoadResult } from './load.js'
 
-const COUNT = Number(process.env.ADWIRE_BENCH_COUNT ?? 2000)
+// At most 10,000: the events API, which checks each row, lists that many.
+const COUNT = Math.min(10_000, Number(process.env.ADWIRE_BENCH_COUNT ?? 2000))
 const WARMUP = 300
 const BARE_COUNT = 5000
 
@@ -62,6 +65,14 @@ const PLAN: readonly Plan[] = [
   { inFlight: 1, alg: 'ed25519', processes: 1, publication: 'claims' },
   { inFlight: 16, alg: 'ed25519', processes: 1, publication: 'claims' },
 ]
+/**
+ * ADWIRE_BENCH_ROWS=1x16,2x64: only those rows (`<processes>x<in flight>` of Ed25519 inbox rows; `es256` and
+ * `claims` name the others), for a profile of one load.
+ */
+const ONLY = process.env.ADWIRE_BENCH_ROWS?.split(',').map((name) => name.trim())
+const rowName = (plan: Plan) =>
+  plan.publication ?? (plan.alg === 'es256' ? 'es256' : `${plan.processes}x${plan.inFlight}`)
+const CHOSEN = ONLY ? PLAN.filter((plan) => ONLY.includes(rowName(plan))) : PLAN
 const CLAIMS_ENTRY = fileURLToPath(new URL('receiver-claims-entry.ts', import.meta.url))
 
 if (!existsSync(RECEIVER_ENTRY)) {
@@ -111,45 +122,23 @@ function bareRate(): number {
   return BARE_COUNT / ((performance.now() - began) / 1000)
 }
 
-interface LoadResult {
-  readonly rate: number
-  readonly p50: number
-  readonly p99: number
-}
-
-/** Sends every message once, `inFlight` at a time, and checks that each answer is 200 `accepted`. */
+/**
+ * Sends every message once, `inFlight` at a time, over the lean load generator (bench/load.ts: raw keep-alive
+ * sockets, requests serialised before the clock starts), and checks that each answer is 200 `accepted`.
+ */
 async function load(messages: readonly SignedMessage[], inFlight: number): Promise<LoadResult> {
-  const latencies: number[] = new Array(messages.length)
-  let next = 0
-  let failure: string | undefined
-  const began = performance.now()
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (next < messages.length) {
-        const index = next++
-        const message = messages[index]!
-        const sent = performance.now()
-        const post = () =>
-          fetch(message.url, {
-            method: 'POST',
-            headers: message.headers as Record<string, string>,
-            body: message.body as string,
-          })
-        // A keep-alive socket the service closed after its idle timeout (between rows) just as this request
-        // went out on it: sent again once (had the service read it, the retry would be refused as a replay).
-        const response = await post().catch(post)
-        const text = await response.text()
-        latencies[index] = performance.now() - sent
-        if (response.status !== 200 || !text.includes('"accepted"')) failure ??= `${response.status} ${text}`
-      }
+  const prepared = messages.map((message) =>
+    prepare({
+      url: message.url,
+      headers: message.headers as Record<string, string>,
+      body: message.body as string,
     }),
   )
-  const seconds = (performance.now() - began) / 1000
-  if (failure) throw new Error(`a delivery was not accepted: ${failure}`)
-  latencies.sort((a, b) => a - b)
-  const at = (share: number) =>
-    latencies[Math.min(latencies.length - 1, Math.floor(share * latencies.length))]!
-  return { rate: messages.length / seconds, p50: at(0.5), p99: at(0.99) }
+  return runLoad(prepared, inFlight, (answer) =>
+    answer.status === 200 && answer.body.includes('"accepted"')
+      ? undefined
+      : `a delivery was not accepted: ${answer.status} ${answer.body}`,
+  )
 }
 
 interface Row {
@@ -170,7 +159,7 @@ type BackendFinder = (existing?: ReadonlySet<number>) => Promise<readonly number
 /** Transactions committed in the database so far (PostgreSQL's own counter), or undefined elsewhere. */
 type CommitCounter = () => Promise<number | undefined>
 
-/** Starts `processes` services on `env` and registers the keys on the first. */
+/** Starts `processes` services on `env`. */
 async function start(env: Record<string, string>, processes: number, publication?: 'claims') {
   // ADWIRE_BENCH_CPU_PROFILE=<dir>: each service writes a V8 CPU profile there when it stops (bench/README.md).
   const profile = process.env.ADWIRE_BENCH_CPU_PROFILE
@@ -178,10 +167,25 @@ async function start(env: Record<string, string>, processes: number, publication
   const receivers: ReceiverProcess[] = []
   for (let index = 0; index < processes; index += 1)
     receivers.push(await spawnReceiver(env, 0, publication ? CLAIMS_ENTRY : undefined, options))
+  return receivers
+}
+
+/**
+ * A new registration of the keys (on the first service; all share the database), and its delivery URL on
+ * each service. Each row has its own, so that its events can be counted (the events API lists 10,000 at most).
+ */
+async function register(receivers: readonly ReceiverProcess[]) {
   const created = await api(receivers[0]!.url, '/api/registrations', { auth: 'rfc9421', jwks: BOTH_KEYS })
   if (created.status !== 201) throw new Error(`registration failed: ${created.status}`)
   const id: string = created.body.id
-  return { receivers, id, urls: receivers.map((receiver) => `${receiver.url}/webhooks/${id}`) }
+  return { id, urls: receivers.map((receiver) => `${receiver.url}/webhooks/${id}`) }
+}
+
+/** Throws unless registration `id` holds exactly `count` events, each published once. */
+async function expectPublished(receivers: readonly ReceiverProcess[], id: string, count: number) {
+  const published = await events(receivers[0]!.url, id)
+  if (published.length !== count || published.some((event) => event.publications !== 1))
+    throw new Error(`expected ${count} events published once each, found ${published.length}`)
 }
 
 /** Measures every row of the plan on `env`, a fresh set of service processes per process count. */
@@ -198,15 +202,18 @@ async function measure(
     { processes: 1, publication: 'claims' },
   ] as const
   for (const { processes, publication } of setups) {
+    if (!CHOSEN.some((row) => row.processes === processes && row.publication === publication)) continue
     const existing = new Set(await backends())
-    const { receivers, id, urls } = await start(env, processes, publication)
+    const receivers = await start(env, processes, publication)
     try {
       // Connections, JIT, caches, on every process.
-      for (const url of urls) await load(await presign(url, WARMUP), 8)
-      let sent = WARMUP * urls.length
-      for (const plan of PLAN.filter(
+      const warm = await register(receivers)
+      for (const url of warm.urls) await load(await presign(url, WARMUP), 8)
+      await expectPublished(receivers, warm.id, WARMUP * warm.urls.length)
+      for (const plan of CHOSEN.filter(
         (row) => row.processes === processes && row.publication === publication,
       )) {
+        const { id, urls } = await register(receivers)
         // The deliveries are spread over the processes: each is signed for the URL it is sent to.
         const messages: SignedMessage[] = []
         const share = Math.ceil(COUNT / urls.length)
@@ -233,11 +240,8 @@ async function measure(
             : {}),
         }
         rows.push({ name, plan, result, bare, ...counted, ...cpu })
-        sent += messages.length
+        await expectPublished(receivers, id, messages.length)
       }
-      const published = await events(receivers[0]!.url, id)
-      if (published.length !== sent || published.some((event) => event.publications !== 1))
-        throw new Error(`expected ${sent} events published once each, found ${published.length}`)
     } finally {
       for (const receiver of receivers) await receiver.stop()
     }
