@@ -6,6 +6,7 @@
 import { listen, type Listener } from '@adwire/service-kit'
 import { createSweeper } from '@adwire/webhooks'
 import { createApp } from './app.js'
+import { createDeliveries, deliveryIntercept } from './deliveries.js'
 import { openDeps, type DepsOverrides, type Runtime } from './deps.js'
 import type { ReceiverEnv } from './env.js'
 
@@ -36,8 +37,11 @@ export async function startReceiver(env: ReceiverEnv, options: StartOptions = {}
   const { deps } = runtime
   let listener: Listener
   try {
+    // One receiver core for both paths: the node:http fast path for plain deliveries, the Hono route for the rest.
+    const deliveries = createDeliveries(deps)
     listener = await listen({
-      fetch: createApp(deps).fetch,
+      fetch: createApp(deps, deliveries).fetch,
+      intercept: deliveryIntercept(deliveries, deps.publicUrl),
       port: env.port,
       host: env.host,
       limits: env.http,

@@ -1,6 +1,7 @@
 export type * from './stores.js'
 export { MemoryClaimStore, MemoryConvergenceStore, MemoryOutboxStore } from './memory-stores.js'
 export { createWebhookReceiver } from './receiver/receiver.js'
+export { BodyTooLargeError } from './receiver/body.js'
 export {
   acceptInTransaction,
   createMemoryInbox,
@@ -13,12 +14,15 @@ export {
 export { registrationProblem } from './receiver/registration.js'
 export { terminalComparison } from './receiver/envelope.js'
 export type {
+  IncomingDelivery,
   PayloadShape,
   ReceivedEvent,
+  ReceiverAnswer,
   ReceiverAuth,
   ReceiverLimits,
   ReceiverLogEntry,
   Registration,
+  RegistrationLookup,
   WebhookReceiver,
   WebhookReceiverOptions,
 } from './receiver/types.js'

@@ -30,6 +30,27 @@ describe('listen', () => {
     }
   })
 
+  it('offers each request to `intercept` first, the rest to `fetch`, with the limits kept', async () => {
+    const listener = await listen({
+      port: 0,
+      fetch: () => new Response('from fetch'),
+      intercept: (request, response) => {
+        if (request.url !== '/fast') return false
+        response.writeHead(200, { 'content-type': 'text/plain' }).end('from intercept')
+        return true
+      },
+      limits: { keepAliveTimeoutMs: 1_234, maxConnections: 9 },
+    })
+    try {
+      expect(await (await fetch(`${listener.url}/fast`)).text()).toBe('from intercept')
+      expect(await (await fetch(`${listener.url}/other`)).text()).toBe('from fetch')
+      expect(listener.server.keepAliveTimeout).toBe(1_234)
+      expect(listener.server.maxConnections).toBe(9)
+    } finally {
+      await listener.close()
+    }
+  })
+
   it('answers `starting` until a handler is set', async () => {
     const listener = await listen({
       port: 0,

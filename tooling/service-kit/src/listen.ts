@@ -2,7 +2,7 @@
  * Listening and graceful closing for every adwire service: one @hono/node-server socket on `127.0.0.1` unless a
  * host is named, the address it actually bound, and a drain that lets in-flight requests finish.
  */
-import type { Server } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 
@@ -57,6 +57,12 @@ export interface ListenOptions {
   readonly starting?: () => Response
   /** Timeouts and the connection cap; each one left out is its {@link DEFAULT_HTTP_LIMITS} value. */
   readonly limits?: Partial<HttpLimits>
+  /**
+   * A node:http handler tried before `fetch` for every request: it returns true when it took the request
+   * (and answers it itself), false to leave it to `fetch`. For a hot route that should not pay for web
+   * `Request` and `Response` objects (the receiver's webhook deliveries).
+   */
+  readonly intercept?: (request: IncomingMessage, response: ServerResponse) => boolean
 }
 
 /** A bound socket: where it listens and how to stop it. */
@@ -109,6 +115,7 @@ export async function listen(options: ListenOptions): Promise<Listener> {
         fetch: (request, env) => handler(request, env),
         port: options.port,
         hostname,
+        ...(options.intercept ? { createServer: intercepting(options.intercept) } : {}),
         serverOptions: {
           headersTimeout: limits.headersTimeoutMs,
           requestTimeout: limits.requestTimeoutMs,
@@ -142,6 +149,17 @@ export async function listen(options: ListenOptions): Promise<Listener> {
       return closing
     },
   }
+}
+
+/** A `createServer` for @hono/node-server that offers each request to `intercept` first. */
+function intercepting(intercept: NonNullable<ListenOptions['intercept']>): typeof createServer {
+  return ((
+    serverOptions: Parameters<typeof createServer>[0],
+    listener: (req: IncomingMessage, res: ServerResponse) => void,
+  ) =>
+    createServer(serverOptions, (request, response) => {
+      if (!intercept(request, response)) listener(request, response)
+    })) as typeof createServer
 }
 
 function limitsProblem(limits: HttpLimits): string | undefined {

@@ -8,8 +8,9 @@ import {
 } from '@adwire/http-signatures'
 import { findDuplicateKeys } from '@adwire/http-signatures/internal'
 import type { InboxNonce } from '../inbox.js'
+import { headerValue } from './body.js'
 import { Rejection } from './respond.js'
-import type { Registration } from './types.js'
+import type { Registration, RegistrationLookup } from './types.js'
 
 export interface AuthenticateContext {
   readonly replayStore: ReplayStore
@@ -39,14 +40,15 @@ export interface Authenticated {
  * HMAC.
  */
 export async function authenticate(
-  request: Request,
+  request: RegistrationLookup,
   body: Uint8Array,
   registration: Registration,
   context: AuthenticateContext,
 ): Promise<Authenticated> {
   const headers = request.headers
-  const has9421 = headers.has('signature-input') || headers.has('signature')
-  const hasHmac = headers.has('x-adcp-signature') || headers.has('x-adcp-timestamp')
+  const has = (name: string) => headerValue(headers, name) !== undefined
+  const has9421 = has('signature-input') || has('signature')
+  const hasHmac = has('x-adcp-signature') || has('x-adcp-timestamp')
   const configured = registration.sender
   const auth = registration.auth
   try {

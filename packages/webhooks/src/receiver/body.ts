@@ -1,9 +1,37 @@
+import type { HeaderInput } from '@adwire/http-signatures'
 import canonicalize from 'canonicalize'
 import { Rejection } from './respond.js'
 
+/** Refuses a body beyond the receiver's limit (from `IncomingDelivery.readBody`): answered 413. */
+export class BodyTooLargeError extends Error {
+  override readonly name = 'BodyTooLargeError'
+  constructor(readonly limit: number) {
+    super(`webhook bodies are limited to ${limit} bytes`)
+  }
+}
+
+/**
+ * The value of header `name` (lower case) in WHATWG `Headers` or a plain object (names in any case, a
+ * repeated field as a list, joined with ", " as `Headers` does); undefined when absent.
+ */
+export function headerValue(headers: HeaderInput, name: string): string | undefined {
+  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined
+  const record = headers as Readonly<Record<string, string | readonly string[] | undefined>>
+  let value = record[name]
+  if (value === undefined) {
+    for (const key in record) {
+      if (key.toLowerCase() === name && Object.prototype.hasOwnProperty.call(record, key)) {
+        value = record[key]
+        break
+      }
+    }
+  }
+  return value === undefined ? undefined : typeof value === 'string' ? value : value.join(', ')
+}
+
 /** Rejects anything but `application/json` (parameters such as charset allowed), before any signature work. */
-export function requireJson(request: Request): void {
-  const type = request.headers.get('content-type')
+export function requireJson(headers: HeaderInput): void {
+  const type = headerValue(headers, 'content-type')
   const media = type?.split(';')[0]?.trim().toLowerCase()
   if (media !== 'application/json') {
     throw new Rejection(415, 'unsupported_media_type', 'webhook deliveries must be application/json')
@@ -48,8 +76,11 @@ export async function readBody(request: Request, limit: number): Promise<Uint8Ar
   return body
 }
 
-const tooLarge = (limit: number) =>
-  new Rejection(413, 'payload_too_large', `webhook bodies are limited to ${limit} bytes`)
+const tooLarge = (limit: number) => new BodyTooLargeError(limit)
+
+/** The 413 answer to a body beyond the limit. */
+export const tooLargeRejection = (error: BodyTooLargeError) =>
+  new Rejection(413, 'payload_too_large', error.message)
 
 /**
  * The RFC 8785 form of a parsed body, which keys the delivery. JSON allows an escaped unpaired UTF-16 surrogate

@@ -7,7 +7,7 @@ import type { DeliveryInbox, InboxDelivery } from '../inbox.js'
 import type { ClaimResult, ConvergenceResult } from '../stores.js'
 import { nonceRejection } from './authenticate.js'
 import { json, Rejection, retryAfter } from './respond.js'
-import type { ReceiverLogEntry } from './types.js'
+import type { ReceiverAnswer, ReceiverLogEntry } from './types.js'
 
 /** Who a delivery is, for its log line. */
 export interface DeliveryBase {
@@ -28,7 +28,7 @@ export function unclaimedAnswer(
   claim: Exclude<ClaimResult, { kind: 'claimed' }>,
   base: DeliveryBase,
   context: AnswerContext,
-): Response {
+): ReceiverAnswer {
   const { protocol, log } = context
   switch (claim.kind) {
     case 'completed':
@@ -87,7 +87,7 @@ export function convergenceAnswer(
   taskId: string,
   base: DeliveryBase,
   context: AnswerContext,
-): Response {
+): ReceiverAnswer {
   if (observed === 'conflict') {
     throw new Rejection(
       409,
@@ -141,7 +141,7 @@ export async function acceptInInbox(
   delivery: InboxDelivery,
   base: DeliveryBase,
   context: AnswerContext,
-): Promise<Response> {
+): Promise<ReceiverAnswer> {
   let outcome
   try {
     outcome = await inbox.accept(delivery)

@@ -2,7 +2,7 @@ import canonicalize from 'canonicalize'
 import { constantTimeEqual, sha256 } from '@adwire/http-signatures/internal'
 import { WebhookError } from '../errors.js'
 import { authenticate } from './authenticate.js'
-import { canonicalJson, readBody, requireJson } from './body.js'
+import { BodyTooLargeError, canonicalJson, readBody, requireJson, tooLargeRejection } from './body.js'
 import { readEnvelope, type Envelope } from './envelope.js'
 import { registrationProblem } from './registration.js'
 import {
@@ -13,8 +13,15 @@ import {
   unclaimedAnswer,
   type DeliveryBase,
 } from './outcomes.js'
-import { json, Rejection, rejectionResponse } from './respond.js'
-import type { ReceivedEvent, Registration, WebhookReceiver, WebhookReceiverOptions } from './types.js'
+import { json, Rejection, rejectionAnswer, toResponse } from './respond.js'
+import type {
+  IncomingDelivery,
+  ReceivedEvent,
+  ReceiverAnswer,
+  Registration,
+  WebhookReceiver,
+  WebhookReceiverOptions,
+} from './types.js'
 
 const DAY = 86_400
 
@@ -59,10 +66,10 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
   const protocol = options.protocol ?? '3.2'
   const log = options.log ?? (() => {})
 
-  async function receive(request: Request, registration: Registration): Promise<Response> {
+  async function receive(request: IncomingDelivery, registration: Registration): Promise<ReceiverAnswer> {
     const now = clock()
-    requireJson(request)
-    const body = await readBody(request, limits.maxBodyBytes)
+    requireJson(request.headers)
+    const body = await request.readBody(limits.maxBodyBytes)
     const inbox = options.inbox
     const { sender, nonce } = await authenticate(request, body, registration, {
       replayStore: options.replayStore,
@@ -161,7 +168,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
       registration: Registration
       takeover: boolean
     },
-  ): Promise<Response> {
+  ): Promise<ReceiverAnswer> {
     const { sender, idempotencyKey, ref, now } = context
     const base = { registrationId: context.registrationId, sender, idempotencyKey }
     const answer = { protocol, log, now, leaseSeconds: limits.leaseSeconds }
@@ -252,28 +259,29 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     return claim.kind === 'conflict'
   }
 
-  return {
-    async handle(request: Request): Promise<Response> {
-      let registration: Registration | undefined
-      try {
-        registration = await options.registration(request)
-        if (!registration)
-          throw new Rejection(404, 'unknown_registration', 'no webhook is registered at this URL')
-        const problem = registrationProblem(registration)
-        if (problem) {
-          // The buyer's configuration, not the delivery, is wrong: refused without reading the body. A plain
-          // 401 (no Signature challenge) lets the seller retry once the registration is fixed.
-          throw new Rejection(401, 'webhook_registration_invalid', problem)
-        }
-        if (request.method !== 'POST')
-          throw new Rejection(405, 'method_not_allowed', 'webhooks are delivered with POST', {
-            allow: 'POST',
-          })
-        return await receive(request, registration)
-      } catch (error) {
-        const rejection =
-          error instanceof Rejection
-            ? error
+  async function answer(request: IncomingDelivery): Promise<ReceiverAnswer> {
+    let registration: Registration | undefined
+    try {
+      registration = await options.registration(request)
+      if (!registration)
+        throw new Rejection(404, 'unknown_registration', 'no webhook is registered at this URL')
+      const problem = registrationProblem(registration)
+      if (problem) {
+        // The buyer's configuration, not the delivery, is wrong: refused without reading the body. A plain
+        // 401 (no Signature challenge) lets the seller retry once the registration is fixed.
+        throw new Rejection(401, 'webhook_registration_invalid', problem)
+      }
+      if (request.method !== 'POST')
+        throw new Rejection(405, 'method_not_allowed', 'webhooks are delivered with POST', {
+          allow: 'POST',
+        })
+      return await receive(request, registration)
+    } catch (error) {
+      const rejection =
+        error instanceof Rejection
+          ? error
+          : error instanceof BodyTooLargeError
+            ? tooLargeRejection(error)
             : new Rejection(
                 503,
                 'store_unavailable',
@@ -281,15 +289,27 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
                 { 'retry-after': '5' },
                 'unavailable',
               )
-        log({
-          ...(registration ? { registrationId: registration.id } : {}),
-          outcome: rejection.outcome,
-          status: rejection.status,
-          code: rejection.code,
-          message: rejection.message,
-        })
-        return rejectionResponse(rejection)
+      log({
+        ...(registration ? { registrationId: registration.id } : {}),
+        outcome: rejection.outcome,
+        status: rejection.status,
+        code: rejection.code,
+        message: rejection.message,
+      })
+      return rejectionAnswer(rejection)
+    }
+  }
+
+  return {
+    answer,
+    async handle(request: Request): Promise<Response> {
+      const delivery: IncomingDelivery = {
+        method: request.method,
+        url: request.url,
+        headers: request.headers,
+        readBody: (limit) => readBody(request, limit),
       }
+      return toResponse(await answer(delivery))
     },
   }
 }

@@ -1,3 +1,5 @@
+import type { ReceiverAnswer } from './types.js'
+
 /** A receiver's answer: the HTTP status and a small JSON body, plus the headers AdCP asks for. */
 export class Rejection extends Error {
   override readonly name = 'Rejection'
@@ -16,14 +18,19 @@ export function json(
   status: number,
   body: unknown,
   headers: Readonly<Record<string, string>> = {},
-): Response {
-  return new Response(JSON.stringify(body), {
+): ReceiverAnswer {
+  return {
     status,
     headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
-  })
+    body: JSON.stringify(body),
+  }
 }
 
-export function rejectionResponse(rejection: Rejection): Response {
+/** An answer as a web `Response`. */
+export const toResponse = (answer: ReceiverAnswer): Response =>
+  new Response(answer.body, { status: answer.status, headers: answer.headers })
+
+export function rejectionAnswer(rejection: Rejection): ReceiverAnswer {
   return json(
     rejection.status,
     { error: { code: rejection.code, message: rejection.message } },

@@ -1,4 +1,4 @@
-import type { KeySource, ReplayStore, RevocationSource } from '@adwire/http-signatures'
+import type { HeaderInput, KeySource, ReplayStore, RevocationSource } from '@adwire/http-signatures'
 import type { DeliveryInbox } from '../inbox.js'
 import type { ClaimStore, ConvergenceStore } from '../stores.js'
 
@@ -126,9 +126,43 @@ export interface ReceiverLimits {
   readonly maxNoncesPerKey?: number
 }
 
+/**
+ * A delivery as an HTTP layer hands it to {@link WebhookReceiver.answer}: a web `Request` fits (see
+ * {@link WebhookReceiver.handle}); a server can also give its own request's fields without building one.
+ */
+export interface IncomingDelivery {
+  readonly method: string
+  /** The absolute URL the sender signed (`@target-uri`). */
+  readonly url: string
+  /** WHATWG `Headers`, or a plain object (names in any case; a repeated field as a list, in order). */
+  readonly headers: HeaderInput
+  /**
+   * Reads the raw body bytes exactly as received, refusing more than `limit` bytes: throw
+   * `BodyTooLargeError` (answered 413) without reading further. Called at most once, and only after the
+   * checks that need no body (registration, method, media type).
+   */
+  readBody(limit: number): Promise<Uint8Array>
+}
+
+/** The receiver's answer to a delivery: status, headers (lower-case names) and a JSON body. */
+export interface ReceiverAnswer {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+}
+
+/** What the registration lookup sees of a delivery (a web `Request` fits). */
+export interface RegistrationLookup {
+  readonly method: string
+  readonly url: string
+  readonly headers: HeaderInput
+}
+
 export interface WebhookReceiverOptions {
-  /** Finds the registration a request is for (typically by the id in its path); undefined answers 404. */
-  readonly registration: (request: Request) => Registration | undefined | Promise<Registration | undefined>
+  /** Finds the registration a delivery is for (typically by the id in its path); undefined answers 404. */
+  readonly registration: (
+    request: RegistrationLookup,
+  ) => Registration | undefined | Promise<Registration | undefined>
   /** Durable dedup and publication ownership. */
   readonly claims: ClaimStore
   /** Durable terminal convergence per (sender, task_id). */
@@ -172,4 +206,13 @@ export interface WebhookReceiverOptions {
 export interface WebhookReceiver {
   /** Handles one delivery: a web-standard Request in, a Response out. Never throws. */
   handle(request: Request): Promise<Response>
+  /**
+   * The same for a server that does not build web Requests (node:http, for one): the delivery's fields in,
+   * the answer to write out. Never throws.
+   *
+   * @example
+   * const answer = await receiver.answer({ method: req.method!, url, headers: req.headers, readBody: (limit) => readLimited(req, limit) })
+   * res.writeHead(answer.status, answer.headers).end(answer.body)
+   */
+  answer(delivery: IncomingDelivery): Promise<ReceiverAnswer>
 }

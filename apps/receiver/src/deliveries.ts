@@ -1,0 +1,210 @@
+/**
+ * The receiver's webhook deliveries: the @adwire/webhooks receiver core over the service's registrations and
+ * store (the transactional inbox when the storage has one), and a node:http fast path for them. The fast path
+ * hands the core the request's own fields and writes its answer straight to the socket: no web `Request` or
+ * `Response` is built for a delivery (the Hono route stays for everything else and for unusual requests).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import {
+  BodyTooLargeError,
+  createWebhookReceiver,
+  type ReceivedEvent,
+  type ReceiverAnswer,
+  type ReceiverLogEntry,
+  type WebhookReceiver,
+} from '@adwire/webhooks'
+import type { InboxTransactionHandle, ReceiverDatabase } from './db/types.js'
+import type { ReceiverDeps } from './deps.js'
+import { registrationCache } from './registrations.js'
+
+/** Outcomes recorded as verification failures for the page: the delivery was refused for what it is. */
+const RECORDED = new Set<ReceiverLogEntry['outcome']>(['rejected', 'conflict'])
+
+/** Headers every answer of the service carries (the Hono app sets them on the others). */
+export const SECURITY_HEADERS = { 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' }
+
+/**
+ * The receiver core of the service.
+ *
+ * @example
+ * const deliveries = createDeliveries(runtime.deps)
+ * const answer = await deliveries.answer({ method: 'POST', url, headers, readBody: async () => bytes })
+ */
+export function createDeliveries(deps: ReceiverDeps): WebhookReceiver {
+  const { db } = deps.storage
+  const registrations = registrationCache(db, {
+    fetch: deps.keyFetch,
+    agentFetch: deps.agentFetch,
+    allowInsecure: deps.allowInsecureKeyUrls,
+  })
+
+  /** Stores a published event (in the inbox's `transaction` when there is one). */
+  async function record(
+    event: ReceivedEvent,
+    target: ReceiverDatabase,
+    transaction?: InboxTransactionHandle,
+  ): Promise<void> {
+    const recorded = await target.recordEvent(
+      {
+        registrationId: event.registrationId,
+        sender: event.sender,
+        idempotencyKey: event.idempotencyKey,
+        ...(event.operationId ? { operationId: event.operationId } : {}),
+        ...(event.taskId ? { taskId: event.taskId } : {}),
+        ...(event.taskType ? { taskType: event.taskType } : {}),
+        ...(event.status ? { status: event.status } : {}),
+        terminal: event.terminal,
+        receivedAt: event.receivedAt,
+        payload: new TextDecoder().decode(event.body),
+        forward: deps.forwarding,
+        takeover: event.takeover,
+      },
+      transaction,
+    )
+    if (recorded.recovered) {
+      // The previous owner stored it and died before acknowledging: the same publication, now acknowledged.
+      deps.log({
+        recovered: 'unacknowledged_publication',
+        registration: event.registrationId,
+        key: event.idempotencyKey,
+      })
+    } else if (recorded.publications > 1) {
+      deps.log({ alarm: 'published_twice', registration: event.registrationId, key: event.idempotencyKey })
+    }
+  }
+
+  // The transactional inbox when the storage has one (nonce, claim, convergence and event in one commit,
+  // shared by the deliveries arriving together); claim → publish → complete otherwise.
+  const inbox = deps.publication === 'claims' ? undefined : deps.storage.createInbox(record)
+
+  async function publish(event: ReceivedEvent): Promise<void> {
+    await record(event, db)
+    deps.onWrite()
+  }
+
+  function logDelivery(entry: ReceiverLogEntry): void {
+    if (inbox && entry.outcome === 'published') deps.onWrite()
+    if (entry.outcome !== 'published' && entry.outcome !== 'duplicate') deps.log({ delivery: entry })
+    if (!RECORDED.has(entry.outcome) || !entry.registrationId || !entry.code) return
+    db.recordFailure({
+      registrationId: entry.registrationId,
+      code: entry.code,
+      httpStatus: entry.status,
+      ...(entry.message ? { message: entry.message.slice(0, 300) } : {}),
+      at: deps.now?.() ?? Date.now() / 1000,
+    }).then(deps.onWrite, (error: unknown) =>
+      deps.log({ failure: 'not_recorded', error: (error as Error).message }),
+    )
+  }
+
+  return createWebhookReceiver({
+    registration: (request) => registrations.get(new URL(request.url).pathname.split('/').pop() ?? ''),
+    claims: deps.storage.claims,
+    convergence: deps.storage.convergence,
+    replayStore: deps.storage.replay,
+    ...(inbox ? { inbox } : { publish }),
+    log: logDelivery,
+    // A service: signatures are checked on the thread pool while the event loop serves the next delivery.
+    offload: 'always',
+    limits: { leaseSeconds: deps.deliveryLeaseSeconds },
+    ...(deps.now ? { now: deps.now } : {}),
+  })
+}
+
+/** A delivery path the fast path takes: `/webhooks/{id}` with a plain id and no query. */
+const DELIVERY_PATH = /^\/webhooks\/[A-Za-z0-9_-]{1,128}$/
+
+/**
+ * A node:http handler for `listen({ intercept })`: takes the POSTs to `/webhooks/{id}` and answers them with
+ * `receiver.answer`, leaving anything else (other methods, queries, odd paths or hosts) to the Hono app, which
+ * answers it the same way through web objects. Behind a proxy (`publicUrl`) the core sees the public URL, as
+ * the Hono route does.
+ *
+ * @example
+ * await listen({ port: 4300, fetch: app.fetch, intercept: deliveryIntercept(deliveries, env.publicUrl) })
+ */
+export function deliveryIntercept(
+  receiver: WebhookReceiver,
+  publicUrl: string | undefined,
+): (request: IncomingMessage, response: ServerResponse) => boolean {
+  return (request, response) => {
+    const path = request.url ?? ''
+    if (request.method !== 'POST' || !DELIVERY_PATH.test(path)) return false
+    let url: string
+    try {
+      // The URL @hono/node-server would build (the host normalised by the URL parser), or the public one.
+      url = publicUrl ? `${publicUrl}${path}` : new URL(`http://${request.headers.host ?? ''}${path}`).href
+    } catch {
+      return false
+    }
+    receiver
+      .answer({
+        method: 'POST',
+        url,
+        headers: fieldsOf(request.rawHeaders),
+        readBody: (limit) => readLimited(request, limit),
+      })
+      .then(
+        (answer) => write(request, response, answer),
+        () =>
+          write(request, response, {
+            status: 500,
+            headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+            body: JSON.stringify({
+              error: { code: 'internal_error', message: 'the receiver failed to answer; see its log' },
+            }),
+          }),
+      )
+    return true
+  }
+}
+
+/** Header fields by lower-cased name, repeated ones kept in order (the verifier joins them as RFC 9421 says). */
+function fieldsOf(raw: readonly string[]): Record<string, string[]> {
+  const fields: Record<string, string[]> = Object.create(null) as Record<string, string[]>
+  for (let index = 0; index + 1 < raw.length; index += 2) {
+    const name = raw[index]!.toLowerCase()
+    const values = fields[name]
+    if (values) values.push(raw[index + 1]!)
+    else fields[name] = [raw[index + 1]!]
+  }
+  return fields
+}
+
+/** The body bytes as received, refused beyond `limit` (declared or actual) without reading further. */
+function readLimited(request: IncomingMessage, limit: number): Promise<Uint8Array> {
+  const declared = request.headers['content-length']
+  if (declared !== undefined && Number(declared) > limit) return Promise.reject(new BodyTooLargeError(limit))
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength
+      if (size > limit) {
+        request.off('data', onData)
+        request.off('end', onEnd)
+        reject(new BodyTooLargeError(limit))
+        return
+      }
+      chunks.push(chunk)
+    }
+    const onEnd = () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
+    request.on('data', onData)
+    request.once('end', onEnd)
+    request.once('error', reject)
+    // The client went away before the end of its body (a closed promise stays as it was once resolved).
+    request.once('close', () => reject(new Error('the request was closed before its body ended')))
+  })
+}
+
+function write(request: IncomingMessage, response: ServerResponse, answer: ReceiverAnswer): void {
+  if (response.headersSent || response.destroyed) return
+  const headers: Record<string, string | number> = {
+    ...answer.headers,
+    ...SECURITY_HEADERS,
+    'content-length': Buffer.byteLength(answer.body),
+  }
+  // Answered before the whole body arrived (413, 404): the rest would be read as the next request.
+  if (!request.complete) headers.connection = 'close'
+  response.writeHead(answer.status, headers).end(answer.body)
+}
