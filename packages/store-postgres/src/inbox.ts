@@ -242,7 +242,10 @@ function invalidArguments(delivery: InboxDelivery): StoreError | undefined {
     return new StoreError('store_invalid_options', `cap must be a non-negative integer, not ${cap}`)
   const maxPerScope = delivery.claim.maxPerScope
   if (maxPerScope !== undefined && !(Number.isSafeInteger(maxPerScope) && maxPerScope >= 0))
-    return new StoreError('store_invalid_options', `maxPerScope must be a non-negative integer, not ${maxPerScope}`)
+    return new StoreError(
+      'store_invalid_options',
+      `maxPerScope must be a non-negative integer, not ${maxPerScope}`,
+    )
   return undefined
 }
 
