@@ -15,6 +15,7 @@ import {
   type InboxOutcome,
   type TaskObservation,
 } from '@adwire/webhooks'
+import type { PoolClient } from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { StoreError } from './errors.js'
 import { openPostgresStores, type PostgresStores } from './open.js'
@@ -287,6 +288,78 @@ if (!url) {
         kind: 'published',
         event: { takeover: false },
       })
+    })
+  })
+
+  describe('PostgreSQL inbox: two instances on one schema', () => {
+    it('publishes each key once across two pools sharing four sellers, without a deadlock', async () => {
+      const schema = freshSchemaName()
+      const first = await openPostgresStores({ connectionString: url, schema, maxConnections: 2 })
+      const second = await openPostgresStores({ connectionString: url, schema, maxConnections: 2 })
+      try {
+        const table = `"${schema}".two_instances`
+        await first.pool.query(`CREATE TABLE ${table} (scope text NOT NULL, key text NOT NULL)`)
+        const write = async (event: { sender: string; idempotencyKey: string }, client: PoolClient) => {
+          await client.query(`INSERT INTO ${table} (scope, key) VALUES ($1, $2)`, [
+            event.sender,
+            event.idempotencyKey,
+          ])
+        }
+        const inboxes = [first.createInbox({ write }), second.createInbox({ write })]
+        const sellers = ['seller-d', 'seller-a', 'seller-c', 'seller-b']
+        // Three rounds of fresh keys (without the lock order they deadlock now and then).
+        for (let round = 0; round < 3; round += 1) {
+          const keys = Array.from({ length: 60 }, (_, index) => ({
+            scope: sellers[index % sellers.length]!,
+            key: `key-${round}-${index}`,
+          }))
+          // Every key three times at once, its copies in both instances, each instance meeting the sellers in
+          // the other order (so that groups taking locks in arrival order would deadlock).
+          const copies = [0, 1, 2].flatMap((copy) => keys.map((entry, index) => ({ ...entry, index, copy })))
+          const forInstance = (instance: number) =>
+            copies.filter(({ index, copy }) => (index + copy) % 2 === instance)
+          const accept = (instance: number) => (entry: (typeof copies)[number]) =>
+            inboxes[instance]!.accept(
+              delivery(entry.scope, entry.key, {
+                observation: {
+                  sender: entry.scope,
+                  taskId: `task-${entry.index % 7}`,
+                  terminal: false,
+                  comparison: '',
+                  deliveryKey: entry.key,
+                  now: 1_000,
+                  leaseSeconds: 30,
+                  retentionSeconds: 86_400,
+                },
+                notificationId: `notification-${round}-${entry.index}`,
+              }),
+            )
+          const outcomes = (
+            await Promise.all([
+              Promise.all(forInstance(0).map(accept(0))),
+              Promise.all(forInstance(1).reverse().map(accept(1))),
+            ])
+          ).flat()
+          expect(outcomes.filter((outcome) => outcome.kind === 'published')).toHaveLength(keys.length)
+          // The other copies found the key completed (a group's claims are invisible until it commits).
+          expect(outcomes.filter((outcome) => outcome.kind !== 'published')).toEqual(
+            Array.from({ length: keys.length * 2 }, () => ({
+              kind: 'claim',
+              claim: { kind: 'completed', result: null },
+            })),
+          )
+          const { rows } = await first.pool.query<{ scope: string; key: string }>(
+            `SELECT scope, key FROM ${table} WHERE key LIKE $1 ORDER BY key`,
+            [`key-${round}-%`],
+          )
+          expect(rows).toHaveLength(keys.length)
+          expect(new Set(rows.map((row) => row.key)).size).toBe(keys.length)
+        }
+      } finally {
+        await first.close()
+        await second.close()
+        await dropSchema(url, schema)
+      }
     })
   })
 

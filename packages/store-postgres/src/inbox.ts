@@ -59,15 +59,14 @@ export function createPostgresInbox(database: Database, options: PostgresInboxOp
   const maxGroup = options.maxGroup ?? 128
   const queue: Pending[] = []
   let running = false
-  const placeholders = (types: string) =>
-    Array.from({ length: ARGUMENTS }, (_, index) => `$${index + 1}${types}`).join(', ')
+  const placeholders = Array.from({ length: ARGUMENTS }, (_, index) => `$${index + 1}`).join(', ')
   const acceptOne = database.statement(
     'inbox_accept',
-    `SELECT ${COLUMNS} FROM $schema.inbox_accept(${placeholders('')})`,
+    `SELECT ${COLUMNS} FROM $schema.inbox_accept(${placeholders})`,
   )
   const acceptGroup = database.statement(
     'inbox_accept_group',
-    `SELECT r_index, ${COLUMNS} FROM $schema.inbox_accept_group(${placeholders('')}) ORDER BY r_index`,
+    `SELECT r_index, ${COLUMNS} FROM $schema.inbox_accept_group(${placeholders}) ORDER BY r_index`,
   )
 
   function schedule(): void {
