@@ -1,26 +1,23 @@
 /**
  * The transactional inbox on PostgreSQL, with group commit: the deliveries queued while the previous group
  * commits (or, for a lone delivery, just that one) share one transaction on one connection and so one commit.
- * Should one delivery fail, the group runs again with each delivery in its own savepoint, so that the failure
- * rolls back only its own writes. Several processes
- * sharing the schema stay exactly once: the claim and nonce functions decide under row locks, and a group's
- * claims are invisible to others until it commits.
+ * The group's decisions (nonce, claim, convergence, notification, acknowledgement: `acceptInTransaction` of
+ * @adwire/webhooks, server-side) are one round trip to `inbox_accept_group` (migration 3); then each
+ * published event is written, then the group commits. Should one delivery fail, the group runs again with
+ * each delivery in its own savepoint (`inbox_accept` and the write), so that the failure rolls back only its
+ * own writes. Several processes sharing the schema stay exactly once: the functions decide under row locks,
+ * and a group's claims are invisible to others until it commits.
  */
 import type { PoolClient } from 'pg'
 import {
-  acceptInTransaction,
   WebhookError,
   type DeliveryInbox,
   type InboxDelivery,
   type InboxOutcome,
-  type InboxTransaction,
   type ReceivedEvent,
 } from '@adwire/webhooks'
-import { PostgresClaimStore } from './claim-store.js'
-import { PostgresConvergenceStore } from './convergence-store.js'
 import type { Database } from './database.js'
-import { toStoreError } from './errors.js'
-import { PostgresReplayStore } from './replay-store.js'
+import { StoreError, toStoreError } from './errors.js'
 
 /** How the inbox writes events, and how large a group may grow. */
 export interface PostgresInboxOptions {
@@ -39,6 +36,21 @@ interface Pending {
   readonly reject: (error: unknown) => void
 }
 
+/** A row of `inbox_accept` (and of `inbox_accept_group`, with `r_index`). */
+interface DecisionRow {
+  r_index?: number
+  r_kind: 'replayed' | 'replay_capacity' | 'claim' | 'convergence' | 'published'
+  r_claim: 'claimed' | 'takeover' | 'processing' | 'completed' | 'conflict' | 'capacity' | null
+  r_lease_until: number | null
+  r_result: string | null
+  r_convergence: 'conflict' | 'in_progress' | 'duplicate' | 'stale' | null
+  r_reemission: boolean
+}
+
+/** The number of arguments of `inbox_accept`, one array each for `inbox_accept_group`. */
+const ARGUMENTS = 22
+const COLUMNS = 'r_kind, r_claim, r_lease_until, r_result, r_convergence, r_reemission'
+
 /**
  * @example
  * const inbox = stores.createInbox({ write: (event, client) => client.query(insertEvent, [event.idempotencyKey]).then(() => {}) })
@@ -47,6 +59,15 @@ export function createPostgresInbox(database: Database, options: PostgresInboxOp
   const maxGroup = options.maxGroup ?? 128
   const queue: Pending[] = []
   let running = false
+  const placeholders = Array.from({ length: ARGUMENTS }, (_, index) => `$${index + 1}`).join(', ')
+  const acceptOne = database.statement(
+    'inbox_accept',
+    `SELECT ${COLUMNS} FROM $schema.inbox_accept(${placeholders})`,
+  )
+  const acceptGroup = database.statement(
+    'inbox_accept_group',
+    `SELECT r_index, ${COLUMNS} FROM $schema.inbox_accept_group(${placeholders}) ORDER BY r_index`,
+  )
 
   function schedule(): void {
     if (running || queue.length === 0) return
@@ -63,7 +84,7 @@ export function createPostgresInbox(database: Database, options: PostgresInboxOp
     // Every group takes the row locks of its sellers (the per-keyid replay counter, the per-scope claim
     // counter, the task's convergence row) in one order, so that two groups of different processes sharing
     // sellers wait for each other instead of deadlocking. The sort is stable: copies of one delivery stay in
-    // arrival order.
+    // arrival order, and inbox_accept_group decides them in this order.
     const group = queue.splice(0, maxGroup).sort(byLockOrder)
     let client: PoolClient
     try {
@@ -73,19 +94,12 @@ export function createPostgresInbox(database: Database, options: PostgresInboxOp
       return
     }
     const bound = database.on(client)
-    const transaction: InboxTransaction = {
-      claims: new PostgresClaimStore(bound),
-      convergence: new PostgresConvergenceStore(bound),
-      replay: new PostgresReplayStore(bound),
-      write: (event: ReceivedEvent) => options.write(event, client),
-    }
     let broken: unknown
     try {
-      // Optimistically without savepoints (two round trips fewer a delivery); should one delivery fail, the
-      // group is rolled back and run again with a savepoint around each.
+      // Optimistically without savepoints (the group's decisions in one round trip); should one delivery
+      // fail, the group is rolled back and run again with a savepoint around each.
       const settled =
-        (await attempt(client, transaction, group, false)) ??
-        (await attempt(client, transaction, group, true))
+        (await attempt(client, bound, group, false)) ?? (await attempt(client, bound, group, true))
       for (const settle of settled!) settle()
     } catch (error) {
       await client.query('ROLLBACK').catch((rollbackError: unknown) => {
@@ -105,35 +119,83 @@ export function createPostgresInbox(database: Database, options: PostgresInboxOp
    */
   async function attempt(
     client: PoolClient,
-    transaction: InboxTransaction,
+    bound: Database,
     group: readonly Pending[],
     savepoints: boolean,
   ): Promise<Array<() => void> | undefined> {
     const settled: Array<() => void> = []
     await client.query('BEGIN')
-    for (const pending of group) {
-      if (savepoints) await client.query('SAVEPOINT adwire_inbox_delivery')
+    if (!savepoints) {
       try {
-        const outcome = await acceptInTransaction(transaction, pending.delivery)
-        if (savepoints) await client.query('RELEASE SAVEPOINT adwire_inbox_delivery')
-        settled.push(() => pending.resolve(outcome))
-      } catch (error) {
-        if (!savepoints) {
-          await client.query('ROLLBACK')
-          return undefined
+        const decisions = await decide(bound, group)
+        for (const [index, pending] of group.entries()) {
+          const outcome = await publish(client, pending.delivery, decisions[index])
+          settled.push(() => pending.resolve(outcome))
         }
-        await client.query('ROLLBACK TO SAVEPOINT adwire_inbox_delivery')
-        // A writer failure stays what it is (the receiver answers publish_failed); the rest is the store's.
-        const failure = WebhookError.is(error) ? error : toStoreError(error, 'inbox')
-        settled.push(() => pending.reject(failure))
+      } catch {
+        await client.query('ROLLBACK')
+        return undefined
+      }
+    } else {
+      for (const pending of group) {
+        await client.query('SAVEPOINT adwire_inbox_delivery')
+        try {
+          const decisions = await decide(bound, [pending])
+          const outcome = await publish(client, pending.delivery, decisions[0])
+          await client.query('RELEASE SAVEPOINT adwire_inbox_delivery')
+          settled.push(() => pending.resolve(outcome))
+        } catch (error) {
+          await client.query('ROLLBACK TO SAVEPOINT adwire_inbox_delivery')
+          // A writer failure stays what it is (the receiver answers publish_failed); the rest is the store's.
+          const failure = WebhookError.is(error) ? error : toStoreError(error, 'inbox')
+          settled.push(() => pending.reject(failure))
+        }
       }
     }
     await client.query('COMMIT')
     return settled
   }
 
+  /** The decisions of `group`, in its order: one round trip (and one row per delivery). */
+  async function decide(bound: Database, group: readonly Pending[]): Promise<DecisionRow[]> {
+    const rows = group.map((pending) => decisionArguments(pending.delivery))
+    if (rows.length === 1) {
+      const { rows: decided } = await bound.run<DecisionRow>(acceptOne, rows[0]!)
+      if (decided.length !== 1) throw unexpected(decided)
+      return decided
+    }
+    const columns = Array.from({ length: ARGUMENTS }, (_, column) => rows.map((row) => row[column]))
+    const { rows: decided } = await bound.run<DecisionRow>(acceptGroup, columns)
+    if (decided.length !== group.length || decided.some((row, index) => row.r_index !== index + 1))
+      throw unexpected(decided)
+    return decided
+  }
+
+  /** The outcome of one decision; for `published`, after writing the event on `client`. */
+  async function publish(
+    client: PoolClient,
+    delivery: InboxDelivery,
+    row: DecisionRow | undefined,
+  ): Promise<InboxOutcome> {
+    const outcome = toOutcome(delivery, row)
+    if (outcome.kind !== 'published') return outcome
+    try {
+      await options.write(outcome.event, client)
+    } catch (error) {
+      throw new WebhookError(
+        'webhook_publish_failed',
+        `the event could not be published: ${(error as Error)?.message ?? 'error'}`,
+        { cause: error },
+      )
+    }
+    return outcome
+  }
+
   return {
     accept(delivery) {
+      // The stores' argument checks, before the delivery joins a group.
+      const invalid = invalidArguments(delivery)
+      if (invalid) return Promise.reject(invalid)
       return new Promise<InboxOutcome>((resolve, reject) => {
         queue.push({ delivery, resolve, reject })
         schedule()
@@ -141,6 +203,90 @@ export function createPostgresInbox(database: Database, options: PostgresInboxOp
     },
   }
 }
+
+/** The arguments of `inbox_accept` for `delivery` (null where a part is absent). */
+function decisionArguments(delivery: InboxDelivery): unknown[] {
+  const { nonce, claim, observation } = delivery
+  return [
+    nonce ? nonce.keyid : null,
+    nonce?.nonce ?? null,
+    nonce?.expiresAt ?? null,
+    nonce?.cap ?? null,
+    claim.namespace,
+    claim.scope,
+    claim.key,
+    claim.fingerprint,
+    crypto.randomUUID(),
+    claim.now,
+    claim.leaseSeconds,
+    claim.retentionSeconds,
+    claim.maxPerScope ?? null,
+    observation?.sender ?? null,
+    observation ? observation.taskId : null,
+    observation?.terminal ?? null,
+    observation?.comparison ?? null,
+    observation?.deliveryKey ?? null,
+    observation?.now ?? null,
+    observation?.leaseSeconds ?? null,
+    observation?.retentionSeconds ?? null,
+    // As acceptInTransaction: an empty notification_id names no notification.
+    delivery.notificationId ? delivery.notificationId : null,
+  ]
+}
+
+/** What `PostgresReplayStore.remember` and `PostgresClaimStore.claim` refuse before any statement. */
+function invalidArguments(delivery: InboxDelivery): StoreError | undefined {
+  const cap = delivery.nonce?.cap
+  if (delivery.nonce && !(Number.isSafeInteger(cap) && cap! >= 0))
+    return new StoreError('store_invalid_options', `cap must be a non-negative integer, not ${cap}`)
+  const maxPerScope = delivery.claim.maxPerScope
+  if (maxPerScope !== undefined && !(Number.isSafeInteger(maxPerScope) && maxPerScope >= 0))
+    return new StoreError(
+      'store_invalid_options',
+      `maxPerScope must be a non-negative integer, not ${maxPerScope}`,
+    )
+  return undefined
+}
+
+/** The {@link InboxOutcome} a decision row stands for. */
+function toOutcome(delivery: InboxDelivery, row: DecisionRow | undefined): InboxOutcome {
+  switch (row?.r_kind) {
+    case 'replayed':
+      return { kind: 'replayed' }
+    case 'replay_capacity':
+      return { kind: 'replay_capacity' }
+    case 'claim':
+      switch (row.r_claim) {
+        case 'processing':
+          return {
+            kind: 'claim',
+            claim: { kind: 'processing', leaseExpiresAt: row.r_lease_until ?? delivery.claim.now },
+          }
+        case 'completed':
+          return { kind: 'claim', claim: { kind: 'completed', result: row.r_result } }
+        case 'conflict':
+          return { kind: 'claim', claim: { kind: 'conflict' } }
+        case 'capacity':
+          return { kind: 'claim', claim: { kind: 'capacity' } }
+      }
+      break
+    case 'convergence':
+      if (row.r_convergence !== null) return { kind: 'convergence', result: row.r_convergence }
+      break
+    case 'published': {
+      const event: ReceivedEvent = {
+        ...delivery.event,
+        takeover: row.r_claim === 'takeover',
+        reemission: row.r_reemission,
+      }
+      return { kind: 'published', event }
+    }
+  }
+  throw unexpected(row)
+}
+
+const unexpected = (row: unknown) =>
+  new StoreError('store_query_failed', `inbox_accept returned an unexpected row: ${JSON.stringify(row)}`)
 
 /** The lock order of a group: replay keyid, then claim scope, then the convergence task. */
 function byLockOrder(a: Pending, b: Pending): number {

@@ -9,6 +9,7 @@ import type { Database } from './database.js'
 import { StoreError, toStoreError } from './errors.js'
 import { initialSchema } from './schema-v1.js'
 import { mediaBuysSchema } from './schema-v2.js'
+import { inboxSchema } from './schema-v3.js'
 
 /** One schema change; `sql` receives the quoted schema name. */
 export interface Migration {
@@ -24,6 +25,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 2,
     name: 'outbox media buys: final-report barriers and closed media buys',
     sql: mediaBuysSchema,
+  },
+  {
+    version: 3,
+    name: 'inbox: one round trip for the decisions of a delivery and of a group',
+    sql: inboxSchema,
   },
 ]
 

@@ -1,5 +1,6 @@
 /**
- * Migration 2 is additive: a schema written by migration 1 opens, and what it holds stays valid.
+ * Migrations 2 and 3 are additive: a schema written by migration 1 opens, what it holds stays valid, and the
+ * claims it holds are decided by the inbox's functions (migration 3).
  */
 import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { describe, expect, it } from 'vitest'
@@ -26,6 +27,11 @@ if (!url) {
         )
         await queryOnce(url, MIGRATIONS[0]!.sql(quoted))
         await queryOnce(url, `INSERT INTO ${quoted}.schema_migrations (version, name) VALUES (1, 'initial')`)
+        await queryOnce(
+          url,
+          `SELECT o_outcome FROM ${quoted}.claim('webhook', 'seller', 'idem-old', $1, 'fence-old', 1000, 30, 86400, NULL)`,
+          ['f'.repeat(64)],
+        )
         await queryOnce(
           url,
           `INSERT INTO ${quoted}.outbox (id, destination, url, idempotency_key, body, headers, coalesce_key, created_at, next_attempt_at, deadline_at)
@@ -63,6 +69,40 @@ if (!url) {
             'final',
           ])
           expect(await stores.outbox.closedMediaBuys(['mb_1'])).toEqual(['mb_1'])
+
+          // A delivery in flight before the upgrade is in flight for the inbox too, and taken over after its lease.
+          const events: string[] = []
+          const inbox = stores.createInbox({ write: async (event) => void events.push(event.idempotencyKey) })
+          const delivery = {
+            claim: {
+              namespace: 'webhook' as const,
+              scope: 'seller',
+              key: 'idem-old',
+              fingerprint: 'f'.repeat(64),
+              now: 1_010,
+              leaseSeconds: 30,
+              retentionSeconds: 86_400,
+            },
+            event: {
+              registrationId: 'upgrade',
+              sender: 'seller',
+              shape: 'mcp' as const,
+              idempotencyKey: 'idem-old',
+              terminal: false,
+              data: null,
+              payload: {},
+              body: new Uint8Array(),
+              receivedAt: 1_010,
+            },
+          }
+          expect(await inbox.accept(delivery)).toEqual({
+            kind: 'claim',
+            claim: { kind: 'processing', leaseExpiresAt: 1_030 },
+          })
+          expect(await inbox.accept({ ...delivery, claim: { ...delivery.claim, now: 1_030 } })).toMatchObject(
+            { kind: 'published', event: { takeover: true } },
+          )
+          expect(events).toEqual(['idem-old'])
         } finally {
           await stores.close()
         }
