@@ -13,7 +13,7 @@ import {
   type ReceiverLogEntry,
   type WebhookReceiver,
 } from '@adwire/webhooks'
-import type { InboxTransactionHandle, ReceiverDatabase } from './db/types.js'
+import type { InboxTransactionHandle, NewEvent, ReceiverDatabase, RecordedEvent } from './db/types.js'
 import type { ReceiverDeps } from './deps.js'
 import { registrationCache } from './registrations.js'
 
@@ -38,29 +38,23 @@ export function createDeliveries(deps: ReceiverDeps): WebhookReceiver {
     allowInsecure: deps.allowInsecureKeyUrls,
   })
 
-  /** Stores a published event (in the inbox's `transaction` when there is one). */
-  async function record(
-    event: ReceivedEvent,
-    target: ReceiverDatabase,
-    transaction?: InboxTransactionHandle,
-  ): Promise<void> {
-    const recorded = await target.recordEvent(
-      {
-        registrationId: event.registrationId,
-        sender: event.sender,
-        idempotencyKey: event.idempotencyKey,
-        ...(event.operationId ? { operationId: event.operationId } : {}),
-        ...(event.taskId ? { taskId: event.taskId } : {}),
-        ...(event.taskType ? { taskType: event.taskType } : {}),
-        ...(event.status ? { status: event.status } : {}),
-        terminal: event.terminal,
-        receivedAt: event.receivedAt,
-        payload: new TextDecoder().decode(event.body),
-        forward: deps.forwarding,
-        takeover: event.takeover,
-      },
-      transaction,
-    )
+  /** The row of a published event. */
+  const rowOf = (event: ReceivedEvent): NewEvent => ({
+    registrationId: event.registrationId,
+    sender: event.sender,
+    idempotencyKey: event.idempotencyKey,
+    ...(event.operationId ? { operationId: event.operationId } : {}),
+    ...(event.taskId ? { taskId: event.taskId } : {}),
+    ...(event.taskType ? { taskType: event.taskType } : {}),
+    ...(event.status ? { status: event.status } : {}),
+    terminal: event.terminal,
+    receivedAt: event.receivedAt,
+    payload: new TextDecoder().decode(event.body),
+    forward: deps.forwarding,
+    takeover: event.takeover,
+  })
+
+  function logRecorded(event: ReceivedEvent, recorded: RecordedEvent): void {
     if (recorded.recovered) {
       // The previous owner stored it and died before acknowledging: the same publication, now acknowledged.
       deps.log({
@@ -73,9 +67,28 @@ export function createDeliveries(deps: ReceiverDeps): WebhookReceiver {
     }
   }
 
+  /** Stores a published event (in the inbox's `transaction` when there is one). */
+  async function record(
+    event: ReceivedEvent,
+    target: ReceiverDatabase,
+    transaction?: InboxTransactionHandle,
+  ): Promise<void> {
+    logRecorded(event, await target.recordEvent(rowOf(event), transaction))
+  }
+
+  /** Stores the events an inbox group publishes, at once. */
+  async function recordGroup(
+    events: readonly ReceivedEvent[],
+    target: ReceiverDatabase,
+    transaction?: InboxTransactionHandle,
+  ): Promise<void> {
+    const recorded = await target.recordEvents(events.map(rowOf), transaction)
+    for (const [index, event] of events.entries()) logRecorded(event, recorded[index]!)
+  }
+
   // The transactional inbox when the storage has one (nonce, claim, convergence and event in one commit,
   // shared by the deliveries arriving together); claim → publish → complete otherwise.
-  const inbox = deps.publication === 'claims' ? undefined : deps.storage.createInbox(record)
+  const inbox = deps.publication === 'claims' ? undefined : deps.storage.createInbox(record, recordGroup)
 
   async function publish(event: ReceivedEvent): Promise<void> {
     await record(event, db)

@@ -289,6 +289,55 @@ if (!url) {
         event: { takeover: false },
       })
     })
+    it("writes a group's published events in one writeGroup call; a failing one falls back to write per delivery", async () => {
+      const scope = unique('sender')
+      const calls: number[] = []
+      const grouped = stores.createInbox({
+        async write(event, client) {
+          calls.push(1)
+          await client.query(`INSERT INTO ${events} (scope, key) VALUES ($1, $2)`, [
+            event.sender,
+            event.idempotencyKey,
+          ])
+          if (failing.has(event.idempotencyKey)) throw new Error('the writer failed')
+        },
+        async writeGroup(batch, client) {
+          calls.push(batch.length)
+          await client.query(`INSERT INTO ${events} (scope, key) SELECT $1, unnest($2::text[])`, [
+            scope,
+            batch.map((event) => event.idempotencyKey),
+          ])
+          if (batch.some((event) => failing.has(event.idempotencyKey)))
+            throw new Error('the group writer failed')
+        },
+      })
+      const keys = Array.from({ length: 5 }, () => unique('key'))
+      const first = delivery(scope, keys[0]!)
+      // Five new keys and a copy of the first, arriving together: one group, five published, the copy a duplicate.
+      const outcomes = await Promise.all([
+        ...keys.map((key) => grouped.accept(delivery(scope, key))),
+        grouped.accept(at(first, 1_001)),
+      ])
+      expect(outcomes.map((outcome) => outcome.kind)).toEqual([
+        'published',
+        'published',
+        'published',
+        'published',
+        'published',
+        'claim',
+      ])
+      expect(calls).toEqual([5])
+      expect(await published(scope)).toEqual([...keys].sort())
+      // A group whose writer fails: run again one delivery at a time with `write`; only the failing one fails.
+      calls.length = 0
+      const more = Array.from({ length: 3 }, () => unique('key'))
+      failing.add(more[2]!)
+      const settled = await Promise.allSettled(more.map((key) => grouped.accept(delivery(scope, key))))
+      failing.delete(more[2]!)
+      expect(settled.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled', 'rejected'])
+      expect(calls).toEqual([3, 1, 1, 1])
+      expect(await published(scope)).toEqual([...keys, more[0]!, more[1]!].sort())
+    })
   })
 
   describe('PostgreSQL inbox: two instances on one schema', () => {

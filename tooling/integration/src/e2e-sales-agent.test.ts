@@ -115,6 +115,11 @@ beforeAll(async () => {
           recorded.push(event)
           return stored
         },
+        async recordEvents(events, transaction) {
+          const stored = await db.recordEvents(events, transaction)
+          recorded.push(...events)
+          return stored
+        },
       }),
     },
   )

@@ -18,14 +18,24 @@ const receiver = await startReceiver(parseEnv(process.env), {
     ...db,
     async recordEvent(event, transaction) {
       const recorded = await db.recordEvent(event, transaction)
-      records += 1
-      if (records === crashAfter) {
-        process.stdout.write(`crashing after record ${records}: ${event.idempotencyKey}\n`)
-        process.kill(process.pid, 'SIGKILL')
-        await new Promise(() => {})
-      }
+      await counted(event.idempotencyKey)
+      return recorded
+    },
+    // PostgreSQL inbox groups write their events at once: each counts.
+    async recordEvents(events, transaction) {
+      const recorded = await db.recordEvents(events, transaction)
+      for (const event of events) await counted(event.idempotencyKey)
       return recorded
     },
   }),
 })
+
+/** Counts a written row; the `CRASH_AFTER_RECORDS`-th kills the process before anything is acknowledged. */
+async function counted(key: string): Promise<void> {
+  records += 1
+  if (records !== crashAfter) return
+  process.stdout.write(`crashing after record ${records}: ${key}\n`)
+  process.kill(process.pid, 'SIGKILL')
+  await new Promise(() => {})
+}
 process.stdout.write(`receiver: listening on ${receiver.url}\n`)

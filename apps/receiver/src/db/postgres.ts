@@ -21,7 +21,7 @@ import {
   type RegistrationRow,
 } from './rows.js'
 import { postgresSchema, SCHEMA_VERSION } from './schema.js'
-import type { ReceiverDatabase } from './types.js'
+import type { NewEvent, ReceiverDatabase, RecordedEvent } from './types.js'
 
 /** Creates the tables in `schema` (which the stores created) and returns the database on `pool`. */
 export async function postgresReceiverDatabase(pool: pg.Pool, schema: string): Promise<ReceiverDatabase> {
@@ -54,7 +54,7 @@ export async function postgresReceiverDatabase(pool: pg.Pool, schema: string): P
     return rows[0]?.value
   }
 
-  return {
+  const database: ReceiverDatabase = {
     kind: 'postgres',
     getSetting,
     async putSettingIfAbsent(name, value) {
@@ -89,6 +89,58 @@ export async function postgresReceiverDatabase(pool: pg.Pool, schema: string): P
         `SELECT ${REGISTRATION_COLUMNS} FROM $schema.receiver_registrations ORDER BY created_at, id`,
       )
       return rows.map(toRegistration)
+    },
+    async recordEvents(events, transaction) {
+      const on = (transaction as pg.PoolClient | undefined) ?? pool
+      const recorded: Array<RecordedEvent | undefined> = new Array(events.length)
+      const plain = events.flatMap((event, index) => (event.takeover ? [] : [{ event, index }]))
+      if (plain.length > 0) {
+        // One statement for the group: the rows in array order, each answered with its key.
+        const column = <T>(read: (event: NewEvent) => T) => plain.map(({ event }) => read(event))
+        const { rows } = await query<{
+          registration_id: string
+          idempotency_key: string
+          seq: string
+          publications: number
+        }>(
+          `INSERT INTO $schema.receiver_events (registration_id, idempotency_key, sender, operation_id, task_id,
+             task_type, status, terminal, received_at, payload, publications, forward_state, forward_next_at)
+           SELECT registration_id, idempotency_key, sender, operation_id, task_id, task_type, status, terminal,
+             received_at, payload, 1, forward_state, forward_next_at
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+             $8::boolean[], $9::float8[], $10::text[], $11::text[], $12::float8[])
+             AS u(registration_id, idempotency_key, sender, operation_id, task_id, task_type, status, terminal,
+               received_at, payload, forward_state, forward_next_at)
+           ON CONFLICT (registration_id, idempotency_key)
+             DO UPDATE SET publications = receiver_events.publications + 1
+           RETURNING registration_id, idempotency_key, seq, publications`,
+          [
+            column((event) => event.registrationId),
+            column((event) => event.idempotencyKey),
+            column((event) => event.sender),
+            column((event) => event.operationId ?? null),
+            column((event) => event.taskId ?? null),
+            column((event) => event.taskType ?? null),
+            column((event) => event.status ?? null),
+            column((event) => event.terminal),
+            column((event) => event.receivedAt),
+            column((event) => event.payload),
+            column((event) => (event.forward ? 'pending' : 'none')),
+            column((event) => (event.forward ? event.receivedAt : null)),
+          ],
+          on,
+        )
+        const byKey = new Map(rows.map((row) => [`${row.registration_id}\u0000${row.idempotency_key}`, row]))
+        for (const { event, index } of plain) {
+          const row = byKey.get(`${event.registrationId}\u0000${event.idempotencyKey}`)
+          if (!row) throw new Error(`receiver_events returned no row for ${event.idempotencyKey}`)
+          recorded[index] = { seq: Number(row.seq), publications: Number(row.publications), recovered: false }
+        }
+      }
+      // Takeovers read the earlier owner's row: one at a time (rare).
+      for (const [index, event] of events.entries())
+        if (event.takeover) recorded[index] = await database.recordEvent(event, transaction)
+      return recorded as RecordedEvent[]
     },
     async recordEvent(event, transaction) {
       const on = (transaction as pg.PoolClient | undefined) ?? pool
@@ -233,4 +285,5 @@ export async function postgresReceiverDatabase(pool: pg.Pool, schema: string): P
       return rowCount ?? 0
     },
   }
+  return database
 }

@@ -61,6 +61,45 @@ function contract(name: string, open: () => Promise<Storage>) {
         await storage.close()
       }
     })
+
+    it('records a group at once as one by one would: new rows in order, repeats counted, takeovers recovered', async () => {
+      const storage = await open()
+      try {
+        const pending = await storage.db.pendingForwards()
+        const first = await storage.db.recordEvent(event('g1', { registrationId: 'reg_g' }))
+        const recorded = await storage.db.recordEvents([
+          event('g2', { registrationId: 'reg_g', operationId: 'op_2', status: 'working', terminal: false }),
+          event('g1', { registrationId: 'reg_g', takeover: true }),
+          event('g3', { registrationId: 'reg_g', forward: false }),
+          event('g1', { registrationId: 'reg_h' }),
+        ])
+        expect(recorded.map((row) => [row.publications, row.recovered])).toEqual([
+          [1, false],
+          [1, true],
+          [1, false],
+          [1, false],
+        ])
+        expect(recorded[1]!.seq).toBe(first.seq)
+        expect(recorded[0]!.seq).toBeGreaterThan(first.seq)
+        expect(recorded[2]!.seq).toBeGreaterThan(recorded[0]!.seq)
+        // A key stored before, again without a takeover: a second publication, counted.
+        const again = await storage.db.recordEvents([event('g2', { registrationId: 'reg_g' })])
+        expect(again).toEqual([{ seq: recorded[0]!.seq, publications: 2, recovered: false }])
+        const listed = await storage.db.listEvents('reg_g', 10)
+        expect(
+          listed.map((row) => [row.idempotencyKey, row.publications, row.operationId, row.status]),
+        ).toEqual([
+          ['g1', 1, 'op_1', 'completed'],
+          ['g2', 2, 'op_2', 'working'],
+          ['g3', 1, 'op_1', 'completed'],
+        ])
+        // g1 of reg_g and g1 of reg_h were to be forwarded, g3 not.
+        expect((await storage.db.pendingForwards()) - pending).toBe(3)
+        expect(await storage.db.recordEvents([])).toEqual([])
+      } finally {
+        await storage.close()
+      }
+    })
   })
 }
 

@@ -20,7 +20,7 @@ import {
   type RegistrationRow,
 } from './rows.js'
 import { ADDED_REGISTRATION_COLUMNS, SCHEMA_VERSION, SQLITE_SCHEMA } from './schema.js'
-import type { ReceiverDatabase } from './types.js'
+import type { ReceiverDatabase, RecordedEvent } from './types.js'
 
 /** Creates the tables (in one transaction, refusing a file a newer receiver migrated) and prepares the statements. */
 export function sqliteReceiverDatabase(database: Database.Database): ReceiverDatabase {
@@ -127,7 +127,7 @@ export function sqliteReceiverDatabase(database: Database.Database): ReceiverDat
     sweep: database.prepare(`DELETE FROM receiver_failures WHERE at < ?`),
   }
   // better-sqlite3 is synchronous; the interface is async so that PostgreSQL fits behind it.
-  return {
+  const receiverDb: ReceiverDatabase = {
     kind: 'sqlite',
     async putSettingIfAbsent(name, value) {
       statements.putSetting.run(name, value)
@@ -145,6 +145,12 @@ export function sqliteReceiverDatabase(database: Database.Database): ReceiverDat
     },
     async listRegistrations() {
       return (statements.listRegistrations.all() as RegistrationRow[]).map(toRegistration)
+    },
+    async recordEvents(events) {
+      // Synchronous statements: one after the other costs no round trip.
+      const recorded: RecordedEvent[] = []
+      for (const event of events) recorded.push(await receiverDb.recordEvent(event))
+      return recorded
     },
     async recordEvent(event) {
       const values = [
@@ -221,4 +227,5 @@ export function sqliteReceiverDatabase(database: Database.Database): ReceiverDat
       return statements.sweep.run(before).changes
     },
   }
+  return receiverDb
 }

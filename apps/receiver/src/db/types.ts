@@ -149,6 +149,11 @@ export interface ReceiverDatabase {
    * connection holding it; SQLite has one connection, already in it).
    */
   recordEvent(event: NewEvent, transaction?: InboxTransactionHandle): Promise<RecordedEvent>
+  /**
+   * {@link recordEvent} for several events at once (PostgreSQL: one statement for all but takeovers), results
+   * in the same order. The events must have distinct (registration, idempotency key) pairs.
+   */
+  recordEvents(events: readonly NewEvent[], transaction?: InboxTransactionHandle): Promise<RecordedEvent[]>
   /** The latest `limit` events of a registration, oldest first. */
   listEvents(registrationId: string, limit: number): Promise<EventRecord[]>
   /** Events with `seq > after`, oldest first (all registrations unless one is named). */
