@@ -115,3 +115,94 @@ it('an in-memory database commits as before (nothing to sync)', async () => {
     stores.close()
   }
 })
+
+describe('the SQLite inbox and the write lock of another connection', () => {
+  it('waits for the lock on the event loop (timers run meanwhile) and takes the arrivals into its group', async () => {
+    const path = join(directory, 'lock.db')
+    const stores = openSqliteStores({ path, busyTimeoutMs: 5_000 })
+    const holder = openSqliteStores({ path })
+    try {
+      stores.database.exec('CREATE TABLE events (key TEXT PRIMARY KEY)')
+      const insert = stores.database.prepare('INSERT INTO events (key) VALUES (?)')
+      const groups: number[] = []
+      let inGroup = 0
+      const inbox = stores.createInbox({
+        write: (event) => {
+          inGroup += 1
+          insert.run(event.idempotencyKey)
+        },
+      })
+      holder.database.exec('BEGIN IMMEDIATE')
+      const first = inbox.accept(delivery('lock', 'k-1'))
+      // SQLite's own busy handler would sleep this thread: neither these timers nor the release could run.
+      let ticks = 0
+      const ticking = setInterval(() => (ticks += 1), 2)
+      await new Promise((resolve) => setTimeout(resolve, 60))
+      const later = [inbox.accept(delivery('lock', 'k-2')), inbox.accept(delivery('lock', 'k-3'))]
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      holder.database.exec('COMMIT')
+      const outcomes = await Promise.all([first, ...later])
+      clearInterval(ticking)
+      groups.push(inGroup)
+      expect(ticks).toBeGreaterThan(5)
+      expect(outcomes.map((outcome) => outcome.kind)).toEqual(['published', 'published', 'published'])
+      // The two that arrived while the lock was awaited were decided in the same transaction as the first.
+      expect(groups).toEqual([3])
+      expect(stores.database.prepare('SELECT count(*) FROM events').pluck().get()).toBe(3)
+      expect(stores.database.pragma('busy_timeout', { simple: true })).toBe(5_000)
+    } finally {
+      holder.close()
+      stores.close()
+    }
+  })
+
+  it('gives up after the busy timeout with store_unavailable, keeping nothing', async () => {
+    const path = join(directory, 'lock-timeout.db')
+    const stores = openSqliteStores({ path, busyTimeoutMs: 50 })
+    const holder = openSqliteStores({ path })
+    try {
+      stores.database.exec('CREATE TABLE events (key TEXT PRIMARY KEY)')
+      const insert = stores.database.prepare('INSERT INTO events (key) VALUES (?)')
+      const inbox = stores.createInbox({ write: (event) => void insert.run(event.idempotencyKey) })
+      holder.database.exec('BEGIN IMMEDIATE')
+      const refused = await inbox.accept(delivery('lock', 'k-timeout')).then(
+        () => undefined,
+        (error: unknown) => error,
+      )
+      holder.database.exec('COMMIT')
+      expect(refused).toMatchObject({ code: 'store_unavailable' })
+      // Once the lock is free the same delivery goes through.
+      expect((await inbox.accept(delivery('lock', 'k-timeout'))).kind).toBe('published')
+    } finally {
+      holder.close()
+      stores.close()
+    }
+  })
+})
+
+describe('the SQLite inbox commits a group under the durability it was given', () => {
+  it.each([
+    ['pipelined', 1],
+    ['commit', 2],
+  ] as const)('%s: synchronous is %i inside every group, FULL again after', async (durability, inside) => {
+    const path = join(directory, `sync-${durability}.db`)
+    const stores = openSqliteStores({ path })
+    try {
+      const seen: number[] = []
+      const inbox = stores.createInbox({
+        write: () => void seen.push(Number(stores.database.pragma('synchronous', { simple: true }))),
+        durability,
+      })
+      // Several groups, one after the other: the setting is applied again for each.
+      for (let round = 0; round < 4; round += 1) {
+        await Promise.all(
+          [1, 2, 3].map((index) => inbox.accept(delivery('sync', `${durability}-${round}-${index}`))),
+        )
+        expect(stores.database.pragma('synchronous', { simple: true })).toBe(2)
+      }
+      expect(seen).toEqual(Array(12).fill(inside))
+    } finally {
+      stores.close()
+    }
+  })
+})

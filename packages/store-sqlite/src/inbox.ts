@@ -81,6 +81,12 @@ export function createSqliteInbox(
   const queue: Pending[] = []
   let scheduled = false
   let running = false
+  // The write lock is waited for on the event loop (see beginWithoutBlocking), not in SQLite's busy handler.
+  const busyTimeoutMs = Number(database.pragma('busy_timeout', { simple: true }))
+  // PRAGMAs through `database.pragma()`, prepared at each call: SQLite applies these settings when it compiles
+  // the statement, so a prepared PRAGMA run again does not reliably apply its value again.
+  const noBusyWait = () => database.pragma('busy_timeout = 0')
+  const busyWait = () => database.pragma(`busy_timeout = ${busyTimeoutMs}`)
 
   // Pipelined durability: COMMIT under synchronous=NORMAL (the WAL written, not synced), then one fdatasync
   // of the WAL file off the event loop for every group committed since the last one began.
@@ -89,8 +95,8 @@ export function createSqliteInbox(
     !database.memory &&
     String(database.pragma('journal_mode', { simple: true })).toLowerCase() === 'wal' &&
     Number(database.pragma('synchronous', { simple: true })) === 2
-  const deferSync = database.prepare('PRAGMA synchronous = NORMAL')
-  const syncEachCommit = database.prepare('PRAGMA synchronous = FULL')
+  const deferSync = () => database.pragma('synchronous = NORMAL')
+  const syncEachCommit = () => database.pragma('synchronous = FULL')
   let wal: Promise<FileHandle> | undefined
   const unsynced: Committed[] = []
   let syncing = false
@@ -116,6 +122,33 @@ export function createSqliteInbox(
     }
   }
 
+  /**
+   * BEGIN IMMEDIATE without blocking the event loop while another process holds the write lock: SQLite's busy
+   * handler sleeps the whole thread (1, 2, 5, 10 … 100 ms steps), so a receiver sharing the file with another
+   * process would stop verifying and parsing while it waits, and often sleep long after the lock is free.
+   * Here the attempt is repeated every millisecond (up to the connection's busy timeout) and the deliveries
+   * arriving meanwhile join the group.
+   */
+  async function beginWithoutBlocking(): Promise<void> {
+    const deadline = performance.now() + busyTimeoutMs
+    noBusyWait()
+    try {
+      for (;;) {
+        try {
+          begin.run()
+          return
+        } catch (error) {
+          const code = (error as { code?: unknown }).code
+          if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY') || performance.now() >= deadline)
+            throw error
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1))
+      }
+    } finally {
+      if (database.open) busyWait()
+    }
+  }
+
   function schedule(): void {
     if (scheduled || running || queue.length === 0) return
     scheduled = true
@@ -125,11 +158,18 @@ export function createSqliteInbox(
   async function flush(): Promise<void> {
     scheduled = false
     running = true
-    const group = queue.splice(0, maxGroup)
+    let group: Pending[] = []
     const settled: Array<() => void> = []
     try {
-      if (pipelined) deferSync.run()
-      guard(database, () => begin.run())
+      if (pipelined) deferSync()
+      try {
+        await beginWithoutBlocking()
+      } catch (error) {
+        throw toStoreError(error, database)
+      } finally {
+        // Taken once the lock is held (or the attempt failed): those that arrived while it was awaited join.
+        group = queue.splice(0, maxGroup)
+      }
       for (const pending of group) {
         savepoint.run()
         try {
@@ -144,7 +184,7 @@ export function createSqliteInbox(
       }
       guard(database, () => commit.run())
       if (pipelined) {
-        syncEachCommit.run()
+        syncEachCommit()
         for (const [index, settle] of settled.entries())
           unsynced.push({ settle, reject: (error) => group[index]!.reject(error) })
         if (!syncing) void syncWal()
@@ -164,7 +204,7 @@ export function createSqliteInbox(
     } finally {
       if (pipelined && database.open && !database.inTransaction) {
         try {
-          syncEachCommit.run()
+          syncEachCommit()
         } catch {
           // Closed under us: nothing more commits on this connection.
         }
