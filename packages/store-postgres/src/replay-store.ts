@@ -11,23 +11,30 @@ import { sweepCounted } from './sweep.js'
  * Each call is one statement. `remember` runs the `remember_nonce` function (migration 1), which locks the
  * keyid's counter row, so concurrent remembers of one keyid serialise and the cap is exact; caps of a
  * million entries cost nothing to check below the cap, because the counter is compared, not the rows
- * counted. `atCapacity` reads the counter and, only at the cap, subtracts the keyid's expired rows.
+ * counted. `atCapacity` reads the counter and, only at the cap, subtracts the keyid's expired rows; far below
+ * the cap it answers from memory for a while (see {@link PostgresReplayStore.atCapacity}).
  *
  * @example
  * if (await stores.replay.atCapacity(keyid, 1_000_000, now)) throw rateAbuse()
  * const outcome = await stores.replay.remember(keyid, nonce, expires + 60, 1_000_000, now) // 'stored' | 'replayed' | 'capacity'
  */
+/** How long a step 9a read may answer for its keyid, ms, and how many keyids are remembered at most. */
+const MEMO_MS = 1_000
+const MEMO_LIMIT = 10_000
+
 export class PostgresReplayStore implements ReplayStore {
   readonly #database: Database
   readonly #atCapacity: Statement
   readonly #seen: Statement
   readonly #remember: Statement
+  /** Per keyid and cap: how many more step 9a checks may be answered from memory, and until when (ms). */
+  readonly #below = new Map<string, { budget: number; until: number }>()
 
   constructor(database: Database) {
     this.#database = database
     this.#atCapacity = database.statement(
       'replay_at_capacity',
-      `SELECT CASE WHEN k.entries < $2::bigint THEN false
+      `SELECT k.entries, CASE WHEN k.entries < $2::bigint THEN false
                    ELSE k.entries - (SELECT count(*) FROM $schema.replay_nonces n
                                       WHERE n.keyid = $1 AND n.expires_at <= $3::float8) >= $2::bigint
               END AS at_capacity
@@ -43,9 +50,32 @@ export class PostgresReplayStore implements ReplayStore {
     )
   }
 
+  /**
+   * Step 9a, a cheap early refusal before any cryptography (step 13 in `remember_nonce` is the exact check).
+   * Well below the cap a read is not needed for every delivery: after a read finding `entries`, the next
+   * `(cap - entries) / 2` checks of that keyid within one second answer false from memory (each check is at
+   * most one nonce stored; the halving leaves the rest of the room to other processes). Near the cap every
+   * check reads the counter.
+   */
   async atCapacity(keyid: string, cap: number, now: number): Promise<boolean> {
     assertCap(cap)
-    const { rows } = await this.#database.run<{ at_capacity: boolean }>(this.#atCapacity, [keyid, cap, now])
+    const memo = `${cap}\u0000${keyid}`
+    const below = this.#below.get(memo)
+    if (below && below.budget > 0 && performance.now() < below.until) {
+      below.budget -= 1
+      return false
+    }
+    const { rows } = await this.#database.run<{ entries: string; at_capacity: boolean }>(this.#atCapacity, [
+      keyid,
+      cap,
+      now,
+    ])
+    const entries = rows[0] ? Number(rows[0].entries) : 0
+    const budget = Math.floor((cap - entries) / 2)
+    if (budget > 0) {
+      if (this.#below.size >= MEMO_LIMIT) this.#below.clear()
+      this.#below.set(memo, { budget, until: performance.now() + MEMO_MS })
+    } else this.#below.delete(memo)
     return rows[0]?.at_capacity ?? cap <= 0
   }
 
