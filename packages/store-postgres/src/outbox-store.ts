@@ -11,6 +11,7 @@ import type {
   OutboxEntry,
   OutboxStore,
 } from '@adwire/webhooks'
+import { ACTIVITY_RETENTION_SECONDS } from '@adwire/webhooks'
 import type { PoolClient } from 'pg'
 import type { Database, Statement } from './database.js'
 import { StoreError } from './errors.js'
@@ -292,14 +293,27 @@ export class PostgresOutboxStore implements OutboxStore {
   }
 
   /**
-   * Deletes delivered, failed and superseded entries whose deadline has passed (their activity rows stay).
+   * Deletes delivered, failed and superseded entries whose deadline has passed (their activity rows stay), and
+   * webhook_activity rows older than {@link ACTIVITY_RETENTION_SECONDS} (30 days, as AdCP requires them kept).
    * Closed media buy records are kept: a late event for a buy whose final report was swept is still refused.
+   * Resolves with the outbox entries deleted; {@link sweepActivity} alone for the activity rows.
    */
   async sweep(now: number): Promise<number> {
     const { rowCount } = await this.#database.execute(
       'outbox_sweep',
       `DELETE FROM ${this.#database.schema}.outbox WHERE state <> 'pending' AND deadline_at <= $1`,
       [now],
+    )
+    await this.sweepActivity(now)
+    return rowCount
+  }
+
+  /** Deletes webhook_activity rows older than 30 days at `now`; resolves with how many. */
+  async sweepActivity(now: number): Promise<number> {
+    const { rowCount } = await this.#database.execute(
+      'activity_sweep',
+      `DELETE FROM ${this.#database.schema}.webhook_activity WHERE at <= $1`,
+      [now - ACTIVITY_RETENTION_SECONDS],
     )
     return rowCount
   }

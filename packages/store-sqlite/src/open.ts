@@ -30,6 +30,8 @@ export interface SweepCounts {
   readonly claims: number
   readonly convergence: number
   readonly replay: number
+  /** Finished outbox entries whose deadline passed 30 days ago (their webhook_activity rows with them). */
+  readonly outbox: number
 }
 
 /** The stores on one SQLite connection. */
@@ -46,7 +48,10 @@ export interface SqliteStores {
    * commit together, and deliveries arriving together share one transaction and one fsync.
    */
   createInbox(options: SqliteInboxOptions): DeliveryInbox
-  /** Deletes the claims, task terminals and replay nonces expired at `now` (Unix seconds), in one transaction. The outbox keeps its history. */
+  /**
+   * Deletes the claims, task terminals and replay nonces expired at `now` (Unix seconds), and the outbox's
+   * finished entries and webhook_activity rows past their 30 days, in one transaction.
+   */
   sweep(now: number): Promise<SweepCounts>
   /** Closes the connection (checkpointing the WAL when it is the last one); later calls fail with `store_closed`. Idempotent. */
   close(): void
@@ -120,15 +125,17 @@ function createStores(database: Database.Database): SqliteStores {
   const claims = new SqliteClaimStore(database)
   const convergence = new SqliteConvergenceStore(database)
   const replay = new SqliteReplayStore(database)
+  const outbox = new SqliteOutboxStore(database)
   const sweepAll = database.transaction((now: number): SweepCounts => ({
     claims: claims.sweepNow(now),
     convergence: convergence.sweepNow(now),
     replay: replay.sweepNow(now),
+    outbox: outbox.sweepNow(now),
   }))
   return {
     claims,
     convergence,
-    outbox: new SqliteOutboxStore(database),
+    outbox,
     replay,
     database,
     createInbox: (options) => createSqliteInbox(database, { claims, convergence, replay }, options),

@@ -16,6 +16,7 @@ import type {
   OutboxEntry,
   OutboxStore,
 } from '@adwire/webhooks'
+import { ACTIVITY_RETENTION_SECONDS } from '@adwire/webhooks'
 import { StoreError, guard } from './errors.js'
 
 interface EntryRow {
@@ -72,9 +73,14 @@ export class SqliteOutboxStore implements OutboxStore {
   readonly #pendingOf: Database.Statement<[destination: string], EntryRow>
   readonly #closedOf: Database.Statement<[mediaBuyIds: string], string>
   readonly #close: Database.Transaction<(mediaBuyIds: readonly string[], now: number) => string[]>
+  readonly #sweepEntries: Database.Statement<[before: number]>
+  readonly #sweepActivity: Database.Statement<[before: number]>
 
   constructor(database: Database.Database) {
     this.#database = database
+    // A finished entry's activity rows go with it (ON DELETE CASCADE): it is kept until they are 30 days old.
+    this.#sweepEntries = database.prepare(`DELETE FROM outbox WHERE state <> 'pending' AND deadline_at <= ?`)
+    this.#sweepActivity = database.prepare('DELETE FROM webhook_activity WHERE at <= ?')
     const supersede = database.prepare<
       [destination: string, coalesceKey: string],
       { seq: number; id: string }
@@ -269,5 +275,18 @@ export class SqliteOutboxStore implements OutboxStore {
 
   async closeMediaBuys(mediaBuyIds: readonly string[], now: number): Promise<string[]> {
     return guard(this.#database, () => this.#close.immediate(mediaBuyIds, now))
+  }
+
+  /**
+   * Deletes delivered, failed and superseded entries whose deadline passed 30 days ago, with their
+   * webhook_activity rows, and any other activity row older than 30 days ({@link ACTIVITY_RETENTION_SECONDS},
+   * as AdCP requires them kept). Closed media buy records are kept. Runs in the caller's transaction
+   * ({@link SqliteStores.sweep}); resolves with the entries deleted.
+   */
+  sweepNow(now: number): number {
+    const before = now - ACTIVITY_RETENTION_SECONDS
+    const entries = this.#sweepEntries.run(before).changes
+    this.#sweepActivity.run(before)
+    return entries
   }
 }

@@ -1,4 +1,5 @@
 export type * from './stores.js'
+export { ACTIVITY_RETENTION_SECONDS } from './stores.js'
 export { MemoryClaimStore, MemoryConvergenceStore, MemoryOutboxStore } from './memory-stores.js'
 export { createWebhookReceiver } from './receiver/receiver.js'
 export { BodyTooLargeError } from './receiver/body.js'

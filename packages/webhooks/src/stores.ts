@@ -183,6 +183,14 @@ export interface ActivityEntry {
 }
 
 /**
+ * How long the stores keep webhook_activity rows: 30 days from the attempt, the retention AdCP requires of
+ * `webhook_activity[]` (`list-creatives-request.json`, `creative-purged-webhook.json`: "MUST"). The stores'
+ * sweeps delete older rows, and on SQLite (whose activity rows go with their entry) keep finished entries as
+ * long.
+ */
+export const ACTIVITY_RETENTION_SECONDS = 30 * 86_400
+
+/**
  * The sender's durable outbox. Closed media buys (a final report enqueued, or closed without one) are
  * remembered in their own records, which are not deleted with the outbox rows: whoever prunes them must keep
  * each one at least the retry horizon (`deadlineAt`) longer than every outbox entry of its buy, or a late event
