@@ -4,7 +4,7 @@
  * inside COMMIT. Both acknowledge only what another connection already reads, and both leave the connection
  * at synchronous=FULL for every other statement.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { InboxDelivery } from '@adwire/webhooks'
@@ -205,4 +205,37 @@ describe('the SQLite inbox commits a group under the durability it was given', (
       stores.close()
     }
   })
+})
+
+describe('the SQLite inbox and its WAL file handle', () => {
+  /** This process's open descriptors on `file` (Linux: /proc/self/fd). */
+  const descriptorsOn = (file: string) =>
+    readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        // Once the last connection closes SQLite deletes the WAL file: a descriptor left open then reads so.
+        const target = readlinkSync(`/proc/self/fd/${fd}`)
+        return target === file || target === `${file} (deleted)`
+      } catch {
+        return false
+      }
+    }).length
+
+  // The descriptors are read from /proc, which only Linux has.
+  it.skipIf(!existsSync('/proc/self/fd'))(
+    'closes the handle it syncs the WAL with when the stores close',
+    async () => {
+      const path = join(directory, 'handle.db')
+      const stores = openSqliteStores({ path })
+      const inbox = stores.createInbox({ write: () => {} })
+      await inbox.accept(delivery('handle', 'k-1'))
+      const wal = realpathSync(`${path}-wal`)
+      // SQLite's own descriptor and the inbox's.
+      const open = descriptorsOn(wal)
+      expect(open).toBeGreaterThanOrEqual(2)
+      stores.close()
+      for (let wait = 0; wait < 50 && descriptorsOn(wal) > 0; wait += 1)
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      expect(descriptorsOn(wal)).toBe(0)
+    },
+  )
 })

@@ -69,7 +69,9 @@ export function createSqliteInbox(
     readonly replay: ReplayStore
   },
   options: SqliteInboxOptions,
-): DeliveryInbox {
+): DeliveryInbox & {
+  /** Closes the WAL file handle (the stores call it when they close). */ release(): void
+} {
   const maxGroup = options.maxGroup ?? 256
   const transaction = { ...stores, write: options.write }
   const begin = database.prepare('BEGIN IMMEDIATE')
@@ -98,6 +100,12 @@ export function createSqliteInbox(
   const deferSync = () => database.pragma('synchronous = NORMAL')
   const syncEachCommit = () => database.pragma('synchronous = FULL')
   let wal: Promise<FileHandle> | undefined
+  /** Forgets the WAL file handle and closes it (after a failed sync, or when the stores close). */
+  function dropWal(): void {
+    const handle = wal
+    wal = undefined
+    void handle?.then((opened) => opened.close()).catch(() => {})
+  }
   const unsynced: Committed[] = []
   let syncing = false
 
@@ -111,7 +119,7 @@ export function createSqliteInbox(
           await (await wal).datasync()
           for (const committed of batch) committed.settle()
         } catch (error) {
-          wal = undefined
+          dropWal()
           // Committed but perhaps not on the disk: the sender is told to retry, and the retry is a duplicate.
           const failure = toStoreError(error, database)
           for (const committed of batch) committed.reject(failure)
@@ -221,5 +229,6 @@ export function createSqliteInbox(
         schedule()
       })
     },
+    release: dropWal,
   }
 }

@@ -126,6 +126,8 @@ function createStores(database: Database.Database): SqliteStores {
   const convergence = new SqliteConvergenceStore(database)
   const replay = new SqliteReplayStore(database)
   const outbox = new SqliteOutboxStore(database)
+  // The inboxes made on this connection: their WAL file handles are closed with it.
+  const inboxes = new Set<ReturnType<typeof createSqliteInbox>>()
   const sweepAll = database.transaction((now: number): SweepCounts => ({
     claims: claims.sweepNow(now),
     convergence: convergence.sweepNow(now),
@@ -138,10 +140,16 @@ function createStores(database: Database.Database): SqliteStores {
     outbox,
     replay,
     database,
-    createInbox: (options) => createSqliteInbox(database, { claims, convergence, replay }, options),
+    createInbox: (options) => {
+      const inbox = createSqliteInbox(database, { claims, convergence, replay }, options)
+      inboxes.add(inbox)
+      return { accept: (delivery) => inbox.accept(delivery) }
+    },
     sweep: async (now) => guard(database, () => sweepAll.immediate(now)),
     close: () => {
       if (database.open) database.close()
+      for (const inbox of inboxes) inbox.release()
+      inboxes.clear()
     },
   }
 }
