@@ -16,6 +16,7 @@ import {
   sendHmac,
   sendSigned,
   startTestReceiver,
+  streamUntilAnswered,
   type LocalServer,
 } from './testing/receiver.js'
 
@@ -202,37 +203,11 @@ describe('registrations', () => {
 
   it('stops reading a chunked registration body at the limit: 413 before the client has sent it all', async () => {
     const total = 64 * 1024 * 1024
-    const chunk = Buffer.alloc(64 * 1024, 'x')
-    let sent = 0
-    const outcome = await new Promise<{ status: number; body: string; sentBeforeAnswer: number }>(
-      (resolve, reject) => {
-        const outgoing = httpRequest(`${receiver.url}/api/registrations`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-        })
-        let answered = false
-        outgoing.on('response', (response) => {
-          answered = true
-          const sentBeforeAnswer = sent
-          let body = ''
-          response.setEncoding('utf8')
-          response.on('data', (text: string) => (body += text))
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, body, sentBeforeAnswer }))
-          response.on('error', reject)
-        })
-        outgoing.on('error', (error) => {
-          if (!answered) reject(error)
-        })
-        outgoing.write('{"auth":"hmac","label":"')
-        const pump = () => {
-          while (!answered && sent < total) {
-            sent += chunk.length
-            if (!outgoing.write(chunk)) return void outgoing.once('drain', pump)
-          }
-          if (!answered) outgoing.end('"}')
-        }
-        pump()
-      },
+    const outcome = await streamUntilAnswered(
+      `${receiver.url}/api/registrations`,
+      { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      '{"auth":"hmac","label":"',
+      total,
     )
     expect(outcome.status).toBe(413)
     expect(JSON.parse(outcome.body)).toEqual({

@@ -9,7 +9,7 @@ import { generateSigningKey, signWebhook, type AdcpJwk } from '@adwire/http-sign
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDeliveries, deliveryIntercept } from './deliveries.js'
 import type { RunningReceiver } from './service.js'
-import { api, envelope, startTestReceiver } from './testing/receiver.js'
+import { api, envelope, startTestReceiver, streamUntilAnswered } from './testing/receiver.js'
 
 let receiver: RunningReceiver
 let privateJwk: AdcpJwk
@@ -47,8 +47,16 @@ interface Raw {
   body: string
 }
 
-/** A POST with exactly these headers (and Content-Length unless chunked), read whole. */
-function post(url: string, headers: Record<string, string>, body: string | Buffer): Promise<Raw> {
+/**
+ * A POST with exactly these headers (and Content-Length unless chunked), its answer read whole. `partial`:
+ * only `body` is written and the request is left open (the answer must not wait for the rest).
+ */
+function post(
+  url: string,
+  headers: Record<string, string>,
+  body: string | Buffer,
+  partial = false,
+): Promise<Raw> {
   return new Promise((resolve, reject) => {
     const outgoing = httpRequest(url, { method: 'POST', headers, agent: false }, (response) => {
       let text = ''
@@ -59,7 +67,8 @@ function post(url: string, headers: Record<string, string>, body: string | Buffe
       )
     })
     outgoing.on('error', reject)
-    outgoing.end(body)
+    if (partial) outgoing.write(body)
+    else outgoing.end(body)
   })
 }
 
@@ -165,27 +174,12 @@ describe('the delivery fast path', () => {
   })
 
   it('refuses a declared body beyond 1 MiB with 413 before reading it, closing the socket', async () => {
-    const answer = await new Promise<Raw>((resolve, reject) => {
-      const outgoing = httpRequest(
-        `${bareUrl}/webhooks/${id}`,
-        {
-          method: 'POST',
-          agent: false,
-          headers: { 'content-type': 'application/json', 'content-length': String(2 * 1024 * 1024) },
-        },
-        (response) => {
-          let text = ''
-          response.setEncoding('utf8')
-          response.on('data', (chunk: string) => (text += chunk))
-          response.on('end', () =>
-            resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text }),
-          )
-        },
-      )
-      outgoing.on('error', reject)
-      // Only the first bytes: the answer must not wait for the rest.
-      outgoing.write('{"pad":"')
-    })
+    const answer = await post(
+      `${bareUrl}/webhooks/${id}`,
+      { 'content-type': 'application/json', 'content-length': String(2 * 1024 * 1024) },
+      '{"pad":"',
+      true,
+    )
     expect(answer.status).toBe(413)
     expect(JSON.parse(answer.body).error.code).toBe('payload_too_large')
     expect(answer.headers['x-content-type-options']).toBe('nosniff')
@@ -193,45 +187,20 @@ describe('the delivery fast path', () => {
   })
 
   it('stops reading a chunked body at 1 MiB: 413 before the sender has sent it all', async () => {
-    const chunk = Buffer.alloc(64 * 1024, 'x')
     const total = 64 * 1024 * 1024
-    let sent = 0
-    const outcome = await new Promise<{ status: number; code: string; sentBeforeAnswer: number }>(
-      (resolve, reject) => {
-        const outgoing = httpRequest(`${bareUrl}/webhooks/${id}`, {
-          method: 'POST',
-          agent: false,
-          headers: { 'content-type': 'application/json' },
-        })
-        let answered = false
-        outgoing.on('response', (response) => {
-          answered = true
-          const sentBeforeAnswer = sent
-          let text = ''
-          response.setEncoding('utf8')
-          response.on('data', (part: string) => (text += part))
-          response.on('end', () =>
-            resolve({
-              status: response.statusCode ?? 0,
-              code: JSON.parse(text).error.code,
-              sentBeforeAnswer,
-            }),
-          )
-        })
-        outgoing.on('error', (error) => {
-          if (!answered) reject(error)
-        })
-        outgoing.write('{"pad":"')
-        const pump = () => {
-          while (!answered && sent < total) {
-            sent += chunk.length
-            if (!outgoing.write(chunk)) return void outgoing.once('drain', pump)
-          }
-          if (!answered) outgoing.end('"}')
-        }
-        pump()
-      },
+    const before = taken
+    const answer = await streamUntilAnswered(
+      `${bareUrl}/webhooks/${id}`,
+      { 'content-type': 'application/json' },
+      '{"pad":"',
+      total,
     )
+    const outcome = {
+      status: answer.status,
+      code: JSON.parse(answer.body).error.code,
+      sentBeforeAnswer: answer.sentBeforeAnswer,
+    }
+    expect(taken - before).toBe(1)
     expect(outcome).toMatchObject({ status: 413, code: 'payload_too_large' })
     expect(outcome.sentBeforeAnswer).toBeLessThan(total)
   })

@@ -7,6 +7,7 @@
  * inbox and, on a second schema, through `acceptInTransaction` over the PostgreSQL stores (what the function
  * replaces), and compares every outcome and, at the end, every row of the dedup tables.
  */
+import { inboxDelivery } from '@adwire/store-contract'
 import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import {
   acceptInTransaction,
@@ -26,33 +27,7 @@ const url = await resolveTestPostgresUrl()
 let counter = 0
 const unique = (prefix: string) => `${prefix}-${(counter += 1)}-${Math.random().toString(36).slice(2, 8)}`
 
-function delivery(scope: string, key: string, overrides: Partial<InboxDelivery> = {}): InboxDelivery {
-  return {
-    nonce: { keyid: `kid-${scope}`, nonce: unique('nonce'), expiresAt: 1_360, cap: 1_000 },
-    claim: {
-      namespace: 'webhook',
-      scope,
-      key,
-      fingerprint: 'f'.repeat(64),
-      now: 1_000,
-      leaseSeconds: 30,
-      retentionSeconds: 86_400,
-      maxPerScope: 1_000,
-    },
-    event: {
-      registrationId: 'inbox-test',
-      sender: scope,
-      shape: 'mcp',
-      idempotencyKey: key,
-      terminal: false,
-      data: null,
-      payload: {},
-      body: new Uint8Array(),
-      receivedAt: 1_000,
-    },
-    ...overrides,
-  }
-}
+const delivery = inboxDelivery
 
 const at = (base: InboxDelivery, now: number): InboxDelivery => ({
   ...base,

@@ -7,41 +7,14 @@
 import { existsSync, mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { InboxDelivery } from '@adwire/webhooks'
+import { inboxDelivery } from '@adwire/store-contract'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openSqliteStores } from './index.js'
 
 const directory = mkdtempSync(join(tmpdir(), 'adwire-store-sqlite-inbox-'))
 afterAll(() => rmSync(directory, { recursive: true, force: true }))
 
-let counter = 0
-function delivery(scope: string, key: string): InboxDelivery {
-  counter += 1
-  return {
-    nonce: { keyid: `kid-${scope}`, nonce: `nonce-${counter}`, expiresAt: 1_360, cap: 100_000 },
-    claim: {
-      namespace: 'webhook',
-      scope,
-      key,
-      fingerprint: 'f'.repeat(64),
-      now: 1_000,
-      leaseSeconds: 30,
-      retentionSeconds: 86_400,
-      maxPerScope: 100_000,
-    },
-    event: {
-      registrationId: 'durability',
-      sender: scope,
-      shape: 'mcp',
-      idempotencyKey: key,
-      terminal: false,
-      data: null,
-      payload: {},
-      body: new Uint8Array(),
-      receivedAt: 1_000,
-    },
-  }
-}
+const delivery = (scope: string, key: string) => inboxDelivery(scope, key)
 
 describe.each(['pipelined', 'commit'] as const)('the SQLite inbox, durability %s', (durability) => {
   it('acknowledges each delivery once it is committed, and leaves synchronous=FULL on the connection', async () => {

@@ -34,7 +34,18 @@ let counter = 0
 const unique = (prefix: string) =>
   `${prefix}-${Date.now().toString(36)}-${(counter += 1)}-${Math.random().toString(36).slice(2, 8)}`
 
-function delivery(scope: string, key: string, overrides: Partial<InboxDelivery> = {}): InboxDelivery {
+/**
+ * A verified delivery for inbox tests: a fresh nonce of keyid `kid-<scope>`, a claim of `key` in `scope` at
+ * time 1,000 (lease 30 s, retention one day, caps 1,000), a non-terminal MCP event.
+ *
+ * @example
+ * await inbox.accept(inboxDelivery('seller-1', 'key-1', { notificationId: 'n-1' }))
+ */
+export function inboxDelivery(
+  scope: string,
+  key: string,
+  overrides: Partial<InboxDelivery> = {},
+): InboxDelivery {
   return {
     nonce: { keyid: `kid-${scope}`, nonce: unique('nonce'), expiresAt: 1_360, cap: 1_000 },
     claim: {
@@ -68,7 +79,7 @@ export function describeInboxContract(stores: () => InboxContractStores): void {
     it('commits nonce, claim and event together; a replayed nonce and a duplicate write nothing more', async () => {
       const { inbox, published } = await stores().openInbox(() => false)
       const scope = unique('sender')
-      const first = delivery(scope, unique('key'))
+      const first = inboxDelivery(scope, unique('key'))
       const outcome = await inbox.accept(first)
       expect(outcome).toMatchObject({ kind: 'published', event: { takeover: false, reemission: false } })
       expect(await stores().replay.seen(first.nonce!.keyid, first.nonce!.nonce, 1_001)).toBe(true)
@@ -76,9 +87,9 @@ export function describeInboxContract(stores: () => InboxContractStores): void {
       // The same signature again: replayed, before any claim.
       expect(await inbox.accept(first)).toEqual({ kind: 'replayed' })
       // A retry (new nonce, same payload) is a completed duplicate; another payload under the key conflicts.
-      const retry = delivery(scope, first.claim.key)
+      const retry = inboxDelivery(scope, first.claim.key)
       expect(await inbox.accept(retry)).toEqual({ kind: 'claim', claim: { kind: 'completed', result: null } })
-      const changed = delivery(scope, first.claim.key, {
+      const changed = inboxDelivery(scope, first.claim.key, {
         claim: { ...first.claim, fingerprint: 'e'.repeat(64) },
       })
       expect(await inbox.accept(changed)).toEqual({ kind: 'claim', claim: { kind: 'conflict' } })
@@ -91,7 +102,7 @@ export function describeInboxContract(stores: () => InboxContractStores): void {
       let failing = true
       const { inbox, published } = await stores().openInbox(() => failing)
       const scope = unique('sender')
-      const first = delivery(scope, unique('key'))
+      const first = inboxDelivery(scope, unique('key'))
       const refused = await inbox.accept(first).then(
         () => undefined,
         (error: unknown) => error,
@@ -102,7 +113,7 @@ export function describeInboxContract(stores: () => InboxContractStores): void {
         expect(await stores().replay.seen(first.nonce!.keyid, first.nonce!.nonce, 1_001)).toBe(false)
       expect(await published(scope)).toEqual([])
       failing = false
-      expect(await inbox.accept(delivery(scope, first.claim.key))).toMatchObject({ kind: 'published' })
+      expect(await inbox.accept(inboxDelivery(scope, first.claim.key))).toMatchObject({ kind: 'published' })
       expect(await published(scope)).toEqual([first.claim.key])
     })
 
@@ -111,7 +122,7 @@ export function describeInboxContract(stores: () => InboxContractStores): void {
       const scope = unique('sender')
       const taskId = unique('task')
       const observe = (key: string, terminal: boolean, comparison: string) =>
-        delivery(scope, key, {
+        inboxDelivery(scope, key, {
           observation: {
             sender: scope,
             taskId,
@@ -150,8 +161,8 @@ export function describeInboxContract(stores: () => InboxContractStores): void {
       const notificationId = unique('notification')
       const first = unique('key')
       const second = unique('key')
-      await inbox.accept(delivery(scope, first, { notificationId }))
-      expect(await inbox.accept(delivery(scope, second, { notificationId }))).toMatchObject({
+      await inbox.accept(inboxDelivery(scope, first, { notificationId }))
+      expect(await inbox.accept(inboxDelivery(scope, second, { notificationId }))).toMatchObject({
         kind: 'published',
         event: { reemission: true },
       })
@@ -163,7 +174,7 @@ export function describeInboxContract(stores: () => InboxContractStores): void {
       const scope = unique('sender')
       const keys = Array.from({ length: 12 }, (_, index) => `${unique('key')}${index === 5 ? '-x' : ''}`)
       const outcomes = await Promise.allSettled(
-        keys.flatMap((key) => Array.from({ length: 4 }, () => inbox.accept(delivery(scope, key)))),
+        keys.flatMap((key) => Array.from({ length: 4 }, () => inbox.accept(inboxDelivery(scope, key)))),
       )
       const accepted = outcomes.filter(
         (outcome) => outcome.status === 'fulfilled' && outcome.value.kind === 'published',

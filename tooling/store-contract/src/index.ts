@@ -22,7 +22,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { describeInboxContract, type ContractInbox } from './inbox.js'
 
 export { describeSenderFinalRules, type SenderStores } from './sender.js'
-export type { ContractInbox } from './inbox.js'
+export { inboxDelivery, type ContractInbox } from './inbox.js'
+export { ACTIVITY_DESTINATION, seedActivity } from './activity.js'
 
 export interface ContractStores {
   readonly claims?: ClaimStore
