@@ -212,3 +212,16 @@ describe('the SQLite inbox and its WAL file handle', () => {
     },
   )
 })
+
+describe('the SQLite inbox after its stores closed', () => {
+  it('refuses a delivery at once instead of holding it', async () => {
+    const stores = openSqliteStores({ path: join(directory, 'closed.db') })
+    const inbox = stores.createInbox({ write: () => {} })
+    stores.close()
+    const refused = await inbox.accept(delivery('closed', 'k-1')).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    expect(refused).toMatchObject({ code: expect.stringMatching(/^store_/) })
+  })
+})

@@ -169,8 +169,8 @@ export function createSqliteInbox(
     let group: Pending[] = []
     const settled: Array<() => void> = []
     try {
-      if (pipelined) deferSync()
       try {
+        if (pipelined) deferSync()
         await beginWithoutBlocking()
       } catch (error) {
         throw toStoreError(error, database)
