@@ -23,21 +23,23 @@
  * Each round runs for BENCH_SECONDS (default 1; ROUNDS rounds per side). Prints ops/s, mean latency (which, with
  * 16 in flight on one thread, is about 16 × the per-call cost), response size and ratios; asserts nothing.
  */
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import pg from 'pg'
-import { parseEnv } from '../src/env.js'
-import { startRegistry, type RunningRegistry } from '../src/service.js'
+import type { Server } from 'node:http'
+import type { RunningRegistry } from '../src/service.js'
 import type { PublisherSnapshot } from '../src/domain/types.js'
 import type { SqlDriver } from '../src/db/driver.js'
 import { PROPERTY_COLUMNS } from '../src/db/rows.js'
+import {
+  IN_FLIGHT,
+  jsonServer,
+  median,
+  onEachStore,
+  rate,
+  ROUNDS,
+  SECONDS,
+  startBenchRegistry,
+  type Rate,
+} from './support.js'
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 1)
-const ROUNDS = 3
-const IN_FLIGHT = 16
 const PUBLISHERS = 100
 const PER_PUBLISHER = 1000
 const AGENTS = ['https://sales.one.bench/mcp', 'https://sales.two.bench/mcp', 'https://sales.three.bench/mcp']
@@ -91,43 +93,6 @@ async function load(registry: RunningRegistry): Promise<number> {
   return (performance.now() - started) / 1000
 }
 
-interface Rate {
-  readonly opsPerSecond: number
-  readonly meanMs: number
-  readonly failed: number
-  /** Size of the last response body. */
-  readonly bytes: number
-}
-
-/** One round: `request` repeated for SECONDS with IN_FLIGHT in flight, each response body read in full. */
-async function rate(request: () => Promise<Response>): Promise<Rate> {
-  let done = 0
-  let failed = 0
-  let latency = 0
-  let bytes = 0
-  const began = performance.now()
-  const until = began + SECONDS * 1000
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (performance.now() < until) {
-        const started = performance.now()
-        const response = await request()
-        bytes = (await response.arrayBuffer()).byteLength
-        latency += performance.now() - started
-        if (response.ok) done += 1
-        else failed += 1
-      }
-    }),
-  )
-  const seconds = (performance.now() - began) / 1000
-  return { opsPerSecond: done / seconds, meanMs: latency / Math.max(1, done + failed), failed, bytes }
-}
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)]!
-}
-
 const row = (name: string, result: Rate): string =>
   `  ${name.padEnd(20)} ${result.opsPerSecond.toFixed(0).padStart(7)} ops/s  mean ${result.meanMs.toFixed(1).padStart(7)} ms  ${(result.bytes / 1024).toFixed(0).padStart(5)} KiB/response${result.failed ? `  (${result.failed} failed)` : ''}`
 
@@ -163,33 +128,18 @@ async function compare(
  * the bare SELECT of a publisher's property rows as JSON.stringify of the rows, `/identifier?type=&value=` a
  * point query on the identifier index.
  */
-async function primitiveServer(driver: SqlDriver): Promise<{ url: string; server: Server }> {
-  const server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://bench')
-    const answer = async (): Promise<unknown> => {
-      if (url.pathname === '/rows')
-        return driver.all(`SELECT ${PROPERTY_COLUMNS} FROM registry_properties WHERE publisher_domain = ?`, [
-          url.searchParams.get('domain'),
-        ])
-      const hit = await driver.one(
-        'SELECT publisher_domain, property_id FROM registry_property_identifiers WHERE identifier_type = ? AND identifier_value = ? LIMIT 1',
-        [url.searchParams.get('type'), url.searchParams.get('value')],
-      )
-      return { authorized: hit !== undefined }
-    }
-    answer().then(
-      (body) => {
-        response.writeHead(200, { 'content-type': 'application/json' })
-        response.end(JSON.stringify(body))
-      },
-      (error: unknown) => {
-        response.writeHead(500)
-        response.end(String(error))
-      },
+function primitiveServer(driver: SqlDriver): Promise<{ url: string; server: Server }> {
+  return jsonServer(async (url) => {
+    if (url.pathname === '/rows')
+      return driver.all(`SELECT ${PROPERTY_COLUMNS} FROM registry_properties WHERE publisher_domain = ?`, [
+        url.searchParams.get('domain'),
+      ])
+    const hit = await driver.one(
+      'SELECT publisher_domain, property_id FROM registry_property_identifiers WHERE identifier_type = ? AND identifier_value = ? LIMIT 1',
+      [url.searchParams.get('type'), url.searchParams.get('value')],
     )
+    return { authorized: hit !== undefined }
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server }
 }
 
 /** Concurrent small crawls: each writer re-saves its own publisher with one property renamed per call. */
@@ -222,22 +172,7 @@ async function measureAppends(registry: RunningRegistry): Promise<string> {
 }
 
 async function run(label: string, env: Record<string, string>): Promise<void> {
-  const registry = await startRegistry(
-    parseEnv({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      SEED: '0',
-      // The benchmark measures the service, not its per-client limits.
-      RATE_LIMIT_READ_PER_MINUTE: '0',
-      RATE_LIMIT_WRITE_PER_MINUTE: '0',
-      RATE_LIMIT_CRAWL_PER_MINUTE: '0',
-      ...env,
-    }),
-    {
-      validateResponses: 'off',
-      log: () => {},
-    },
-  )
+  const registry = await startBenchRegistry(env)
   let primitives: { url: string; server: Server } | undefined
   try {
     primitives = await primitiveServer(registry.repository.driver)
@@ -288,24 +223,4 @@ async function run(label: string, env: Record<string, string>): Promise<void> {
   }
 }
 
-const folder = mkdtempSync(join(tmpdir(), 'adwire-registry-bench-'))
-try {
-  await run('SQLite', { DATABASE_URL: `sqlite:${join(folder, 'bench.sqlite')}` })
-} finally {
-  rmSync(folder, { recursive: true, force: true })
-}
-
-const postgresUrl = process.env.ADWIRE_TEST_POSTGRES_URL
-if (postgresUrl) {
-  const schema = `registry_bench_${Date.now()}`
-  try {
-    await run('PostgreSQL', { DATABASE_URL: postgresUrl, DATABASE_SCHEMA: schema })
-  } finally {
-    const client = new pg.Client({ connectionString: postgresUrl })
-    await client.connect()
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-    await client.end()
-  }
-} else {
-  console.log('\nPostgreSQL: skipped (set ADWIRE_TEST_POSTGRES_URL)')
-}
+await onEachStore('registry-bench', { sqlite: 'SQLite', postgres: 'PostgreSQL' }, run)

@@ -18,23 +18,24 @@
  * the agent inventory-profile search (`GET /api/registry/agents/search`, computed per request). Asserts
  * nothing.
  */
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import pg from 'pg'
-import { parseEnv } from '../src/env.js'
-import { startRegistry, type RunningRegistry } from '../src/service.js'
+import type { Server } from 'node:http'
+import type { RunningRegistry } from '../src/service.js'
 import type { PublisherSnapshot } from '../src/domain/types.js'
 import { insertMany } from '../src/db/batch.js'
 import type { SqlDriver } from '../src/db/driver.js'
 import { searchTerms } from '../src/db/search.js'
+import {
+  IN_FLIGHT,
+  jsonServer,
+  median,
+  onEachStore,
+  rate,
+  ROUNDS,
+  startBenchRegistry,
+  type Rate,
+} from './support.js'
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 1)
-const ROUNDS = 3
 const SAMPLES = 200
-const IN_FLIGHT = 16
 const BRANDS = 20_000
 const PUBLISHERS = 800
 const PER_PUBLISHER = 100
@@ -135,38 +136,6 @@ const QUERIES: Record<string, () => string> = {
   mixed: () => `${pick(ADJECTIVES)} ${pick(KINDS).slice(0, 3)}`,
 }
 
-interface Rate {
-  readonly opsPerSecond: number
-  readonly meanMs: number
-  readonly failed: number
-}
-
-async function rate(request: () => Promise<Response>): Promise<Rate> {
-  let done = 0
-  let failed = 0
-  let latency = 0
-  const began = performance.now()
-  const until = began + SECONDS * 1000
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (performance.now() < until) {
-        const started = performance.now()
-        const response = await request()
-        await response.arrayBuffer()
-        latency += performance.now() - started
-        if (response.ok) done += 1
-        else failed += 1
-      }
-    }),
-  )
-  const seconds = (performance.now() - began) / 1000
-  return { opsPerSecond: done / seconds, meanMs: latency / Math.max(1, done + failed), failed }
-}
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)]!
-}
 const percentile = (values: readonly number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
@@ -193,58 +162,34 @@ async function latency(
 }
 
 /** The primitive: the bare unranked index probe of the query's terms, as JSON. */
-async function primitiveServer(driver: SqlDriver): Promise<{ url: string; server: Server }> {
-  const server = createServer((request, response) => {
-    const terms = searchTerms(new URL(request.url ?? '/', 'http://bench').searchParams.get('q') ?? '')
+function primitiveServer(driver: SqlDriver): Promise<{ url: string; server: Server }> {
+  return jsonServer((url) => {
+    const terms = searchTerms(url.searchParams.get('q') ?? '')
     const types = ['brand', 'publisher', 'property', 'agent']
-    const rows =
-      driver.dialect === 'sqlite'
-        ? driver.all(
-            types
-              .map(
-                (type) =>
-                  `SELECT * FROM (SELECT rowid FROM registry_search_fts_${type} WHERE registry_search_fts_${type} MATCH ? LIMIT 6)`,
-              )
-              .join(' UNION ALL '),
-            Array<string>(4).fill(terms.map((term) => `"${term}"*`).join(' ')),
-          )
-        : driver.all(
-            types
-              .map(
-                (type) =>
-                  `(SELECT id FROM registry_search_entries WHERE entity_type = '${type}' AND document @@ to_tsquery('simple', ?) LIMIT 6)`,
-              )
-              .join(' UNION ALL '),
-            Array<string>(4).fill(terms.map((term) => `${term}:*`).join(' & ')),
-          )
-    rows.then(
-      (body) => {
-        response.writeHead(200, { 'content-type': 'application/json' })
-        response.end(JSON.stringify(body))
-      },
-      (error: unknown) => {
-        response.writeHead(500)
-        response.end(String(error))
-      },
-    )
+    return driver.dialect === 'sqlite'
+      ? driver.all(
+          types
+            .map(
+              (type) =>
+                `SELECT * FROM (SELECT rowid FROM registry_search_fts_${type} WHERE registry_search_fts_${type} MATCH ? LIMIT 6)`,
+            )
+            .join(' UNION ALL '),
+          Array<string>(4).fill(terms.map((term) => `"${term}"*`).join(' ')),
+        )
+      : driver.all(
+          types
+            .map(
+              (type) =>
+                `(SELECT id FROM registry_search_entries WHERE entity_type = '${type}' AND document @@ to_tsquery('simple', ?) LIMIT 6)`,
+            )
+            .join(' UNION ALL '),
+          Array<string>(4).fill(terms.map((term) => `${term}:*`).join(' & ')),
+        )
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server }
 }
 
 async function run(label: string, env: Record<string, string>): Promise<void> {
-  const registry = await startRegistry(
-    parseEnv({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      SEED: '0',
-      RATE_LIMIT_READ_PER_MINUTE: '0',
-      RATE_LIMIT_WRITE_PER_MINUTE: '0',
-      RATE_LIMIT_CRAWL_PER_MINUTE: '0',
-      ...env,
-    }),
-    { validateResponses: 'off', log: () => {} },
-  )
+  const registry = await startBenchRegistry(env)
   let primitives: { url: string; server: Server } | undefined
   try {
     primitives = await primitiveServer(registry.repository.driver)
@@ -289,24 +234,8 @@ async function run(label: string, env: Record<string, string>): Promise<void> {
   }
 }
 
-const folder = mkdtempSync(join(tmpdir(), 'adwire-registry-search-bench-'))
-try {
-  await run('SQLite (FTS5)', { DATABASE_URL: `sqlite:${join(folder, 'bench.sqlite')}` })
-} finally {
-  rmSync(folder, { recursive: true, force: true })
-}
-
-const postgresUrl = process.env.ADWIRE_TEST_POSTGRES_URL
-if (postgresUrl) {
-  const schema = `registry_search_bench_${Date.now()}`
-  try {
-    await run('PostgreSQL (tsvector + GIN)', { DATABASE_URL: postgresUrl, DATABASE_SCHEMA: schema })
-  } finally {
-    const client = new pg.Client({ connectionString: postgresUrl })
-    await client.connect()
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-    await client.end()
-  }
-} else {
-  console.log('\nPostgreSQL: skipped (set ADWIRE_TEST_POSTGRES_URL)')
-}
+await onEachStore(
+  'registry-search-bench',
+  { sqlite: 'SQLite (FTS5)', postgres: 'PostgreSQL (tsvector + GIN)' },
+  run,
+)
