@@ -20,6 +20,8 @@ import { registrationCache } from './registrations.js'
 /** Outcomes recorded as verification failures for the page: the delivery was refused for what it is. */
 const RECORDED = new Set<ReceiverLogEntry['outcome']>(['rejected', 'conflict'])
 
+const UTF8 = new TextDecoder()
+
 /** Headers every answer of the service carries (the Hono app sets them on the others). */
 export const SECURITY_HEADERS = { 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' }
 
@@ -49,7 +51,7 @@ export function createDeliveries(deps: ReceiverDeps): WebhookReceiver {
     ...(event.status ? { status: event.status } : {}),
     terminal: event.terminal,
     receivedAt: event.receivedAt,
-    payload: new TextDecoder().decode(event.body),
+    payload: UTF8.decode(event.body),
     forward: deps.forwarding,
     takeover: event.takeover,
   })

@@ -9,6 +9,7 @@ import { DEMO_ADAGENTS } from './seed.js'
 import { adagentsSchemaErrors } from './spec/adagents-schema.js'
 import {
   clientOf,
+  CRAWLED_BRAND_JSON,
   startSite,
   startTestRegistry,
   type Site,
@@ -31,17 +32,7 @@ describe.each(backends)('audit defects on %s', (name, backend) => {
   beforeAll(async () => {
     if (!backend) return
     site = await startSite()
-    site.serveJson('/.well-known/brand.json', {
-      house: { domain: 'crawled-brand.test', name: 'Crawled House' },
-      brands: [
-        {
-          id: 'crawled',
-          names: [{ en: 'Crawled' }],
-          keller_type: 'master',
-          url: 'https://crawled-brand.test',
-        },
-      ],
-    })
+    site.serveJson('/.well-known/brand.json', CRAWLED_BRAND_JSON)
     site.serveJson('/.well-known/adagents.json', DEMO_ADAGENTS['pinecrest-news.example'])
     test = await startTestRegistry(backend, {
       origins: { 'crawled-brand.test': site.origin, 'pinecrest-news.example': site.origin },

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { PublisherSnapshot } from './domain/types.js'
 import {
   clientOf,
+  CRAWLED_BRAND_JSON,
   startSite,
   startTestRegistry,
   type Site,
@@ -57,17 +58,7 @@ describe.each(backends)('search on %s', (name, backend) => {
   beforeAll(async () => {
     if (!backend) return
     site = await startSite()
-    site.serveJson('/.well-known/brand.json', {
-      house: { domain: 'crawled-brand.test', name: 'Crawled House' },
-      brands: [
-        {
-          id: 'crawled',
-          names: [{ en: 'Crawled' }],
-          keller_type: 'master',
-          url: 'https://crawled-brand.test',
-        },
-      ],
-    })
+    site.serveJson('/.well-known/brand.json', CRAWLED_BRAND_JSON)
     test = await startTestRegistry(backend, { origins: { 'crawled-brand.test': site.origin } })
     const org = await test.registry.createOrg('Searcher')
     anonymous = clientOf(test.registry)

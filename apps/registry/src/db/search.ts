@@ -6,6 +6,7 @@
  */
 import type { SqlDriver } from './driver.js'
 import { parseJson } from './json.js'
+import type { SearchResults } from '@adwire/registry-client'
 
 export type SearchCategory = 'brands' | 'publishers' | 'properties' | 'agents'
 
@@ -28,45 +29,11 @@ export function searchTerms(text: string): string[] {
   return [...new Set(terms)].slice(0, MAX_SEARCH_TERMS)
 }
 
-export interface BrandHit {
-  domain: string
-  brand_name: string
-  source: string
-  verified: boolean
-  has_manifest: boolean
-  house_domain: string | null
-  keller_type: string | null
-  score: number
-}
-
-export interface PublisherHit {
-  domain: string
-  source: string
-  valid: boolean | null
-  manager_domain: string | null
-  last_validated: string | null
-  property_count: number
-  score: number
-}
-
-export interface PropertyHit {
-  publisher_domain: string
-  property_id: string
-  property_rid: string
-  name: string
-  property_type: string
-  identifiers: Array<{ type: string; value: string }>
-  tags: string[]
-  score: number
-}
-
-export interface AgentHit {
-  url: string
-  name: string
-  type: string | null
-  publisher_count: number
-  score: number
-}
+// One hit of each category, as `GET /api/search` answers it: the shapes @adwire/registry-client publishes.
+export type BrandHit = SearchResults['brands'][number]
+export type PublisherHit = SearchResults['publishers'][number]
+export type PropertyHit = SearchResults['properties'][number]
+export type AgentHit = NonNullable<SearchResults['agents']>[number]
 
 export interface SearchHits {
   brands: BrandHit

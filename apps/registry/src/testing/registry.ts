@@ -236,3 +236,16 @@ export async function refusal(promise: Promise<unknown>): Promise<RegistryError>
   }
   throw new Error('expected the registry to refuse')
 }
+
+/** A brand.json a test site serves for `crawled-brand.test` (one master brand, "Crawled"). */
+export const CRAWLED_BRAND_JSON = {
+  house: { domain: 'crawled-brand.test', name: 'Crawled House' },
+  brands: [
+    {
+      id: 'crawled',
+      names: [{ en: 'Crawled' }],
+      keller_type: 'master',
+      url: 'https://crawled-brand.test',
+    },
+  ],
+}
