@@ -316,7 +316,10 @@ async function deliver(index: number): Promise<void> {
 // The kills: at K random points of the run (counted in finished deliveries), one process, SIGKILL, and a
 // restart on the same port after 0 to 300 ms. One process is down at a time.
 
-const killAt = Array.from({ length: KILLS }, () => 1 + Math.floor(random() * Math.max(1, N - 1))).sort(
+// The points fall in the first 80% of the run, so that deliveries are still in flight when they come. A point
+// passed while an earlier kill is still restarting its process fires as soon as that restart is done, so every
+// kill asked for happens even when the run is short and fast.
+const killAt = Array.from({ length: KILLS }, () => 1 + Math.floor(random() * Math.max(1, N * 0.8 - 1))).sort(
   (a, b) => a - b,
 )
 let nextKill = 0
@@ -345,7 +348,10 @@ async function killOne(): Promise<void> {
 function maybeKill() {
   if (killing || nextKill >= killAt.length || counts.done < killAt[nextKill]!) return
   nextKill += 1
-  killing = killOne().finally(() => (killing = undefined))
+  killing = killOne().finally(() => {
+    killing = undefined
+    maybeKill()
+  })
 }
 
 // ---------------------------------------------------------------------------------------------------------
