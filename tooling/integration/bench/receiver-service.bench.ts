@@ -16,7 +16,8 @@
  *   ADWIRE_BENCH_COUNT=500                       fewer deliveries per row (a quick look)
  *   ADWIRE_BENCH_CPU_PROFILE=<dir>               each service process writes a V8 CPU profile there (bench/README.md)
  *   ADWIRE_BENCH_STORES=postgres                 only the PostgreSQL rows (or `sqlite`: only SQLite's)
- *   ADWIRE_BENCH_ROWS=1x16,2x64                  only these rows (processes x in flight; also `es256`, `claims`)
+ *   ADWIRE_BENCH_ROWS=1x16,2x64                  only these rows (processes x in flight; also `es256`, `claims`,
+ *                                                `ceiling`: the no-store ceiling rows, which run by default)
  */
 import { createPublicKey, verify as nodeVerify } from 'node:crypto'
 import { existsSync, mkdtempSync } from 'node:fs'
@@ -74,6 +75,9 @@ const rowName = (plan: Plan) =>
   plan.publication ?? (plan.alg === 'es256' ? 'es256' : `${plan.processes}x${plan.inFlight}`)
 const CHOSEN = ONLY ? PLAN.filter((plan) => ONLY.includes(rowName(plan))) : PLAN
 const CLAIMS_ENTRY = fileURLToPath(new URL('receiver-claims-entry.ts', import.meta.url))
+const CEILING_ENTRY = fileURLToPath(new URL('ceiling-entry.ts', import.meta.url))
+/** The ceiling rows (bench/ceiling-entry.ts) run unless ADWIRE_BENCH_ROWS leaves out `ceiling`. */
+const CEILING = !ONLY || ONLY.includes('ceiling')
 
 if (!existsSync(RECEIVER_ENTRY)) {
   console.error(`${RECEIVER_ENTRY} is missing: run \`pnpm build\` (or the root \`pnpm bench\`) first`)
@@ -160,13 +164,18 @@ type BackendFinder = (existing?: ReadonlySet<number>) => Promise<readonly number
 type CommitCounter = () => Promise<number | undefined>
 
 /** Starts `processes` services on `env`. */
-async function start(env: Record<string, string>, processes: number, publication?: 'claims') {
+async function start(
+  env: Record<string, string>,
+  processes: number,
+  publication?: 'claims',
+  entry = publication ? CLAIMS_ENTRY : undefined,
+) {
   // ADWIRE_BENCH_CPU_PROFILE=<dir>: each service writes a V8 CPU profile there when it stops (bench/README.md).
   const profile = process.env.ADWIRE_BENCH_CPU_PROFILE
   const options = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []
   const receivers: ReceiverProcess[] = []
   for (let index = 0; index < processes; index += 1)
-    receivers.push(await spawnReceiver(env, 0, publication ? CLAIMS_ENTRY : undefined, options))
+    receivers.push(await spawnReceiver(env, 0, entry, options))
   return receivers
 }
 
@@ -302,6 +311,35 @@ if (postgresUrl) {
     await dropSchema(postgresUrl, schema)
   }
 }
+
+/**
+ * The ceiling of this machine and this load generator: a server that only reads each body and checks one
+ * Ed25519 signature (bench/ceiling-entry.ts), on the event loop and on the thread pool, at 16 and 64 in flight.
+ * No receiver that verifies can pass it here, whatever its store: the goals are read against these rows.
+ */
+async function measureCeiling(): Promise<Row[]> {
+  const out: Row[] = []
+  for (const verify of ['inline', 'pool'] as const) {
+    const [server] = await start({ CEILING_VERIFY: verify }, 1, undefined, CEILING_ENTRY)
+    try {
+      const url = `${server!.url}/webhooks/ceiling`
+      const messages = await presign(url, COUNT)
+      await load(messages.slice(0, WARMUP), 8)
+      for (const inFlight of [16, 64]) {
+        const bare = bareRate()
+        const before = cpuOf([server!.child.pid!])
+        const result = await load(messages, inFlight)
+        const serviceCpu = (cpuBetween(before, cpuOf([server!.child.pid!])) * 1000) / messages.length
+        const name = `ceiling: HTTP + 1 verify ${verify === 'pool' ? '(thread pool)' : '(inline)'}, no store`
+        out.push({ name, plan: { inFlight, alg: 'ed25519', processes: 1 }, result, bare, serviceCpu })
+      }
+    } finally {
+      await server!.stop()
+    }
+  }
+  return out
+}
+if (CEILING) rows.push(...(await measureCeiling()))
 
 const table = [
   [
