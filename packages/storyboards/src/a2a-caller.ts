@@ -34,6 +34,20 @@ function lastDataPart(parts: readonly Part[] | undefined): Record<string, unknow
 }
 
 /**
+ * The AdCP invocation DataPart of a task: `{skill, input}`, and to an A2A 0.3 agent `parameters` too, the name
+ * agents written to earlier 3.x rules read (an agent on the 3.1 profile takes `input` when both are present).
+ *
+ * @example a2aInvocation(client.protocolVersion, 'get_products', { brief: 'outdoor' })
+ */
+export function a2aInvocation(
+  protocolVersion: string,
+  skill: string,
+  args: Record<string, unknown>,
+): Record<string, unknown> {
+  return protocolVersion.startsWith('0.') ? { skill, input: args, parameters: args } : { skill, input: args }
+}
+
+/**
  * Connects the official A2A client to the agent, activating the AdCP extension on every message.
  * @example const caller = await a2aCaller('http://127.0.0.1:4200', { maxResponseBytes: 1 << 22, connectTimeoutMs: 5000 })
  */
@@ -45,9 +59,11 @@ export async function a2aCaller(agentUrl: string, options: CallerOptions): Promi
   })
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl: http.fetch })],
+      // legacyCompat: an agent whose card offers only A2A 0.3 (agents written to earlier 3.x rules) is spoken
+      // to in 0.3; a card offering 1.0 gets 1.0.
+      transports: [new JsonRpcTransportFactory({ fetchImpl: http.fetch, legacyCompat: { enabled: true } })],
       // The card is fetched through the runner's fetch too: credentials, size cap, redirect policy, routing.
-      cardResolver: new DefaultAgentCardResolver({ fetchImpl: http.fetch }),
+      cardResolver: new DefaultAgentCardResolver({ fetchImpl: http.fetch, legacyCompat: { enabled: true } }),
     }),
   )
   const client = await withTimeout(options.connectTimeoutMs, `reading ${agentUrl}'s agent card`, () =>
@@ -67,7 +83,7 @@ export async function a2aCaller(agentUrl: string, options: CallerOptions): Promi
                 contextId: '',
                 taskId: '',
                 role: Role.ROLE_USER,
-                parts: [dataPart({ skill: task, input: args })],
+                parts: [dataPart(a2aInvocation(client.protocolVersion, task, args))],
                 metadata: undefined,
                 extensions: [],
                 referenceTaskIds: [],

@@ -5,6 +5,8 @@
  * steps are pinned, and both transports give the same results.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { jwksResolver } from '@adwire/http-signatures'
@@ -156,6 +158,40 @@ describe.each(['mcp', 'a2a'] as const)('the creative agent over %s', (protocol) 
     expect(byId('specialisms/creative-generative/index', 'expect_substitution_safe').skip).toMatchObject({
       reason: 'unsatisfied_contract',
     })
+  })
+})
+
+describe('an agent whose card offers only A2A 0.3 (written to earlier 3.x rules)', () => {
+  it('is run over A2A 0.3 by the official client, with the same step results as over 1.0', async () => {
+    // The 0.3 fields of the agent's card, served on their own; `url` is the agent's A2A endpoint, which
+    // answers 0.3 requests in 0.3.
+    const card = (await (await fetch(`${agent.url}/a2a/.well-known/agent-card.json`)).json()) as Record<
+      string,
+      unknown
+    >
+    const { supportedInterfaces: _interfaces, securityRequirements: _requirements, ...legacy } = card
+    const body = JSON.stringify({ ...legacy, url: `${agent.url}/a2a` })
+    const server = createServer((request, response) => {
+      const found = request.url === '/.well-known/agent-card.json'
+      response.writeHead(found ? 200 : 404, { 'content-type': 'application/json' }).end(found ? body : '{}')
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const storyboards = ['universal/capability-discovery', 'protocols/creative/index']
+      const legacyRun = await runStoryboards({
+        agentUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        publicUrl: PUBLIC_URL,
+        protocol: 'a2a',
+        bundle,
+        storyboards,
+        testKitOverrides: { supports_audio_formats: true },
+      })
+      const current = outcome(results.get('a2a')!).filter((line) => storyboards.includes(line.split('#')[0]!))
+      expect(legacyRun.summary.steps.passed).toBeGreaterThan(3)
+      expect(outcome(legacyRun), renderReport(legacyRun)).toEqual(current)
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
   })
 })
 

@@ -156,6 +156,45 @@ describe('probing our creative agent', () => {
   }, 30_000)
 })
 
+describe('probing an agent whose card offers only A2A 0.3 (written to earlier 3.x rules)', () => {
+  it('reads its formats over A2A 0.3 with the official client, the same as over 1.0', async () => {
+    // What such an agent serves: the 0.3 fields of our creative agent's card (no supportedInterfaces, no
+    // securityRequirements), its `url` the agent's A2A endpoint, which answers 0.3 requests in 0.3.
+    const card = (await (await fetch(`${creative.url}/a2a/.well-known/agent-card.json`)).json()) as Record<
+      string,
+      unknown
+    >
+    const { supportedInterfaces: _interfaces, securityRequirements: _requirements, ...legacy } = card
+    expect(legacy).toMatchObject({ protocolVersion: '0.3.0', url: `${creative.url}/a2a` })
+    const legacySite = await startSite()
+    try {
+      legacySite.serveJson('/.well-known/agent-card.json', legacy)
+      const discovered = await api(
+        test.registry,
+        'discoverAgent',
+        `/api/public/discover-agent?url=${q(`${legacySite.origin}/a2a`)}`,
+      )
+      expect(discovered.status, JSON.stringify(discovered.body)).toBe(200)
+      expect(discovered.body).toMatchObject({ protocols: ['a2a'], type: 'creative' })
+      const formats = await api(
+        test.registry,
+        'getAgentFormats',
+        `/api/public/agent-formats?url=${q(`${legacySite.origin}/a2a`)}`,
+      )
+      const current = await api(
+        test.registry,
+        'getAgentFormats',
+        `/api/public/agent-formats?url=${q(`${creative.url}/a2a`)}`,
+      )
+      expect(formats.body.success).toBe(true)
+      expect(formats.body.formats.length).toBeGreaterThan(10)
+      expect(formats.body.formats).toEqual(current.body.formats)
+    } finally {
+      await legacySite.close()
+    }
+  }, 30_000)
+})
+
 describe('probing our sales agent', () => {
   it('reads its products and publishers over MCP and over A2A', async () => {
     const products = await api(

@@ -17,7 +17,7 @@ import {
 } from '@a2a-js/sdk/client'
 import { SignatureError } from '@adwire/http-signatures'
 import { createPinnedFetch } from '@adwire/http-signatures/node'
-import { ADCP_A2A_EXTENSION } from '@adwire/storyboards'
+import { a2aInvocation, ADCP_A2A_EXTENSION } from '@adwire/storyboards'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { AgentCredential } from './contract.js'
@@ -225,8 +225,10 @@ function lastData(parts: readonly Part[] | undefined): Record<string, unknown> |
 async function connectA2a(base: string, fetchImpl: typeof fetch): Promise<AgentSession> {
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl })],
-      cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+      // legacyCompat: an agent whose card offers only A2A 0.3 (as agents written to earlier 3.x rules do) is
+      // spoken to in 0.3; a card offering 1.0 gets 1.0.
+      transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
+      cardResolver: new DefaultAgentCardResolver({ fetchImpl, legacyCompat: { enabled: true } }),
     }),
   )
   const client = await factory.createFromUrl(base)
@@ -248,7 +250,7 @@ async function connectA2a(base: string, fetchImpl: typeof fetch): Promise<AgentS
             contextId: '',
             taskId: '',
             role: Role.ROLE_USER,
-            parts: [dataPart({ skill: task, input: args })],
+            parts: [dataPart(a2aInvocation(client.protocolVersion, task, args))],
             metadata: undefined,
             extensions: [],
             referenceTaskIds: [],
