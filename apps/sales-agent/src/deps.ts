@@ -202,7 +202,8 @@ export async function openDeps(
         leaseSeconds: IN_FLIGHT_MAX_SECONDS,
       },
       sender,
-      // The media-buy storyboards register push_notification_config without operation_id (the spec's MAY).
+      // The media-buy storyboards and the official AdCP client register push_notification_config without
+      // operation_id (the spec's MAY): their webhooks carry the task id as operation_id (agent-server).
       requireOperationId: false,
       ...(overrides.now ? { now: overrides.now } : {}),
       onError: (error, task) => {

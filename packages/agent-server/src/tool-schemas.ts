@@ -139,7 +139,9 @@ export function hoistObject(json: Json): Json {
 /** The tool's `inputSchema`: the official request schema (else the task's `input`) plus the envelope fields. */
 export function toolInputSchema(task: AnyTask): Json {
   const source = task.requestSchema ?? officialSchema(task.name, 'Request') ?? task.input
-  const json = hoistObject(toJson(source, 'input') ?? { type: 'object' })
+  const json = hoistObject(
+    task.requestJsonSchema ? { ...task.requestJsonSchema } : (toJson(source, 'input') ?? { type: 'object' }),
+  )
   const properties = { ...ENVELOPE_PROPERTIES, ...(json.properties as Json) }
   const required = new Set((json.required as string[] | undefined) ?? [])
   if (task.idempotent) required.add('idempotency_key')

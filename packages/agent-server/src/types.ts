@@ -116,6 +116,12 @@ export interface TaskDefinitionInput<I extends z.ZodType, O extends z.ZodType> {
    */
   readonly requestSchema?: z.ZodType
   /**
+   * The MCP tool's `inputSchema` as JSON Schema, for a request no zod schema describes (an official JSON Schema
+   * file, its `$ref`s resolved or dropped): wins over `requestSchema`. Its root `properties` must name every
+   * request field: clients such as the official AdCP client strip arguments the tool does not declare.
+   */
+  readonly requestJsonSchema?: Readonly<Record<string, unknown>>
+  /**
    * The response shape advertised as the MCP tool's `outputSchema` (beside the failed-task body). Default: the
    * official response schema of an AdCP task name, else `output`.
    */

@@ -74,6 +74,19 @@ interface StreamOptions {
 }
 
 /**
+ * An AdCP registration as the sender takes it: a `push_notification_config` without `operation_id` (the
+ * schema's MAY; buyers on the 3.0 rules, the official AdCP client among them, route by URL and send none) gets
+ * the task id as its operation id, since every webhook payload must carry one and it is never derived from the
+ * URL. A given `operation_id` is echoed verbatim.
+ */
+export function withOperationId(registration: WebhookRegistration, taskId: string): WebhookRegistration {
+  const config = registration.config as Record<string, unknown> | undefined
+  if (registration.channel !== 'adcp' || !config || typeof config !== 'object' || 'operation_id' in config)
+    return registration
+  return { ...registration, config: { ...config, operation_id: taskId } } as WebhookRegistration
+}
+
+/**
  * The pushes of one task: each later status once per registered channel, nothing for an unchanged status,
  * nothing after a terminal one (`webhook_after_terminal`), one push at a time in call order.
  */
@@ -111,7 +124,8 @@ function taskStream(options: StreamOptions): TaskUpdates {
           ...(message !== undefined ? { message } : {}),
         }
         // One webhook per registered channel; the status moves on once every channel has it durably queued.
-        for (const registration of registrations) await sender.notify(registration, event)
+        for (const registration of registrations)
+          await sender.notify(withOperationId(registration, taskId), event)
         current.status = status
       }
       const pushed = current.tail.then(push, push)

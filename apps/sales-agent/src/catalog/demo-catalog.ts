@@ -131,6 +131,18 @@ const SPECS: readonly Spec[] = [
 ]
 
 /**
+ * Who counts a product's delivery: the publisher's own ad server. `vendors` is the 3.1 field; the deprecated
+ * `provider` string is kept beside it, as 3.1.19 allows, because buyers on the 3.0 rules (the official AdCP
+ * client among them) require it and refuse a product without it.
+ */
+export function firstPartyMeasurement(publisherDomain: string) {
+  return {
+    vendors: [{ domain: publisherDomain }],
+    provider: `${publisherDomain} ad server (first-party delivery counts)`,
+  }
+}
+
+/**
  * The demo products, their formats at `creativeAgentUrl`.
  *
  * @example
@@ -150,6 +162,7 @@ export function demoCatalog(creativeAgentUrl: string): CatalogProduct[] {
       delivery_type: spec.delivery,
       pricing_options: spec.pricing,
       reporting_capabilities: reporting(spec.metrics ?? []),
+      delivery_measurement: firstPartyMeasurement(spec.domain),
       ...(spec.custom ? { is_custom: true } : {}),
     },
   }))

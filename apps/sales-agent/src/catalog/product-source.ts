@@ -4,7 +4,7 @@
  */
 import { BROADCAST_WINDOWS } from '../events/measurement-windows.js'
 import type { RecordStore } from '../storage/index.js'
-import { demoCatalog, type CatalogProduct } from './demo-catalog.js'
+import { demoCatalog, firstPartyMeasurement, type CatalogProduct } from './demo-catalog.js'
 
 export const PRODUCT_KIND = 'product'
 
@@ -103,26 +103,30 @@ export function productFromFixture(
     : [{ agent_url: creativeAgentUrl, id: 'display_300x250_image' }]
   const pricing =
     Array.isArray(base.pricing_options) && base.pricing_options.length > 0 ? base.pricing_options : undefined
+  // A selector without selection_type (get-products-pagination-integrity's fixtures) sells the whole publisher.
+  const publishers: Record<string, unknown>[] =
+    Array.isArray(base.publisher_properties) && base.publisher_properties.length > 0
+      ? base.publisher_properties
+          .filter(isObject)
+          .map((entry) => (entry.selection_type === undefined ? { ...entry, selection_type: 'all' } : entry))
+      : [{ publisher_domain: 'sandbox-publisher.example', selection_type: 'all' }]
+  const publisherDomain = publishers.find((entry) => typeof entry.publisher_domain === 'string')
+    ?.publisher_domain as string | undefined
   return {
     ...base,
     product_id: productId,
     name: typeof base.name === 'string' ? base.name : productId.replaceAll('_', ' '),
     description: typeof base.description === 'string' ? base.description : `Seeded product ${productId}`,
-    // A selector without selection_type (get-products-pagination-integrity's fixtures) sells the whole publisher.
-    publisher_properties:
-      Array.isArray(base.publisher_properties) && base.publisher_properties.length > 0
-        ? base.publisher_properties
-            .filter(isObject)
-            .map((entry) =>
-              entry.selection_type === undefined ? { ...entry, selection_type: 'all' } : entry,
-            )
-        : [{ publisher_domain: 'sandbox-publisher.example', selection_type: 'all' }],
+    publisher_properties: publishers,
     delivery_type: base.delivery_type === 'guaranteed' ? 'guaranteed' : 'non_guaranteed',
     channels: channels ?? ['display'],
     format_ids: formatIds,
     pricing_options: pricing ?? [
       { pricing_option_id: 'cpm_default', pricing_model: 'cpm', currency: 'USD', fixed_price: 10 },
     ],
+    delivery_measurement: isObject(base.delivery_measurement)
+      ? base.delivery_measurement
+      : firstPartyMeasurement(publisherDomain ?? 'sandbox-publisher.example'),
     reporting_capabilities: isObject(base.reporting_capabilities)
       ? base.reporting_capabilities
       : {

@@ -339,7 +339,9 @@ describe('off-cadence delivery reports', () => {
     const ordered = bySequence(list)
     for (let index = 0; index + 1 < ordered.length; index++) {
       const expected = Date.parse(ordered[index].next_expected_at) / 1000
-      expect(expected).toBeGreaterThanOrEqual(Math.floor(ordered[index].sent_at))
+      // next_expected_at is set when the report is built, sent_at when it leaves: on a loaded machine the
+      // delivery can trail the build by a second or two (a CI run saw 1 s).
+      expect(expected).toBeGreaterThanOrEqual(Math.floor(ordered[index].sent_at) - 3)
       expect(expected).toBeLessThanOrEqual(ordered[index].sent_at + HOUR + 1)
       expect(ordered[index + 1].sent_at).toBeGreaterThanOrEqual(expected - 1)
     }

@@ -3,7 +3,7 @@
  * `submitted` with a task_id and no media_buy_id, then pushes `working` and `completed` (the full create
  * response, its media_buy_id readable through get_media_buys) to a real receiver from @adwire/webhooks that
  * verifies the RFC 9421 signatures with the key it finds through the agent's brand.json; operation_id and
- * context come back verbatim; without an operation_id the buyer polls get_task_status instead. Push URLs that are not https or point at private addresses are refused.
+ * context come back verbatim; without an operation_id the pushes carry the task id as one, and the buyer can poll get_task_status too. Push URLs that are not https or point at private addresses are refused.
  */
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -117,7 +117,7 @@ describe('a buy in the seller review', () => {
     expect(read.media_buys[0]).toMatchObject({ media_buy_id: result.media_buy_id, context })
   })
 
-  it('answers submitted without an operation_id too, and the buyer polls get_task_status to the buy', async () => {
+  it('answers submitted without an operation_id too: the buyer polls get_task_status to the buy, and the pushes carry the task id as operation_id', async () => {
     const submitted = await mcpOk(
       agent,
       BUYER_TOKEN,
@@ -139,8 +139,14 @@ describe('a buy in the seller review', () => {
     }
     expect(polled.status).toBe('completed')
     expect((polled.result as { media_buy_id: string }).media_buy_id).toMatch(/^mb_/)
-    // No push could carry it (an MCP-shape push needs an operation_id).
-    expect(events.filter((event) => event.taskId === submitted.task_id)).toEqual([])
+    // The pushes come too, their operation_id the task id (the buyer gave none; the URL is never read).
+    for (let attempt = 0; attempt < 100; attempt++) {
+      if (events.some((event) => event.taskId === submitted.task_id && event.status === 'completed')) break
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    const pushed = events.filter((event) => event.taskId === submitted.task_id)
+    expect(pushed.map((event) => event.status)).toEqual(['working', 'completed'])
+    for (const event of pushed) expect(event.operationId).toBe(submitted.task_id)
   })
 })
 

@@ -14,7 +14,7 @@ import {
   type TaskContext,
 } from '@adwire/agent-server'
 import { z } from 'zod'
-import { assertOfficial } from '../validation/official.js'
+import { assertOfficial, officialToolSchema } from '../validation/official.js'
 
 /** A request as the handler sees it: the whole JSON object, envelope fields included. */
 export type Request = Record<string, unknown>
@@ -112,6 +112,10 @@ export function sellerTask(spec: SellerTaskSpec, options: DefineOptions): AnyTas
     access: spec.access,
     idempotent: spec.idempotent ?? false,
     ...(spec.requestSchema ? { requestSchema: spec.requestSchema } : {}),
+    // The MCP tool declares every field of the official request (clients strip what a tool does not declare).
+    ...(!spec.requestSchema && typeof spec.request === 'string'
+      ? { requestJsonSchema: officialToolSchema(spec.request) }
+      : {}),
     // Every 3.1 response carries the protocol envelope's `status` (core/protocol-envelope.json).
     handler: async (request, context) => {
       const response = (await spec.handler(request as Request, context)) as Record<string, unknown>

@@ -39,6 +39,40 @@ export function officialValidator(file: string): ValidateFunction {
   return validate
 }
 
+/**
+ * The MCP tool `inputSchema` of an official request schema file: an object schema whose root `properties` are
+ * the file's, each as the file gives it unless it points at other files (`$ref`), then its `type` and
+ * `description` only (the server's Ajv check above is the real validation), with the file's `required`.
+ * Clients that strip undeclared arguments (the official AdCP client does) keep every field of the request.
+ *
+ * @example officialToolSchema('media-buy/get-products-request.json').properties.buying_mode // { type: 'string', enum: [...] }
+ */
+export function officialToolSchema(file: string): Record<string, unknown> {
+  const schema = JSON.parse(readFileSync(path.join(conformancePath('schemas/3.1.19'), file), 'utf8')) as {
+    description?: string
+    properties?: Record<string, Record<string, unknown>>
+    required?: string[]
+  }
+  const properties: Record<string, unknown> = {}
+  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+    if (!JSON.stringify(property).includes('"$ref"')) {
+      properties[name] = property
+      continue
+    }
+    const { type, description } = property
+    properties[name] = {
+      ...(type !== undefined ? { type } : {}),
+      ...(description !== undefined ? { description } : {}),
+    }
+  }
+  return {
+    type: 'object',
+    ...(schema.description ? { description: schema.description } : {}),
+    properties,
+    ...(schema.required?.length ? { required: schema.required } : {}),
+  }
+}
+
 const fieldOf = (error: ErrorObject): string => {
   const base = error.instancePath
     .split('/')

@@ -1,0 +1,6 @@
+import { defineProject } from 'vitest/config'
+import { sharedTestOptions } from '@adwire/vitest-config'
+
+export default defineProject({
+  test: { ...sharedTestOptions, name: 'adcp-client-interop', testTimeout: 60_000 },
+})
