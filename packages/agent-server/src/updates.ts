@@ -80,10 +80,8 @@ interface StreamOptions {
  * URL. A given `operation_id` is echoed verbatim.
  */
 export function withOperationId(registration: WebhookRegistration, taskId: string): WebhookRegistration {
-  const config = registration.config as Record<string, unknown> | undefined
-  if (registration.channel !== 'adcp' || !config || typeof config !== 'object' || 'operation_id' in config)
-    return registration
-  return { ...registration, config: { ...config, operation_id: taskId } } as WebhookRegistration
+  if (registration.channel !== 'adcp' || registration.config.operation_id !== undefined) return registration
+  return { ...registration, config: { ...registration.config, operation_id: taskId } }
 }
 
 /**
