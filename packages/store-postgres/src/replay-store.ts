@@ -7,6 +7,10 @@ import type { Database, Statement } from './database.js'
 import { StoreError } from './errors.js'
 import { sweepCounted } from './sweep.js'
 
+/** How long a step 9a read may answer for its keyid, ms, and how many keyids are remembered at most. */
+const MEMO_MS = 1_000
+const MEMO_LIMIT = 10_000
+
 /**
  * Each call is one statement. `remember` runs the `remember_nonce` function (migration 1), which locks the
  * keyid's counter row, so concurrent remembers of one keyid serialise and the cap is exact; caps of a
@@ -18,10 +22,6 @@ import { sweepCounted } from './sweep.js'
  * if (await stores.replay.atCapacity(keyid, 1_000_000, now)) throw rateAbuse()
  * const outcome = await stores.replay.remember(keyid, nonce, expires + 60, 1_000_000, now) // 'stored' | 'replayed' | 'capacity'
  */
-/** How long a step 9a read may answer for its keyid, ms, and how many keyids are remembered at most. */
-const MEMO_MS = 1_000
-const MEMO_LIMIT = 10_000
-
 export class PostgresReplayStore implements ReplayStore {
   readonly #database: Database
   readonly #atCapacity: Statement

@@ -7,6 +7,7 @@
  * secret and hands the result to the buyer's handler.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- the SDK's results are read as JSON */
+import { createHmac } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -200,7 +201,6 @@ it('refuses, in the SDK, a webhook signed with another secret (the check is real
     result: {},
   })
   const timestamp = String(Math.floor(Date.now() / 1000))
-  const { createHmac } = await import('node:crypto')
   const wrong = `sha256=${createHmac('sha256', 'another-secret-of-at-least-32-characters').update(`${timestamp}.${body}`).digest('hex')}`
   await expect(
     client
