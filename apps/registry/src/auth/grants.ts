@@ -1,7 +1,8 @@
 /**
  * Authorization codes, rotating refresh tokens and JWT access tokens. Codes and refresh tokens are stored as
  * SHA-256 hashes; each code starts a refresh-token family, and presenting a spent code or an already rotated
- * refresh token revokes the whole family (OAuth 2.1 §4.3.1 replay protection).
+ * refresh token revokes the whole family (OAuth 2.1 §4.3.1 replay protection): its refresh tokens and the access
+ * tokens issued from it, which carry the family as their `sid` claim and stop verifying once it is revoked.
  */
 import { createLocalJWKSet, jwtVerify, SignJWT, type JWK } from 'jose'
 import type { AuthDb } from './db.js'
@@ -213,6 +214,8 @@ async function issueTokens(
     scope: grant.scope,
     client_id: grant.clientId,
     org_id: user.org_id,
+    // The grant (refresh-token family) the token comes from: revoking the family revokes the token.
+    sid: grant.familyId,
   })
     .setProtectedHeader({ alg: ACCESS_TOKEN_ALG, kid: settings.key.kid, typ: 'at+jwt' })
     .setIssuer(settings.issuer)
@@ -247,9 +250,18 @@ function keySet(key: SigningKey): ReturnType<typeof createLocalJWKSet> {
   return found
 }
 
+/** Whether the grant (refresh-token family) `familyId` was revoked: a replayed code or refresh token. */
+async function familyRevoked(db: AuthDb, familyId: string): Promise<boolean> {
+  const row = await db.one<{ family_id: string }>(
+    `SELECT family_id FROM {refresh_tokens} WHERE family_id = ? AND revoked_at IS NOT NULL LIMIT 1`,
+    [familyId],
+  )
+  return row !== undefined
+}
+
 /**
- * Verifies an access token (signature, `typ`, issuer, audience, expiry at `now`) and that its user still
- * exists. Resolves to the user and organization ids (and the organization's name), or `undefined` for any invalid token.
+ * Verifies an access token (signature, `typ`, issuer, audience, expiry at `now`), that its grant was not revoked
+ * (a token without its grant's `sid` is refused) and that its user still exists. Resolves to the user and organization ids (and the organization's name), or `undefined` for any invalid token.
  */
 export async function verifyAccessToken(
   db: AuthDb,
@@ -265,7 +277,8 @@ export async function verifyAccessToken(
       typ: 'at+jwt',
       currentDate: new Date(now),
     })
-    if (typeof payload.sub !== 'string') return undefined
+    if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string') return undefined
+    if (await familyRevoked(db, payload.sid)) return undefined
     const user = await findUser(db, payload.sub)
     if (!user || user.org_id !== payload.org_id) return undefined
     return { userId: user.id, orgId: user.org_id, orgName: user.org_name }

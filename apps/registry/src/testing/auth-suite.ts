@@ -185,6 +185,9 @@ export function authSuite(name: string, open: () => Promise<StoreFixture>): void
         client_id: clientId,
       })
       expect(replay).toMatchObject({ status: 400, body: { error: 'invalid_grant' } })
+      // Every access token of the family stops working with it.
+      expect((await whoami(server.url, first.body.access_token as string)).status).toBe(401)
+      expect((await whoami(server.url, second.body.access_token as string)).status).toBe(401)
       const afterReplay = await token(server.url, {
         grant_type: 'refresh_token',
         refresh_token: refresh2,
@@ -204,7 +207,11 @@ export function authSuite(name: string, open: () => Promise<StoreFixture>): void
       }
       const issued = await token(server.url, fields)
       expect(issued.status).toBe(200)
+      const accessToken = issued.body.access_token as string
+      expect((await whoami(server.url, accessToken)).status).toBe(200)
       expect((await token(server.url, fields)).body).toMatchObject({ error: 'invalid_grant' })
+      // The access token the code produced is revoked too, not only its refresh token.
+      expect((await whoami(server.url, accessToken)).status).toBe(401)
       const refresh = await token(server.url, {
         grant_type: 'refresh_token',
         refresh_token: issued.body.refresh_token as string,
