@@ -35,6 +35,7 @@ let key: string
 let creative: RunningCreativeAgent
 let creativeDir: string
 const called = new Set<string>()
+const ADMIN_KEY = `admin_${'c'.repeat(40)}`
 
 beforeAll(async () => {
   site = await startSite()
@@ -78,6 +79,7 @@ beforeAll(async () => {
       env: {
         AGENT_CREDENTIALS_KEY: TEST_CREDENTIALS_KEY,
         ALLOW_PRIVATE_AGENTS: '1',
+        ADMIN_API_KEY: ADMIN_KEY,
         COMPLIANCE_REFERENCE_AGENT_URL: `${creative.url}/a2a`,
       },
     },
@@ -251,7 +253,7 @@ describe('contract sweep over the demo world', () => {
       (
         await call('revalidatePublisherAdagents', '/api/registry/publisher/site.test/adagents/revalidate', {
           method: 'POST',
-          token: key,
+          token: ADMIN_KEY,
         })
       ).body.discovery_method,
     ).toBe('authoritative_location')

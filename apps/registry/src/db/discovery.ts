@@ -1,10 +1,11 @@
 /**
  * The discovery requests of migration 6: the last outbound request per (kind, target) — the 5-minute debounce
- * of brand crawls, forced crawls and manager fan-outs — and the manager re-validation queue.
+ * of brand crawls, forced crawls, manager fan-outs, adagents.json crawl requests and revalidations — and the manager re-validation queue.
  */
 import type { SqlDriver } from './driver.js'
 
-export type OutboundKind = 'brand_crawl' | 'force_brand_crawl' | 'manager_revalidation'
+export type OutboundKind =
+  'brand_crawl' | 'force_brand_crawl' | 'manager_revalidation' | 'adagents_revalidation' | 'crawl_request'
 
 export interface OutboundRequest {
   readonly kind: OutboundKind

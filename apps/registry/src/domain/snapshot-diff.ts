@@ -2,7 +2,9 @@
  * What changed between the stored state of a publisher and a new snapshot of it, as change-feed events
  * (adcp-notes §1.4.5 event types). Authorization events are per (agent, publisher): `granted` when the agent
  * gains its first authorization there, `revoked` when it loses its last, `modified` when its property set,
- * `authorized_for`, keys or window change.
+ * `authorized_for`, authorization type, keys or window change. Their payload carries `authorization_type` (the
+ * official SDK's `RegistrySync` indexes no grant without it): the adagents.json variant of the agent's entry, and
+ * `publisher_properties` with an `all` selector for an entry that names none (it grants the whole publisher).
  */
 import type { AuthorizationRecord, PropertyRecord, PublisherRecord, PublisherSnapshot } from './types.js'
 
@@ -19,6 +21,8 @@ type NewAuthorization = PublisherSnapshot['authorizations'][number] & { agent_ur
 interface AgentGrant {
   agent_url: string
   authorized_for: string | null
+  /** The adagents.json variant of the agent's (first) entry; `null` for an entry that names none. */
+  authorization_type: string | null
   property_ids: string[]
   signing_keys: string
   window: string
@@ -33,6 +37,7 @@ function grantsByAgent(
     | 'agent_url_canonical'
     | 'property_id'
     | 'authorized_for'
+    | 'authorization_type'
     | 'signing_keys'
     | 'effective_from'
     | 'effective_until'
@@ -45,6 +50,7 @@ function grantsByAgent(
       grant = {
         agent_url: row.agent_url,
         authorized_for: row.authorized_for,
+        authorization_type: row.authorization_type ?? null,
         property_ids: [],
         signing_keys: JSON.stringify(row.signing_keys ?? null),
         window: `${row.effective_from ?? ''}|${row.effective_until ?? ''}`,
@@ -137,13 +143,20 @@ export function diffPublisher(
   const agentsAdded: string[] = []
   const agentsRemoved: string[] = []
   for (const [canonical, grant] of newGrants) {
+    const propertyIds = grant.property_ids.filter((id) => id !== '*')
+    const signingKeys = JSON.parse(grant.signing_keys) as unknown
     const payload = {
       agent_url: grant.agent_url,
       agent_url_canonical: canonical,
       publisher_domain: domain,
+      authorization_type: grant.authorization_type ?? 'publisher_properties',
+      ...(grant.authorization_type === null
+        ? { publisher_properties: [{ publisher_domain: domain, selection_type: 'all' }] }
+        : {}),
       authorized_for: grant.authorized_for,
-      property_ids: grant.property_ids.filter((id) => id !== '*'),
-      signing_keys: JSON.parse(grant.signing_keys) as unknown,
+      // The schema's lists have at least one item: a publisher-wide grant names no property id.
+      ...(propertyIds.length > 0 ? { property_ids: propertyIds } : {}),
+      ...(Array.isArray(signingKeys) && signingKeys.length > 0 ? { signing_keys: signingKeys } : {}),
       evidence: 'adagents_json',
     }
     const old = oldGrants.get(canonical)
@@ -157,6 +170,7 @@ export function diffPublisher(
       })
     } else if (
       old.authorized_for !== grant.authorized_for ||
+      old.authorization_type !== grant.authorization_type ||
       !sameJson(old.property_ids, grant.property_ids) ||
       old.signing_keys !== grant.signing_keys ||
       old.window !== grant.window

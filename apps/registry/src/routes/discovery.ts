@@ -6,6 +6,7 @@ import { canonicalAgentUrl, normalizeDomain } from '../domain/names.js'
 import type { AgentType } from '../domain/types.js'
 import type { RegistryDeps } from '../deps.js'
 import type { CrawlQueue } from '../crawl/queue.js'
+import { debounce } from './brand-discovery.js'
 import { errorBody, HttpError, readBody, reply, requirePrincipal, uuidParam } from './http.js'
 
 const AGENT_TYPES: AgentType[] = [
@@ -135,19 +136,25 @@ export function discoveryRoutes(deps: RegistryDeps, queue: CrawlQueue): Hono {
     const domain = normalizeDomain(body.domain)
     if (!domain) throw new HttpError(400, 'invalid_domain', 'Invalid domain format')
     const now = deps.now()
+    // One crawl per domain per 5 minutes, whoever asks and whatever became of the earlier one (the document's
+    // "5 minutes per domain"): a request within the interval is answered 429 and starts nothing. The earlier
+    // crawl may also be the automatic one of a publisher lookup; the claim makes concurrent requests race safely.
     const recent = await repository.requests.recentCrawlRequest(
       domain,
       new Date(now - CRAWL_REQUEST_INTERVAL_SECONDS * 1000).toISOString(),
     )
-    if (recent && ['queued', 'running', 'retrying'].includes(recent.status)) {
+    const until = recent ? Date.parse(recent.requested_at) + CRAWL_REQUEST_INTERVAL_SECONDS * 1000 : 0
+    if (until > now) {
+      const retryAfter = Math.max(1, Math.ceil((until - now) / 1000))
       throw new HttpError(
         429,
         'rate_limited',
-        `${domain} already has a crawl request in progress`,
-        { retryAfter: CRAWL_REQUEST_INTERVAL_SECONDS, retry_after: CRAWL_REQUEST_INTERVAL_SECONDS },
-        { 'Retry-After': String(CRAWL_REQUEST_INTERVAL_SECONDS) },
+        `a crawl of ${domain} was requested less than ${CRAWL_REQUEST_INTERVAL_SECONDS / 60} minutes ago; retry in ${retryAfter} s`,
+        { retryAfter, retry_after: retryAfter },
+        { 'Retry-After': String(retryAfter) },
       )
     }
+    await debounce(deps, 'crawl_request', domain, principal.id, 'a crawl')
     const id = newId()
     await repository.requests.createCrawlRequest({
       id,

@@ -8,6 +8,7 @@ import type { RegistryDeps } from '../deps.js'
 import { agentUrlParam, HttpError, readBody, reply, requirePrincipal, required } from './http.js'
 import { agentPublishers } from './agent-publishers.js'
 import { operatorLookup } from './operator.js'
+import { debounce, isAdmin } from './brand-discovery.js'
 
 interface SelectorBody {
   agent_url: string
@@ -109,8 +110,12 @@ export function lookupRoutes(deps: RegistryDeps): Hono {
     const authorizing = () => repository.authorizations.agentDomains(agent)
     const details = []
     for (const selector of body.publisher_properties) {
+      // A selector naming no publisher addresses the properties it picks at the publishers authorizing the
+      // agent: a publisher where it picks nothing is not part of the product, so it does not make it false.
+      const named = selector.publisher_domain !== undefined || selector.publisher_domains !== undefined
       for (const domain of await selectorDomains(selector, authorizing)) {
         const all = applySelector(selector, await repository.publishers.getProperties(domain))
+        if (!named && all.length === 0) continue
         const authorizedIds = new Set(
           applySelector(
             selector,
@@ -239,11 +244,38 @@ export function lookupRoutes(deps: RegistryDeps): Hono {
     return reply(c, deps, 'lookupOperator', await operatorLookup(c, deps, domain, scope))
   })
 
+  // Admin-only, one live fetch per domain per 5 minutes (the document's description of the operation): 401
+  // without a credential, 400 for a malformed domain, 403 for any other key, 429 within the interval.
   app.post('/api/registry/publisher/:domain/adagents/revalidate', async (c) => {
-    const principal = await requirePrincipal(c, deps)
+    const admin = isAdmin(c, deps)
+    if (!admin) await requirePrincipal(c, deps)
     const domain = normalizeDomain(c.req.param('domain'))
     if (!domain) throw new HttpError(400, 'invalid_domain', 'Invalid domain format')
-    const { inspection, events } = await deps.crawler.crawlPublisher(domain, principal.id)
+    if (!admin) {
+      throw new HttpError(403, 'admin_required', 'adagents.json revalidation is for registry administrators')
+    }
+    await debounce(deps, 'adagents_revalidation', domain, 'admin', 'an adagents.json revalidation')
+    let crawled: Awaited<ReturnType<typeof deps.crawler.crawlPublisher>>
+    try {
+      crawled = await deps.crawler.crawlPublisher(domain, 'admin')
+    } catch (error) {
+      await deps.repository.discovery.finishOutbound(
+        'adagents_revalidation',
+        domain,
+        'failed',
+        nowIso(deps),
+        'internal_error',
+      )
+      throw error
+    }
+    const { inspection, events } = crawled
+    await deps.repository.discovery.finishOutbound(
+      'adagents_revalidation',
+      domain,
+      inspection.valid ? 'completed' : 'failed',
+      nowIso(deps),
+      inspection.valid ? undefined : (inspection.errors[0]?.message ?? 'invalid'),
+    )
     if (events.length > 0) deps.hub.notify()
     const document = inspection.document ?? {}
     return reply(
