@@ -153,6 +153,17 @@ describe.each(backends)('registry defects of issue 22 on %s', (name, backend) =>
       expect(refused.status).toBe(403)
       expect(refused.body).toMatchObject({ error: 'admin_required' })
       expect(reval.hits()).toBe(0)
+      // A domain that resolves nowhere: 400 before anything is recorded or fetched.
+      const nowhere = await api(
+        test.registry,
+        'revalidatePublisherAdagents',
+        '/api/registry/publisher/nothing-here.invalid/adagents/revalidate',
+        { method: 'POST', token: ADMIN_KEY },
+      )
+      expect(nowhere).toMatchObject({ status: 400, body: { error: 'unresolvable_domain' } })
+      expect(
+        await test.registry.repository.discovery.getOutbound('adagents_revalidation', 'nothing-here.invalid'),
+      ).toBe(undefined)
 
       const first = await revalidate(ADMIN_KEY)
       expect(first.status).toBe(200)

@@ -8,7 +8,7 @@ import type { RegistryDeps } from '../deps.js'
 import { agentUrlParam, HttpError, readBody, reply, requirePrincipal, required } from './http.js'
 import { agentPublishers } from './agent-publishers.js'
 import { operatorLookup } from './operator.js'
-import { debounce, isAdmin } from './brand-discovery.js'
+import { assertCrawlable, debounce, isAdmin } from './brand-discovery.js'
 
 interface SelectorBody {
   agent_url: string
@@ -245,7 +245,8 @@ export function lookupRoutes(deps: RegistryDeps): Hono {
   })
 
   // Admin-only, one live fetch per domain per 5 minutes (the document's description of the operation): 401
-  // without a credential, 400 for a malformed domain, 403 for any other key, 429 within the interval.
+  // without a credential, 400 for a malformed domain, 403 for any other key, 400 for a domain that resolves
+  // nowhere or only to non-public addresses (nothing recorded), 429 within the interval.
   app.post('/api/registry/publisher/:domain/adagents/revalidate', async (c) => {
     const admin = isAdmin(c, deps)
     if (!admin) await requirePrincipal(c, deps)
@@ -254,6 +255,7 @@ export function lookupRoutes(deps: RegistryDeps): Hono {
     if (!admin) {
       throw new HttpError(403, 'admin_required', 'adagents.json revalidation is for registry administrators')
     }
+    await assertCrawlable(deps, domain)
     await debounce(deps, 'adagents_revalidation', domain, 'admin', 'an adagents.json revalidation')
     let crawled: Awaited<ReturnType<typeof deps.crawler.crawlPublisher>>
     try {
