@@ -5,6 +5,7 @@
  * goes away mid-body is logged as a client abort and never reaches the routes.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 
 /** Why a request was refused before any route saw it. */
 export type RefusalCode = 'payload_too_large' | 'json_too_deep' | 'lone_surrogate'
@@ -102,10 +103,11 @@ function hexUnit(bytes: Uint8Array, at: number): number {
 
 /**
  * Ends `response` with an answer given before the whole request body was read (a 413, a 404 to a delivery)
- * so that the client sees it: the rest of the body is read and dropped for up to {@link LINGER_MS} or
- * {@link LINGER_MAX_BYTES} after the answer, then the socket is closed. Closing at once would meet the
- * client's next bytes with a reset, which drops the unread answer on its side (it would see a broken
- * connection and retry). A body that ends within the linger leaves the connection usable, as after any answer.
+ * so that the client sees it. Node closes such a connection (`Connection: close`) as soon as the answer is
+ * written, and a close while the client is still sending meets its next bytes with a reset, which drops the
+ * unread answer on its side: it sees a broken connection and retries. So the close lingers: the answer is
+ * followed by a half-close (FIN) and the rest of the body is read and dropped for up to {@link LINGER_MS} or
+ * {@link LINGER_MAX_BYTES}, then the socket is destroyed.
  *
  * @example
  * answerEarly(request, response, 413, { 'content-type': 'application/json' }, '{"error":"payload_too_large"}')
@@ -117,35 +119,36 @@ export function answerEarly(
   headers: Record<string, string | number>,
   body: string | Uint8Array,
 ): void {
-  const complete = request.complete
-  if (!complete) linger(request, response)
-  response.writeHead(status, { ...headers, 'content-length': Buffer.byteLength(body) }).end(body)
+  const early = !request.complete
+  if (early) linger(request)
+  response
+    .writeHead(status, {
+      ...headers,
+      'content-length': Buffer.byteLength(body),
+      ...(early ? { connection: 'close' } : {}),
+    })
+    .end(body)
 }
 
-function linger(request: IncomingMessage, response: ServerResponse): void {
+function linger(request: IncomingMessage): void {
+  const socket = request.socket
   let dropped = 0
   let timer: NodeJS.Timeout | undefined
-  const cut = () => {
-    cleanup()
-    request.socket.destroy()
-  }
   const onData = (chunk: Buffer) => {
     dropped += chunk.byteLength
-    if (dropped > LINGER_MAX_BYTES) cut()
-  }
-  const cleanup = () => {
-    clearTimeout(timer)
-    request.off('data', onData)
-    request.off('end', cleanup)
+    if (dropped > LINGER_MAX_BYTES) socket.destroy()
   }
   request.on('data', onData)
-  request.once('end', cleanup)
-  request.once('close', cleanup)
   request.resume()
-  response.once('finish', () => {
-    if (request.complete) return cleanup()
-    timer = setTimeout(cut, LINGER_MS)
+  // What Node calls once the `Connection: close` answer is written: half-close and keep reading for a while.
+  ;(socket as Socket & { destroySoon: () => void }).destroySoon = () => {
+    if (socket.writable) socket.end()
+    timer ??= setTimeout(() => socket.destroy(), LINGER_MS)
     timer.unref()
+  }
+  socket.once('close', () => {
+    clearTimeout(timer)
+    request.off('data', onData)
   })
 }
 
