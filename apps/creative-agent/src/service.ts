@@ -4,6 +4,7 @@
  * down in order.
  * server.ts calls it with process.env; tests call it with their own env on port 0.
  */
+import { refusedRequest } from '@adwire/agent-server'
 import { listen, type Listener } from '@adwire/service-kit'
 import { createApp } from './app.js'
 import { adcpErrorResponse } from './http-errors.js'
@@ -44,6 +45,7 @@ export async function startCreativeAgent(
     port: env.port,
     host: env.host,
     limits: env.http,
+    refuse: refusedRequest,
     starting: () => adcpErrorResponse('SERVICE_UNAVAILABLE', 'the agent is starting', { retryAfter: 1 }),
   })
   const url = listener.url

@@ -210,8 +210,9 @@ describe('registrations', () => {
       total,
     )
     expect(outcome.status).toBe(413)
+    // Beyond the service's body cap (HTTP_MAX_BODY_BYTES) the HTTP layer refuses it before the route's own limit.
     expect(JSON.parse(outcome.body)).toEqual({
-      error: { code: 'payload_too_large', message: 'at most 131072 bytes' },
+      error: { code: 'payload_too_large', message: 'the body exceeds 1048576 bytes' },
     })
     expect(outcome.sentBeforeAnswer).toBeLessThan(total)
   })

@@ -13,6 +13,7 @@ import {
   type ReceiverLogEntry,
   type WebhookReceiver,
 } from '@adwire/webhooks'
+import { answerEarly } from '@adwire/service-kit'
 import type { InboxTransactionHandle, NewEvent, ReceiverDatabase, RecordedEvent } from './db/types.js'
 import type { ReceiverDeps } from './deps.js'
 import { registrationCache } from './registrations.js'
@@ -217,9 +218,8 @@ function write(request: IncomingMessage, response: ServerResponse, answer: Recei
   const headers: Record<string, string | number> = {
     ...answer.headers,
     ...SECURITY_HEADERS,
-    'content-length': Buffer.byteLength(answer.body),
   }
-  // Answered before the whole body arrived (413, 404): the rest would be read as the next request.
-  if (!request.complete) headers.connection = 'close'
-  response.writeHead(answer.status, headers).end(answer.body)
+  // Answered before the whole body arrived (413, 404): the rest is read and dropped for a moment so the sender
+  // sees this answer rather than a reset connection (which it would retry), then the socket is closed.
+  answerEarly(request, response, answer.status, headers, answer.body)
 }

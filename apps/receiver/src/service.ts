@@ -45,6 +45,12 @@ export async function startReceiver(env: ReceiverEnv, options: StartOptions = {}
       port: env.port,
       host: env.host,
       limits: env.http,
+      // The receiver's error shape, as its routes answer: `{"error":{"code","message"}}`.
+      refuse: (refusal) =>
+        Response.json(
+          { error: { code: refusal.code, message: refusal.message } },
+          { status: refusal.status, headers: { 'cache-control': 'no-store' } },
+        ),
     })
   } catch (error) {
     await runtime.close()

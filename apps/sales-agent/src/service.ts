@@ -4,6 +4,7 @@
  * down in order.
  * server.ts calls it with process.env; tests call it with their own env on port 0.
  */
+import { refusedRequest } from '@adwire/agent-server'
 import { listen, type Listener } from '@adwire/service-kit'
 import { createApp } from './app.js'
 import { openDeps, type DepsOverrides, type Runtime } from './deps.js'
@@ -51,6 +52,7 @@ export async function startSalesAgent(
     port: env.port,
     host: env.host,
     limits: env.http,
+    refuse: refusedRequest,
     starting: () =>
       Response.json(
         {

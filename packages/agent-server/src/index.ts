@@ -44,6 +44,7 @@ export {
   type KeyPurpose,
 } from './signing-keys.js'
 export { createHttpAuthGate, type HttpAuthGateOptions } from './http-auth.js'
+export { refusedRequest, type HttpRefusal } from './request-refusal.js'
 export { toolAnnotations, toolInputSchema, toolOutputSchema } from './tool-schemas.js'
 export type * from './types.js'
 export {

@@ -53,6 +53,8 @@ export function createMcpHandler(options: {
     annotations: toolAnnotations(task),
   }))
   return async (request, signer) => {
+    const malformed = await argumentsNotAnObject(request)
+    if (malformed) return malformed
     const authorization = request.headers.get('authorization')
     const server = new Server(
       { name: options.name, version: options.version },
@@ -87,4 +89,34 @@ export function createMcpHandler(options: {
       void server.close()
     }
   }
+}
+
+/**
+ * The answer to a `tools/call` whose `arguments` are present but not a JSON object (`"x"`, `[1]`, `42`): the
+ * failed tool result `INVALID_REQUEST` on `arguments`, as for any other malformed task call. (The SDK's own
+ * request schema would refuse it as a bare JSON-RPC error without an AdCP code.) Undefined for anything else.
+ */
+async function argumentsNotAnObject(request: Request): Promise<Response | undefined> {
+  if (request.method !== 'POST') return undefined
+  let message: unknown
+  try {
+    message = await request.clone().json()
+  } catch {
+    return undefined
+  }
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined
+  const { method, params, id } = message as { method?: unknown; params?: unknown; id?: unknown }
+  if (method !== 'tools/call' || typeof params !== 'object' || params === null) return undefined
+  const args = (params as { arguments?: unknown }).arguments
+  if (args === undefined || (typeof args === 'object' && args !== null && !Array.isArray(args)))
+    return undefined
+  const error = new AgentError('INVALID_REQUEST', 'tool arguments must be a JSON object', {
+    field: 'arguments',
+    status: 400,
+  })
+  return Response.json({
+    jsonrpc: '2.0',
+    id: typeof id === 'string' || typeof id === 'number' ? id : null,
+    result: toolResult({ ok: false, error, context: undefined }),
+  })
 }

@@ -122,7 +122,8 @@ const optionalIntIn = (name: string, min: number, max: number) =>
 
 /**
  * The HTTP server's limits (`listen({ limits })` of `@adwire/service-kit`): `HTTP_HEADERS_TIMEOUT_MS`,
- * `HTTP_REQUEST_TIMEOUT_MS`, `HTTP_KEEP_ALIVE_TIMEOUT_MS`, `HTTP_MAX_CONNECTIONS`. Unset ones keep the
+ * `HTTP_REQUEST_TIMEOUT_MS`, `HTTP_KEEP_ALIVE_TIMEOUT_MS`, `HTTP_MAX_CONNECTIONS`,
+ * `HTTP_MAX_CONNECTIONS_PER_CLIENT`, `HTTP_MAX_BODY_BYTES`, `HTTP_MAX_JSON_DEPTH`. Unset ones keep the
  * service-kit defaults; read them into `listen` options with {@link httpLimits}.
  *
  * @example
@@ -134,6 +135,9 @@ export function httpFields() {
     HTTP_REQUEST_TIMEOUT_MS: optionalIntIn('HTTP_REQUEST_TIMEOUT_MS', 100, 3_600_000),
     HTTP_KEEP_ALIVE_TIMEOUT_MS: optionalIntIn('HTTP_KEEP_ALIVE_TIMEOUT_MS', 100, 600_000),
     HTTP_MAX_CONNECTIONS: optionalIntIn('HTTP_MAX_CONNECTIONS', 1, 1_000_000),
+    HTTP_MAX_CONNECTIONS_PER_CLIENT: optionalIntIn('HTTP_MAX_CONNECTIONS_PER_CLIENT', 1, 1_000_000),
+    HTTP_MAX_BODY_BYTES: optionalIntIn('HTTP_MAX_BODY_BYTES', 1_024, 1_073_741_824),
+    HTTP_MAX_JSON_DEPTH: optionalIntIn('HTTP_MAX_JSON_DEPTH', 8, 10_000),
   }
 }
 
@@ -143,6 +147,9 @@ export interface HttpLimitSettings {
   readonly requestTimeoutMs?: number
   readonly keepAliveTimeoutMs?: number
   readonly maxConnections?: number
+  readonly maxConnectionsPerClient?: number
+  readonly maxBodyBytes?: number
+  readonly maxJsonDepth?: number
 }
 
 /**
@@ -154,12 +161,18 @@ export function httpLimits(values: {
   readonly HTTP_REQUEST_TIMEOUT_MS?: number | undefined
   readonly HTTP_KEEP_ALIVE_TIMEOUT_MS?: number | undefined
   readonly HTTP_MAX_CONNECTIONS?: number | undefined
+  readonly HTTP_MAX_CONNECTIONS_PER_CLIENT?: number | undefined
+  readonly HTTP_MAX_BODY_BYTES?: number | undefined
+  readonly HTTP_MAX_JSON_DEPTH?: number | undefined
 }): HttpLimitSettings {
   const entries = {
     headersTimeoutMs: values.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: values.HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: values.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     maxConnections: values.HTTP_MAX_CONNECTIONS,
+    maxConnectionsPerClient: values.HTTP_MAX_CONNECTIONS_PER_CLIENT,
+    maxBodyBytes: values.HTTP_MAX_BODY_BYTES,
+    maxJsonDepth: values.HTTP_MAX_JSON_DEPTH,
   }
   return Object.fromEntries(Object.entries(entries).filter(([, value]) => value !== undefined))
 }

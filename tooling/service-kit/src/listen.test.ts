@@ -137,12 +137,15 @@ const connections = (listener: Listener) =>
   )
 
 describe('listen: HTTP limits', () => {
-  it('has documented defaults: headers 10 s, request 30 s, keep-alive 5 s, 768 sockets', async () => {
+  it('has documented defaults: headers 10 s, request 30 s, keep-alive 5 s, 768 sockets (128 a client), 1 MiB bodies, JSON depth 64', async () => {
     expect(DEFAULT_HTTP_LIMITS).toEqual({
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 30_000,
       keepAliveTimeoutMs: 5_000,
       maxConnections: 768,
+      maxConnectionsPerClient: 128,
+      maxBodyBytes: 1_048_576,
+      maxJsonDepth: 64,
     })
     const listener = await listen({ port: 0, limits: { maxConnections: 50 } })
     try {

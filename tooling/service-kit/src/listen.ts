@@ -3,8 +3,9 @@
  * host is named, the address it actually bound, and a drain that lets in-flight requests finish.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import { serve } from '@hono/node-server'
+import { answerEarly, readGuarded, type Refusal } from './request-guard.js'
 
 /** The interface a service binds when `HOST` is unset: loopback only (`HOST=0.0.0.0` exposes it). */
 export const DEFAULT_HOST = '127.0.0.1'
@@ -23,18 +24,32 @@ export interface HttpLimits {
   readonly keepAliveTimeoutMs: number
   /** Open sockets at most; sockets beyond are closed as soon as they are accepted (`server.maxConnections`). */
   readonly maxConnections: number
+  /**
+   * Open sockets at most from one client address (`::ffff:` IPv4 addresses counted as IPv4); its sockets beyond
+   * are closed as soon as they are accepted, so one client cannot take the whole `maxConnections` budget.
+   */
+  readonly maxConnectionsPerClient: number
+  /** Largest request body, bytes, chunked or not: a larger one is answered 413 without being buffered. */
+  readonly maxBodyBytes: number
+  /** Deepest nesting of arrays and objects in a JSON request body: a deeper one is answered 400. */
+  readonly maxJsonDepth: number
 }
 
 /**
  * The defaults: headers within 10 s, a whole request (a 1 MiB webhook at 35 KB/s) within 30 s, idle
  * keep-alive sockets closed after 5 s, and at most 768 sockets, which leaves a quarter of the common
- * 1,024-descriptor limit for the database, key fetches and outbound calls (raise both together).
+ * 1,024-descriptor limit for the database, key fetches and outbound calls (raise both together); at most 128
+ * of them from one address (raise it behind a proxy that connects from one address); bodies of at most
+ * 1 MiB; JSON nested at most 64 levels.
  */
 export const DEFAULT_HTTP_LIMITS: HttpLimits = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 768,
+  maxConnectionsPerClient: 128,
+  maxBodyBytes: 1_048_576,
+  maxJsonDepth: 64,
 }
 
 /**
@@ -63,6 +78,17 @@ export interface ListenOptions {
    * `Request` and `Response` objects (the receiver's webhook deliveries).
    */
   readonly intercept?: (request: IncomingMessage, response: ServerResponse) => boolean
+  /**
+   * The answer to a request refused before any route saw it (a body beyond `maxBodyBytes`, JSON deeper than
+   * `maxJsonDepth` or with a lone surrogate), in the service's own error shape. Default:
+   * `{ "error": code, "message": … }` with the refusal's status.
+   */
+  readonly refuse?: (refusal: Refusal) => Response
+  /**
+   * Where a request event the routes never see is logged, one object a line: `{ event: 'client_abort' }` for
+   * a client that went away before the end of its body. Default: a JSON line on stdout.
+   */
+  readonly log?: (entry: Record<string, unknown>) => void
 }
 
 /** A bound socket: where it listens and how to stop it. */
@@ -115,7 +141,15 @@ export async function listen(options: ListenOptions): Promise<Listener> {
         fetch: (request, env) => handler(request, env),
         port: options.port,
         hostname,
-        ...(options.intercept ? { createServer: intercepting(options.intercept) } : {}),
+        createServer: guarded({
+          limits,
+          ...(options.intercept ? { intercept: options.intercept } : {}),
+          refuse: options.refuse ?? defaultRefusal,
+          log:
+            options.log ??
+            ((entry) =>
+              process.stdout.write(`${JSON.stringify({ at: new Date().toISOString(), ...entry })}\n`)),
+        }),
         serverOptions: {
           headersTimeout: limits.headersTimeoutMs,
           requestTimeout: limits.requestTimeoutMs,
@@ -130,6 +164,7 @@ export async function listen(options: ListenOptions): Promise<Listener> {
     ) as Server
     created.keepAliveTimeout = limits.keepAliveTimeoutMs
     created.maxConnections = limits.maxConnections
+    capPerClient(created, limits.maxConnectionsPerClient)
     created.once('error', reject)
   })
   const bound = server.address() as AddressInfo
@@ -151,15 +186,69 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   }
 }
 
-/** A `createServer` for @hono/node-server that offers each request to `intercept` first. */
-function intercepting(intercept: NonNullable<ListenOptions['intercept']>): typeof createServer {
+const defaultRefusal = (refusal: Refusal) =>
+  Response.json({ error: refusal.code, message: refusal.message }, { status: refusal.status })
+
+/**
+ * A `createServer` for @hono/node-server that offers each request to `intercept` first, then reads the body
+ * under the limits (see `request-guard.ts`) and hands it to the Hono listener as `rawBody`, which
+ * @hono/node-server uses as the web `Request`'s body; a refused request is answered with `refuse`, an aborted
+ * one logged and dropped.
+ */
+function guarded(options: {
+  limits: HttpLimits
+  intercept?: NonNullable<ListenOptions['intercept']>
+  refuse: (refusal: Refusal) => Response
+  log: (entry: Record<string, unknown>) => void
+}): typeof createServer {
+  const { limits, intercept, refuse, log } = options
   return ((
     serverOptions: Parameters<typeof createServer>[0],
     listener: (req: IncomingMessage, res: ServerResponse) => void,
   ) =>
     createServer(serverOptions, (request, response) => {
-      if (!intercept(request, response)) listener(request, response)
+      if (intercept?.(request, response)) return
+      void readGuarded(request, limits.maxBodyBytes, limits.maxJsonDepth).then(async (outcome) => {
+        if (outcome.kind === 'body') {
+          if (outcome.body) (request as IncomingMessage & { rawBody?: Buffer }).rawBody = outcome.body
+          listener(request, response)
+        } else if (outcome.kind === 'aborted') {
+          log({
+            event: 'client_abort',
+            method: request.method,
+            path: (request.url ?? '').split('?')[0],
+            received_bytes: outcome.received,
+          })
+          if (!response.headersSent) response.destroy()
+        } else {
+          const answer = refuse(outcome.refusal)
+          const headers: Record<string, string> = {}
+          answer.headers.forEach((value, name) => (headers[name] = value))
+          const body = new Uint8Array(await answer.arrayBuffer())
+          if (!response.headersSent && !response.destroyed)
+            answerEarly(request, response, answer.status, headers, body)
+        }
+      })
     })) as typeof createServer
+}
+
+/** Closes a client's sockets beyond `max` open at once (by remote address) as soon as they are accepted. */
+function capPerClient(server: Server, max: number): void {
+  const open = new Map<string, number>()
+  server.on('connection', (socket: Socket) => {
+    const address = (socket.remoteAddress ?? '').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '')
+    const count = (open.get(address) ?? 0) + 1
+    if (count > max) {
+      socket.destroy()
+      return
+    }
+    open.set(address, count)
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1
+      if (left <= 0) open.delete(address)
+      else open.set(address, left)
+    })
+  })
 }
 
 function limitsProblem(limits: HttpLimits): string | undefined {
