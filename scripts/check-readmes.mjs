@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `pnpm check:readmes`: every published library's README says how to install it from a clone (`scripts/pack.mjs`
 // with the package's own name) and that it is ESM only, and its first code snippet is an ES module: a ```js
-// block that opens with `// <file>.mjs` and that Node parses as that file (`node --check`). Usage:
+// block that opens with `// <file>.mjs` and that Node parses as that file (`node --check`); every app's README
+// says it binds 127.0.0.1 unless HOST. Usage:
 // node scripts/check-readmes.mjs
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -43,8 +44,22 @@ try {
 } finally {
   rmSync(work, { recursive: true, force: true })
 }
+// Every service binds 127.0.0.1 unless HOST says otherwise (@adwire/service-kit listen): its README says so.
+for (const folder of readdirSync(path.join(root, 'apps'))) {
+  const file = path.join(root, 'apps', folder, 'README.md')
+  if (!existsSync(file)) continue
+  const readme = readFileSync(file, 'utf8')
+  const where = `apps/${folder}/README.md`
+  if (/listens on http:\/\/0\.0\.0\.0|every interface/.test(readme)) {
+    problems.push(`${where}: claims to listen on every interface; it binds 127.0.0.1 unless HOST`)
+  }
+  if (!/^\|[^\n]*`HOST`[^\n]*\|[^\n]*`127\.0\.0\.1`/m.test(readme)) {
+    problems.push(`${where}: its settings table does not give HOST's default, 127.0.0.1`)
+  }
+}
 for (const problem of problems) console.error(problem)
 if (problems.length > 0) process.exit(1)
 console.log(
-  'check:readmes: every library README installs from a clone, says ESM only and shows an ESM snippet',
+  'check:readmes: every library README installs from a clone, says ESM only and shows an ESM snippet; ' +
+    'every app README binds 127.0.0.1 unless HOST',
 )
