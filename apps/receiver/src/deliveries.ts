@@ -214,12 +214,15 @@ function readLimited(request: IncomingMessage, limit: number): Promise<Uint8Arra
 
 function write(request: IncomingMessage, response: ServerResponse, answer: ReceiverAnswer): void {
   if (response.headersSent || response.destroyed) return
+  // Like every JSON answer of the service (service-kit's listener adds it on the fetch path): a final newline.
+  const json = /json/i.test(String(answer.headers['content-type'] ?? ''))
+  const body = json && !answer.body.endsWith('\n') ? `${answer.body}\n` : answer.body
   const headers: Record<string, string | number> = {
     ...answer.headers,
     ...SECURITY_HEADERS,
-    'content-length': Buffer.byteLength(answer.body),
+    'content-length': Buffer.byteLength(body),
   }
   // Answered before the whole body arrived (413, 404): the rest would be read as the next request.
   if (!request.complete) headers.connection = 'close'
-  response.writeHead(answer.status, headers).end(answer.body)
+  response.writeHead(answer.status, headers).end(body)
 }

@@ -6,7 +6,7 @@
  */
 import type { SafeFetch } from '@adwire/http-signatures'
 import { createPinnedFetch, createSafeFetch } from '@adwire/http-signatures/node'
-import { listen, type Listener } from '@adwire/service-kit'
+import { listen, serviceLog, type Listener } from '@adwire/service-kit'
 import type { Context } from 'hono'
 import { createApp } from './app.js'
 import { createAgentProber } from './compliance/probe-agents.js'
@@ -153,10 +153,7 @@ export async function startRegistry(
         : { kind: 'postgres', pool: connection.pool, schema: connection.schema },
       { issuer: env.publicUrl ?? url, now },
     )
-    const log =
-      overrides.log ??
-      ((entry: Record<string, unknown>) =>
-        process.stdout.write(`${JSON.stringify({ at: new Date().toISOString(), ...entry })}\n`))
+    const log = overrides.log ?? serviceLog('registry')
     const outcomes = createComplianceStatus(complianceStatusStore(repository.driver), {
       now,
       log,

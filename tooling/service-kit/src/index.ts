@@ -8,5 +8,12 @@ export {
   type ListenOptions,
   type Listener,
 } from './listen.js'
+export { withJsonNewline } from './json-newline.js'
 export { assertSchemaVersion, migratePostgres, migrateSqlite, type PostgresTarget } from './migrate.js'
-export { runService, type Closable, type RunServiceOptions } from './run-service.js'
+export {
+  runService,
+  serviceLog,
+  type Closable,
+  type LogEntry,
+  type RunServiceOptions,
+} from './run-service.js'
