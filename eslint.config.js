@@ -157,6 +157,28 @@ export default defineConfig([
     },
   },
   {
+    // One log format per app: every line a service writes goes through service-kit's `print` and `log` (each
+    // prefixed with the service's name), never a bare `process.stdout.write` or `console.*` line among them.
+    name: 'adwire/app-output',
+    files: ['apps/*/src/**/*.ts'],
+    ignores: [
+      '**/*.test.ts',
+      'apps/*/src/testing/**',
+      'apps/*/src/**/*-testing.ts',
+      'apps/*/src/test-support.ts',
+      // A command of its own (`node dist/auth/admin-cli.js create-org …`), not the service's output.
+      'apps/registry/src/auth/admin-cli.ts',
+    ],
+    rules: {
+      'no-console': 'error',
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'stdout', message: "Write through service-kit's print or log." },
+        { object: 'process', property: 'stderr', message: "Write through service-kit's print or log." },
+      ],
+    },
+  },
+  {
     name: 'adwire/node-esm',
     files: ['**/*.{js,mjs}'],
     languageOptions: {

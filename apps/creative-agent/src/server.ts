@@ -9,10 +9,10 @@ import { startCreativeAgent } from './service.js'
 
 void runService({
   name: 'creative-agent',
-  async start(print) {
+  async start(print, log) {
     const env = parseEnv(process.env)
     const agent = await startCreativeAgent(env, {
-      log: (entry) => process.stdout.write(`${JSON.stringify({ at: new Date().toISOString(), ...entry })}\n`),
+      log,
     })
     const { tokens, keys } = agent.runtime.deps
     const where =

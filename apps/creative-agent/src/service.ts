@@ -45,6 +45,7 @@ export async function startCreativeAgent(
     port: env.port,
     host: env.host,
     limits: env.http,
+    ...(options.log ? { log: options.log } : {}),
     refuse: refusedRequest,
     starting: () => adcpErrorResponse('SERVICE_UNAVAILABLE', 'the agent is starting', { retryAfter: 1 }),
   })

@@ -215,11 +215,14 @@ function readLimited(request: IncomingMessage, limit: number): Promise<Uint8Arra
 
 function write(request: IncomingMessage, response: ServerResponse, answer: ReceiverAnswer): void {
   if (response.headersSent || response.destroyed) return
+  // Like every JSON answer of the service (service-kit's listener adds it on the fetch path): a final newline.
+  const json = /json/i.test(String(answer.headers['content-type'] ?? ''))
+  const body = json && !answer.body.endsWith('\n') ? `${answer.body}\n` : answer.body
   const headers: Record<string, string | number> = {
     ...answer.headers,
     ...SECURITY_HEADERS,
   }
   // Answered before the whole body arrived (413, 404): the rest is read and dropped for a moment so the sender
   // sees this answer rather than a reset connection (which it would retry), then the socket is closed.
-  answerEarly(request, response, answer.status, headers, answer.body)
+  answerEarly(request, response, answer.status, headers, body)
 }

@@ -9,10 +9,10 @@ import { startReceiver } from './service.js'
 
 void runService({
   name: 'receiver',
-  async start(print) {
+  async start(print, log) {
     const env = parseEnv(process.env)
     const receiver = await startReceiver(env, {
-      log: (entry) => process.stdout.write(`${JSON.stringify({ at: new Date().toISOString(), ...entry })}\n`),
+      log,
     })
     const { admin, deps } = receiver.runtime
     const where =

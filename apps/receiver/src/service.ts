@@ -45,6 +45,7 @@ export async function startReceiver(env: ReceiverEnv, options: StartOptions = {}
       port: env.port,
       host: env.host,
       limits: env.http,
+      ...(options.log ? { log: options.log } : {}),
       // The receiver's error shape, as its routes answer: `{"error":{"code","message"}}`.
       refuse: (refusal) =>
         Response.json(

@@ -8,9 +8,9 @@ import { startRegistry } from './service.js'
 
 void runService({
   name: 'registry',
-  async start(print) {
+  async start(print, log) {
     const env = parseEnv(process.env)
-    const registry = await startRegistry(env)
+    const registry = await startRegistry(env, { log })
     const where =
       env.database.kind === 'sqlite'
         ? `SQLite ${env.database.path}`

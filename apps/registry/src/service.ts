@@ -6,7 +6,7 @@
  */
 import type { SafeFetch } from '@adwire/http-signatures'
 import { createPinnedFetch, createSafeFetch } from '@adwire/http-signatures/node'
-import { listen, type Listener } from '@adwire/service-kit'
+import { listen, serviceLog, type Listener } from '@adwire/service-kit'
 import type { Context } from 'hono'
 import { createApp } from './app.js'
 import { createAgentProber } from './compliance/probe-agents.js'
@@ -144,6 +144,7 @@ export async function startRegistry(
       port: env.port,
       host: env.host,
       limits: env.http,
+      log: overrides.log ?? serviceLog('registry'),
       starting: () => Response.json(errorBody('starting', 'the registry is starting'), { status: 503 }),
     })
     const url = listener.url
@@ -153,10 +154,7 @@ export async function startRegistry(
         : { kind: 'postgres', pool: connection.pool, schema: connection.schema },
       { issuer: env.publicUrl ?? url, now },
     )
-    const log =
-      overrides.log ??
-      ((entry: Record<string, unknown>) =>
-        process.stdout.write(`${JSON.stringify({ at: new Date().toISOString(), ...entry })}\n`))
+    const log = overrides.log ?? serviceLog('registry')
     const outcomes = createComplianceStatus(complianceStatusStore(repository.driver), {
       now,
       log,

@@ -9,10 +9,10 @@ import { startSalesAgent } from './service.js'
 
 void runService({
   name: 'sales-agent',
-  async start(print) {
+  async start(print, log) {
     const env = parseEnv(process.env)
     const agent = await startSalesAgent(env, {
-      log: (entry) => process.stdout.write(`${JSON.stringify({ at: new Date().toISOString(), ...entry })}\n`),
+      log,
     })
     const { tokens, key } = agent.runtime.deps
     const where =

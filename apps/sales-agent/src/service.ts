@@ -52,6 +52,7 @@ export async function startSalesAgent(
     port: env.port,
     host: env.host,
     limits: env.http,
+    ...(options.log ? { log: options.log } : {}),
     refuse: refusedRequest,
     starting: () =>
       Response.json(

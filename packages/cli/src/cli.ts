@@ -7,7 +7,7 @@ import { registryCommand, registryHelp } from './commands/registry.js'
 import { schemasCommand, schemasHelp } from './commands/schemas.js'
 import { storyboardCommand, storyboardHelp } from './commands/storyboard.js'
 import { webhookCommand, webhookHelp } from './commands/webhook.js'
-import { asTyped, commandName, parseArgsMessage, subcommandHelp, wantsHelp } from './help.js'
+import { asTyped, commandName, parseArgsMessage, subcommandHelp, subcommandsOf, wantsHelp } from './help.js'
 import { processIo, UsageError, type Io } from './io.js'
 import { version } from './version.js'
 
@@ -22,7 +22,7 @@ commands:
   request verify|sign          RFC 9421 request signatures (AdCP request profile 3.1 and 3.2)
   explain                      run the verifier checklist step by step and show the signature base
   keys generate                create an Ed25519 or ES256 signing key and the JWKS to publish
-  receiver register|events     create registrations on and tail events from an adwire receiver
+  receiver register|events     create registrations on and tail events from a reference receiver
   registry resolve|lookup|validate|feed
                                query an AdCP registry: brands, properties, authorization, adagents.json,
                                the change feed
@@ -61,6 +61,20 @@ const groupHelp: Record<string, string> = {
 }
 
 /**
+ * Every command the CLI runs, as typed after `adwire`: a command with subcommands once per subcommand its help
+ * describes (`webhook sign`, `registry feed`), a command without them alone (`explain`).
+ *
+ * @example
+ * commandList() // ['explain', 'keys generate', 'receiver register', …]
+ */
+export function commandList(): string[] {
+  return Object.keys(commands).flatMap((command) => {
+    const help = groupHelp[command]
+    return help === undefined ? [command] : subcommandsOf(help).map((sub) => `${command} ${sub}`)
+  })
+}
+
+/**
  * Runs the `adwire` command line and resolves with its exit code.
  *
  * @example
@@ -80,7 +94,7 @@ export async function run(argv: readonly string[], io: Io = processIo): Promise<
         io.stdout(`${version}\n`)
         return 0
       }
-      io.stdout(mainHelp)
+      io.stdout(asTyped(mainHelp, name))
       return values.help ? 0 : 2
     }
     const command = commands[first]

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { asTyped, commandName, parseArgsMessage, subcommandHelp } from './help.js'
+import { commandList } from './cli.js'
 import { run, type Io } from './index.js'
 
 const folder = mkdtempSync(path.join(tmpdir(), 'adwire-cli-help-'))
@@ -49,6 +50,33 @@ describe('adwire <command> <sub> --help', () => {
   it('keeps the group help for the group and for an unknown subcommand', async () => {
     expect((await adwire('webhook', '--help')).stdout).toMatch(/^ {2}verify[\s\S]*^ {2}sign/m)
     expect(subcommandHelp('usage: adwire x <command>\n\n  a  first\n  b  second\n', 'x', 'c')).toBeUndefined()
+  })
+})
+
+describe('group help and subcommand help', () => {
+  const groups = [...new Set(commandList().map((command) => command.split(' ')[0]!))]
+
+  it.each(['adwire', 'pnpm adwire'])('name the command the same way, as typed (%s)', async (typed) => {
+    process.env.ADWIRE_COMMAND = typed
+    const escaped = typed.replace(' ', '\\s')
+    const main = (await adwire('--help')).stdout
+    expect(main).toMatch(new RegExp(`^usage: ${escaped} <command>`, 'm'))
+    // Prose never reads as a command: every "adwire" word in the help is the command as typed.
+    const stray = (text: string) =>
+      typed === 'adwire' ? text.match(/pnpm adwire/g) : text.match(/(?<!pnpm |[@/\w-])adwire(?![\w-]| \d)/g)
+    expect(stray(main)).toBeNull()
+    for (const command of commandList()) {
+      const [group, sub] = command.split(' ')
+      const groupHelp = await adwire(group!, '--help')
+      expect(groupHelp.code).toBe(0)
+      expect(groupHelp.stdout, `${group} --help`).toMatch(new RegExp(`^usage: ${escaped} ${group} `))
+      expect(stray(groupHelp.stdout), `${group} --help`).toBeNull()
+      if (sub === undefined) continue
+      const subHelp = await adwire(group!, sub, '--help')
+      expect(subHelp.stdout, `${command} --help`).toMatch(new RegExp(`^usage: ${escaped} ${group} ${sub} `))
+      expect(stray(subHelp.stdout), `${command} --help`).toBeNull()
+    }
+    expect(groups.length).toBeGreaterThan(5)
   })
 })
 

@@ -15,7 +15,7 @@ export function commandName(env: Readonly<Record<string, string | undefined>> = 
 
 /** Rewrites `` `adwire …` `` in a message or help text to the command as typed (`` `pnpm adwire …` ``). */
 export function asTyped(text: string, name: string = commandName()): string {
-  return name === 'adwire' ? text : text.replace(/(^|[`\s(])adwire (?=[a-z-])/g, `$1${name} `)
+  return name === 'adwire' ? text : text.replace(/(^|[`\s(])adwire (?=[a-z<[-])/g, `$1${name} `)
 }
 
 const ENTRY = /^ {2}(\S+)/
@@ -56,6 +56,25 @@ export function subcommandHelp(groupHelp: string, group: string, sub: string): s
     }
   }
   return found ? `${out.join('\n\n')}\n` : undefined
+}
+
+/**
+ * The subcommands a group's help describes, in order and once each (`resolve brand` and `resolve property` are
+ * one `resolve`): the first word of every two-space-indented entry line.
+ *
+ * @example
+ * subcommandsOf(webhookHelp) // ['verify', 'sign', 'hmac-sign', 'hmac-verify', 'parse']
+ */
+export function subcommandsOf(groupHelp: string): string[] {
+  const subs: string[] = []
+  for (const paragraph of paragraphs(groupHelp)) {
+    if (paragraph.startsWith('usage:') || !ENTRY.test(paragraph.split('\n')[0]!)) continue
+    for (const line of paragraph.split('\n')) {
+      const sub = ENTRY.exec(line)?.[1]
+      if (sub !== undefined && !subs.includes(sub)) subs.push(sub)
+    }
+  }
+  return subs
 }
 
 /** Whether `argv` asks for help (`-h`/`--help` before any `--`). */

@@ -113,6 +113,11 @@ describe('adwire storyboard', () => {
       code: 2,
       stderr: expect.stringContaining('storyboard_not_found'),
     })
+    // A storyboard named by the last part of its id: the error names the full id it meant.
+    expect(await adwire('storyboard', 'run', healthy.url, 'vendor_metric_accountability')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('did you mean "media_buy_seller/vendor_metric_accountability"?'),
+    })
     const closed = await startBrokenAgent([])
     await closed.close()
     expect(

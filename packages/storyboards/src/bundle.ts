@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
 import { StoryboardError } from './errors.js'
 import { validateStoryboard } from './load-rules.js'
+import { suggestStoryboards } from './suggest.js'
 import type { Storyboard, TestKit } from './types.js'
 
 /** The AdCP release this runner implements. */
@@ -169,8 +170,12 @@ export function loadBundle(dir: string = defaultBundleDir()): Bundle {
     find,
     get(ref) {
       const entry = find(ref)
-      if (!entry) throw new StoryboardError('storyboard_not_found', `no storyboard "${ref}" in ${root}`)
-      return entry
+      if (entry) return entry
+      const suggestions = suggestStoryboards(entries, ref)
+      const hint = suggestions.length
+        ? `; did you mean ${suggestions.map((id) => `"${id}"`).join(' or ')}?`
+        : ''
+      throw new StoryboardError('storyboard_not_found', `no storyboard "${ref}" in ${root}${hint}`)
     },
   }
 }

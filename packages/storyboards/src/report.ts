@@ -1,7 +1,25 @@
-/** The human report of a run: one line per storyboard, the failed steps with their reasons, a summary. */
+/**
+ * The human report of a run: one line per storyboard, the failed steps with their reasons (long ones cut), a
+ * summary.
+ */
 import type { RunResult, StoryboardResult } from './result.js'
 
 const MARK = { passed: 'PASS', failed: 'FAIL', skipped: 'SKIP', not_applicable: 'N/A ' } as const
+
+/** How much of a step error or check detail the report prints; the JSON result keeps all of it. */
+export const REPORT_DETAIL_LIMIT = 500
+
+/**
+ * `text` cut to `limit` characters with a `… (N more characters)` marker, so that a failure quoting a whole
+ * response stays readable; shorter text is returned as it is.
+ * @example clip('x'.repeat(14_000)) // 'xxx…x… (13500 more characters)'
+ */
+export function clip(text: string, limit: number = REPORT_DETAIL_LIMIT): string {
+  if (text.length <= limit) return text
+  // Never split a surrogate pair.
+  const end = /[\uD800-\uDBFF]/.test(text[limit - 1]!) ? limit - 1 : limit
+  return `${text.slice(0, end)}… (${text.length - end} more characters)`
+}
 
 /**
  * One line for a finished storyboard (the CLI's progress line).
@@ -9,7 +27,7 @@ const MARK = { passed: 'PASS', failed: 'FAIL', skipped: 'SKIP', not_applicable: 
  */
 export function storyboardLine(result: StoryboardResult): string {
   const passed = result.steps.filter((step) => step.status === 'passed').length
-  const why = result.skip ? ` — ${result.skip.reason}: ${result.skip.detail}` : ''
+  const why = result.skip ? ` — ${result.skip.reason}: ${clip(result.skip.detail)}` : ''
   return `${MARK[result.status]} ${result.storyboard_id} (${result.key}) ${passed}/${result.steps.length} steps passed, ${result.duration_ms} ms${why}`
 }
 
@@ -27,12 +45,12 @@ export function renderReport(result: RunResult): string {
     for (const step of storyboard.steps) {
       if (step.status !== 'failed') continue
       lines.push(
-        `    ✗ ${step.phase_id} › ${step.step_id} (${step.task})${step.error ? `: ${step.error}` : ''}`,
+        `    ✗ ${step.phase_id} › ${step.step_id} (${step.task})${step.error ? `: ${clip(step.error)}` : ''}`,
       )
       for (const validation of step.validations) {
         if (!validation.passed) {
           lines.push(
-            `        - ${validation.check}${validation.severity === 'advisory' ? ' [advisory]' : ''}: ${validation.detail ?? validation.description}`,
+            `        - ${validation.check}${validation.severity === 'advisory' ? ' [advisory]' : ''}: ${clip(validation.detail ?? validation.description)}`,
           )
         }
       }

@@ -8,8 +8,15 @@ export {
   type ListenOptions,
   type Listener,
 } from './listen.js'
+export { withJsonNewline } from './json-newline.js'
 export { assertSchemaVersion, migratePostgres, migrateSqlite, type PostgresTarget } from './migrate.js'
-export { runService, type Closable, type RunServiceOptions } from './run-service.js'
+export {
+  runService,
+  serviceLog,
+  type Closable,
+  type LogEntry,
+  type RunServiceOptions,
+} from './run-service.js'
 export {
   answerEarly,
   jsonProblem,

@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net'
 import { serve } from '@hono/node-server'
 import { answerEarly, readGuarded, type Refusal } from './request-guard.js'
+import { withJsonNewline } from './json-newline.js'
 
 /** The interface a service binds when `HOST` is unset: loopback only (`HOST=0.0.0.0` exposes it). */
 export const DEFAULT_HOST = '127.0.0.1'
@@ -138,7 +139,8 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   const server = await new Promise<Server>((resolve, reject) => {
     const created = serve(
       {
-        fetch: (request, env) => handler(request, env),
+        // Every JSON answer ends with a newline, whichever route, error handler or SDK produced it.
+        fetch: async (request, env) => withJsonNewline(await handler(request, env)),
         port: options.port,
         hostname,
         createServer: guarded({

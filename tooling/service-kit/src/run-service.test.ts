@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events'
 import { describe, expect, it } from 'vitest'
-import { runService } from './index.js'
+import { runService, serviceLog } from './index.js'
 
 /** A stand-in for `process`: records output and the exit code instead of exiting. */
 function fakeProcess() {
@@ -42,6 +42,30 @@ describe('runService', () => {
       'demo: SIGTERM, shutting down\n',
       'demo: stopped\n',
     ])
+  })
+
+  it('logs structured entries in the same format as its lines: the name, then one JSON object', async () => {
+    const { host, emitter, lines, exited } = fakeProcess()
+    await runService({
+      name: 'demo',
+      process: host,
+      async start(print, log) {
+        print('listening on http://127.0.0.1:1')
+        log({ sweep: 'failed', error: 'line one\nline two' })
+        return { close: async () => {} }
+      },
+    })
+    emitter.emit('SIGTERM', 'SIGTERM')
+    expect(await exited).toBe(0)
+    // Every line of the process carries the prefix: no bare JSON line among them, one line per entry.
+    expect(lines.join('').split('\n').filter(Boolean)).toHaveLength(4)
+    for (const line of lines) expect(line).toMatch(/^demo: .*\n$/s)
+    const entry = JSON.parse(lines[1]!.slice('demo: '.length)) as Record<string, unknown>
+    expect(entry).toMatchObject({ sweep: 'failed', error: 'line one\nline two' })
+    expect(new Date(entry.at as string).toISOString()).toBe(entry.at)
+    const fixed: string[] = []
+    serviceLog('x', { write: (text: string) => fixed.push(text) > 0 }, () => new Date(0))({ a: 1 })
+    expect(fixed).toEqual(['x: {"at":"1970-01-01T00:00:00.000Z","a":1}\n'])
   })
 
   it('exits 1 with the environment message alone, or "cannot start"', async () => {

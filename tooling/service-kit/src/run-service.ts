@@ -2,6 +2,25 @@
  * The process side of a service's `server.ts`: start, print, stop gracefully on SIGTERM and SIGINT, exit codes.
  */
 
+/** A structured log entry: one JSON object, written on one line. */
+export type LogEntry = Record<string, unknown>
+
+/**
+ * A service's log, in the one format of its output: every entry on one line, after the same `{name}: ` prefix
+ * as the lines `print` writes, `{"at":"<ISO time>",…entry}`. Never a bare JSON line among prefixed ones.
+ *
+ * @example
+ * const log = serviceLog('registry')
+ * log({ sweep: 'failed', error: 'disk full' }) // registry: {"at":"2026-…","sweep":"failed","error":"disk full"}
+ */
+export function serviceLog(
+  name: string,
+  stream: Pick<NodeJS.WriteStream, 'write'> = process.stdout,
+  now: () => Date = () => new Date(),
+): (entry: LogEntry) => void {
+  return (entry) => void stream.write(`${name}: ${JSON.stringify({ at: now().toISOString(), ...entry })}\n`)
+}
+
 /** What a service's start function hands back: something to close on a signal. */
 export interface Closable {
   close(): Promise<void>
@@ -11,10 +30,11 @@ export interface RunServiceOptions {
   /** The service's name, the prefix of every line (`registry`, `receiver`). */
   readonly name: string
   /**
-   * Starts the service and resolves once it serves. `print` writes one line to stdout, prefixed with the name.
+   * Starts the service and resolves once it serves. `print` writes one line to stdout, prefixed with the name;
+   * `log` writes a structured entry there with the same prefix ({@link serviceLog}): hand it to the service.
    * A rejection (a bad environment, a port in use) is printed to stderr and exits the process with 1.
    */
-  start(print: (line: string) => void): Promise<Closable>
+  start(print: (line: string) => void, log: (entry: LogEntry) => void): Promise<Closable>
   /** How long the shutdown may take before the process exits with 1, ms. Default 15 000. */
   readonly shutdownTimeoutMs?: number
   /** Defaults to `process`: the tests pass their own to watch the exit code without exiting. */
@@ -30,8 +50,8 @@ export interface RunServiceOptions {
  * @example
  * runService({
  *   name: 'receiver',
- *   async start(print) {
- *     const receiver = await startReceiver(parseEnv(process.env))
+ *   async start(print, log) {
+ *     const receiver = await startReceiver(parseEnv(process.env), { log })
  *     print(`listening on ${describeListening(receiver.listener)}`)
  *     return receiver
  *   },
@@ -40,7 +60,7 @@ export interface RunServiceOptions {
 export function runService(options: RunServiceOptions): Promise<void> {
   const host = options.process ?? process
   const print = (line: string) => host.stdout.write(`${options.name}: ${line}\n`)
-  return options.start(print).then(
+  return options.start(print, serviceLog(options.name, host.stdout)).then(
     (service) => {
       let stopping = false
       const stop = (signal: NodeJS.Signals) => {

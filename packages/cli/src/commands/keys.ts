@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import { generateSigningKey, type KeyAlgorithm } from '@adwire/http-signatures'
 import { printJson, UsageError, type Io } from '../io.js'
+import { asTyped } from '../help.js'
 
 export const keysHelp = `usage: adwire keys generate --alg ed25519|es256 --kid KID [--adcp-use PURPOSE]
 
@@ -28,7 +29,7 @@ export async function keysCommand(argv: string[], io: Io): Promise<number> {
   })
   const [sub] = positionals
   if (values.help || sub === undefined) {
-    io.stdout(keysHelp)
+    io.stdout(asTyped(keysHelp))
     return values.help ? 0 : 2
   }
   if (sub !== 'generate') throw new UsageError(`unknown command "keys ${sub}"`)

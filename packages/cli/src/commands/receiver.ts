@@ -2,10 +2,12 @@ import { readFile } from 'node:fs/promises'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { printJson, UsageError, type Io } from '../io.js'
 import { readSse } from '@adwire/registry-client'
+import { asTyped } from '../help.js'
 
 export const receiverHelp = `usage: adwire receiver <command> [options]
 
-Talks to a running adwire reference receiver (apps/receiver; \`pnpm start:receiver\`) over its admin API.
+Talks to a running reference receiver of this repository (apps/receiver; \`pnpm start:receiver\`) over its
+admin API.
 
   register --url BASE --token ADMIN_TOKEN KEYS [--shape SHAPE] [--sender SELLER] [--push-token-file FILE] [--label TEXT]
            [--publisher-domain DOMAIN] [--revocation-url URL]
@@ -271,7 +273,7 @@ export async function receiverCommand(argv: string[], io: Io): Promise<number> {
     rest.includes('--help') ||
     rest.includes('-h')
   ) {
-    io.stdout(receiverHelp)
+    io.stdout(asTyped(receiverHelp))
     return sub === undefined ? 2 : 0
   }
   switch (sub) {

@@ -15,7 +15,7 @@ export const REGISTRY_ADMIN_MOVED =
 
 export const registryHelp = `usage: adwire registry <command> [options]
 
-Talks to an AdCP registry (the adwire registry, \`pnpm start:registry\`, or a mirror of the public one).
+Talks to an AdCP registry (this repository's, \`pnpm start:registry\`, or a mirror of the public one).
 
   resolve brand DOMAIN         the canonical brand of an advertiser domain
   resolve property DOMAIN      a publisher domain's properties and authorized agents

@@ -9,6 +9,7 @@ import {
 } from '@adwire/registry-client'
 import { printJson, UsageError, type Io } from '../io.js'
 import { clientFor, common, refused, registryHelp } from './registry-common.js'
+import { asTyped } from '../help.js'
 
 /** `adwire registry feed …`; `signal` stops `--follow`. */
 export async function feed(argv: string[], io: Io, signal?: AbortSignal): Promise<number> {
@@ -27,7 +28,7 @@ export async function feed(argv: string[], io: Io, signal?: AbortSignal): Promis
     allowPositionals: true,
   })
   if (values.help) {
-    io.stdout(registryHelp)
+    io.stdout(asTyped(registryHelp))
     return 0
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)

@@ -18,13 +18,14 @@ import {
   registryHelp,
 } from './registry-common.js'
 import { feed } from './registry-feed.js'
+import { asTyped } from '../help.js'
 
 export { DEFAULT_REGISTRY_URL, registryHelp } from './registry-common.js'
 
 async function resolve(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options: common, allowPositionals: true })
   if (values.help) {
-    io.stdout(registryHelp)
+    io.stdout(asTyped(registryHelp))
     return 0
   }
   const [kind, input, extra] = positionals
@@ -81,7 +82,7 @@ async function lookup(argv: string[], io: Io): Promise<number> {
     },
   })
   if (values.help) {
-    io.stdout(registryHelp)
+    io.stdout(asTyped(registryHelp))
     return 0
   }
   if (!values.agent) throw new UsageError('--agent URL is required (the agent URL)')
@@ -182,7 +183,7 @@ interface Issue {
 async function validate(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options: common, allowPositionals: true })
   if (values.help) {
-    io.stdout(registryHelp)
+    io.stdout(asTyped(registryHelp))
     return 0
   }
   const [input, extra] = positionals
@@ -265,7 +266,7 @@ export async function registryCommand(
 ): Promise<number> {
   const [sub, ...rest] = argv
   if (sub === undefined || sub === '-h' || sub === '--help') {
-    io.stdout(registryHelp)
+    io.stdout(asTyped(registryHelp))
     return sub === undefined ? 2 : 0
   }
   switch (sub) {

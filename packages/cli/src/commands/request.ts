@@ -1,5 +1,6 @@
 import { UsageError, type Io } from '../io.js'
 import { signatureCommands } from './signature.js'
+import { asTyped } from '../help.js'
 
 export const requestHelp = `usage: adwire request <command> [options]
 
@@ -25,7 +26,7 @@ export async function requestCommand(argv: string[], io: Io): Promise<number> {
     rest.includes('--help') ||
     rest.includes('-h')
   ) {
-    io.stdout(requestHelp)
+    io.stdout(asTyped(requestHelp))
     return sub === undefined ? 2 : 0
   }
   if (sub === 'verify' || sub === 'sign') return signatureCommands.request[sub](rest, io)
@@ -42,7 +43,7 @@ Exit codes: 0 the signature verifies, 1 it does not, 2 bad usage.
 
 export async function explainCommand(argv: string[], io: Io): Promise<number> {
   if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
-    io.stdout(explainHelp)
+    io.stdout(asTyped(explainHelp))
     return argv.length === 0 ? 2 : 0
   }
   return signatureCommands.explain(argv, io)

@@ -3,6 +3,7 @@ import * as schemas from '@adwire/schemas'
 import { parseShape, SchemaError } from '@adwire/schemas'
 import type { z } from 'zod'
 import { printJson, UsageError, type Io } from '../io.js'
+import { asTyped } from '../help.js'
 
 export const schemasHelp = `usage: adwire schemas <command>
 
@@ -44,7 +45,7 @@ export async function schemasCommand(argv: string[], io: Io): Promise<number> {
   })
   const [sub, ...rest] = positionals
   if (values.help || sub === undefined) {
-    io.stdout(schemasHelp)
+    io.stdout(asTyped(schemasHelp))
     return sub === undefined && !values.help ? 2 : 0
   }
   if (sub === 'list') {

@@ -14,6 +14,7 @@ import {
   type WebhookSession,
 } from '@adwire/storyboards'
 import { UsageError, type Io } from '../io.js'
+import { asTyped } from '../help.js'
 
 export const storyboardHelp = `usage: adwire storyboard <command> [options]
 
@@ -180,11 +181,11 @@ async function runCommand(argv: string[], io: Io): Promise<number> {
 export async function storyboardCommand(argv: string[], io: Io): Promise<number> {
   const [sub, ...rest] = argv
   if (sub === undefined || sub === '-h' || sub === '--help') {
-    io.stdout(storyboardHelp)
+    io.stdout(asTyped(storyboardHelp))
     return sub === undefined ? 2 : 0
   }
   if (rest.includes('--help') || rest.includes('-h')) {
-    io.stdout(storyboardHelp)
+    io.stdout(asTyped(storyboardHelp))
     return 0
   }
   try {

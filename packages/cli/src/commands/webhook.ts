@@ -5,6 +5,7 @@ import { printJson, UsageError, type Io } from '../io.js'
 import { parseNow, readRequestFile } from '../request-file.js'
 import { readFile } from 'node:fs/promises'
 import { signatureCommands } from './signature.js'
+import { asTyped } from '../help.js'
 
 export const webhookHelp = `usage: adwire webhook <command> [options]
 
@@ -115,11 +116,11 @@ async function parse(argv: string[], io: Io): Promise<number> {
 export async function webhookCommand(argv: string[], io: Io): Promise<number> {
   const [sub, ...rest] = argv
   if (sub === undefined || sub === '--help' || sub === '-h') {
-    io.stdout(webhookHelp)
+    io.stdout(asTyped(webhookHelp))
     return sub === undefined ? 2 : 0
   }
   if (rest.includes('--help') || rest.includes('-h')) {
-    io.stdout(webhookHelp)
+    io.stdout(asTyped(webhookHelp))
     return 0
   }
   switch (sub) {

@@ -33,7 +33,13 @@ describe.each(['sales-agent', 'registry'] as const)('%s: a client abort mid-body
       while (!service.lines.some((line) => line.includes('client_abort')) && Date.now() < deadline)
         await new Promise((resolve) => setTimeout(resolve, 50))
       const abort = service.lines.find((line) => line.includes('client_abort'))
-      expect(abort && JSON.parse(abort)).toMatchObject({ event: 'client_abort', method: 'POST', path })
+      // Written as every log entry of the app is: `name: {json}` (service-kit's serviceLog).
+      expect(abort?.startsWith(`${app}: {`)).toBe(true)
+      expect(abort && JSON.parse(abort.slice(abort.indexOf('{')))).toMatchObject({
+        event: 'client_abort',
+        method: 'POST',
+        path,
+      })
       expect(service.lines.filter((line) => /store_unavailable|"status":\s*5\d\d/.test(line))).toEqual([])
     } finally {
       await service.stop()
