@@ -253,6 +253,23 @@ export function requireOwnerOrUnowned(
     throw new HttpError(403, code, `${what} belongs to another organization`, extra)
 }
 
+/**
+ * Who owns a brand: a hosted brand belongs to its domain's bound owner (nobody's while unbound, so nobody may
+ * save over it), a community brand to the organization that saved it first.
+ */
+export async function brandOwner(
+  deps: RegistryDeps,
+  domain: string,
+  existing: { source: string; owner_org_id?: string } | undefined,
+): Promise<string | undefined> {
+  if (existing?.source === 'hosted')
+    return (
+      (await deps.repository.hosting.getHostedDomain(domain))?.owner_org_id ??
+      'nobody (unbound hosted domain)'
+    )
+  return existing?.owner_org_id
+}
+
 /** Who owns the community property of a publisher domain: the hosted domain's owner, else its first saver. */
 export async function propertyOwner(deps: RegistryDeps, domain: string): Promise<string | undefined> {
   const hosted = await deps.repository.hosting.getHostedDomain(domain)
