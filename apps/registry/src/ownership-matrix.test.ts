@@ -216,7 +216,7 @@ describe('administrator and moderator operations', () => {
   })
 
   it.each(roles.map((operation) => [operation.operationId, operation] as const))(
-    '%s answers 403 to a member key',
+    '%s answers 403 to a member key and changes nothing',
     async (_, operation) => {
       const digest = (await test.registry.repository.mirrors.getProposal(proposalId))!.proposal_digest
       const body =
@@ -226,12 +226,18 @@ describe('administrator and moderator operations', () => {
             ? { proposal_digest: digest, review_notes: 'no' }
             : undefined
       const path = concrete(operation).replace(UUID, proposalId).replace('a_platform', 'c_platform')
+      const state = async () => ({
+        proposal: (await test.registry.repository.mirrors.getProposal(proposalId))?.status,
+        mirror: (await test.registry.repository.mirrors.getMirror('c_platform'))?.digest,
+      })
+      const before = await state()
       const answer = await api(test.registry, operation.operationId, path, {
         method: operation.method.toUpperCase(),
         token: orgA.apiKey,
         ...(body ? { body } : operation.raw.requestBody ? { body: {} } : {}),
       })
       expect(answer.status).toBe(403)
+      expect(await state()).toEqual(before)
     },
   )
 })
