@@ -270,6 +270,22 @@ export async function brandOwner(
   return existing?.owner_org_id
 }
 
+/** 403 unless `orgId` is the bound owner of the registry-hosted `domain` (bound only by origin verification). */
+export async function requireHostedDomainOwner(
+  deps: RegistryDeps,
+  orgId: string,
+  domain: string,
+): Promise<void> {
+  if ((await deps.repository.hosting.getHostedDomain(domain))?.owner_org_id !== orgId)
+    throw new HttpError(
+      403,
+      'domain_not_owned',
+      `${domain} is not owned by your organization: claim it (POST /api/properties/hosted/${domain}/claim), ` +
+        'place the pointer at its origin and verify it (…/verify-origin) first',
+      { domain },
+    )
+}
+
 /** Who owns the community property of a publisher domain: the hosted domain's owner, else its first saver. */
 export async function propertyOwner(deps: RegistryDeps, domain: string): Promise<string | undefined> {
   const hosted = await deps.repository.hosting.getHostedDomain(domain)
