@@ -6,7 +6,7 @@
 import { Hono } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { JWK } from 'jose'
-import { accessGate, honoPath, needsCredential, accessOf } from './auth/authorize.js'
+import { accessGate, accessOf, ADDED_ROUTES, gateOf, honoPath, needsCredential } from './auth/authorize.js'
 import type { AgentProber } from './compliance/probe-agents.js'
 import type { ComplianceRuns } from './compliance/runs.js'
 import { createDiscoveryJobs, type DiscoveryJobs } from './crawl/discovery-jobs.js'
@@ -200,6 +200,7 @@ export function createApp(deps: RegistryDeps, parts: AppParts): Hono {
     if (IMPLEMENTED_OPERATIONS.has(operationId) && needsCredential(accessOf(operationId)))
       app.on(method.toUpperCase(), honoPath(path), accessGate(deps, operationId))
   }
+  for (const [method, path, access] of ADDED_ROUTES) app.on(method, path, gateOf(deps, access))
   if (parts.rateLimits) {
     const limit = createRateLimiter(deps, parts.rateLimits)
     for (const [method, path, kind] of RATE_LIMITED_ROUTES) app.on(method, path, limit(kind))

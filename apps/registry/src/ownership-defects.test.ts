@@ -204,7 +204,7 @@ describe('authentication before rate limiting', () => {
   beforeAll(async () => {
     test = await startTestRegistry(
       { kind: 'sqlite' },
-      { seed: false, env: { RATE_LIMIT_WRITE_PER_MINUTE: '1' } },
+      { seed: false, env: { RATE_LIMIT_WRITE_PER_MINUTE: '1', RATE_LIMIT_CRAWL_PER_MINUTE: '1' } },
     )
   })
   afterAll(async () => {
@@ -224,6 +224,13 @@ describe('authentication before rate limiting', () => {
       })
       expect(wrong.status).toBe(401)
       expect(wrong.headers.get('www-authenticate')).toMatch(/error="invalid_token"/)
+    }
+    // The same for the control-file check this service adds (rate-limited as a crawl).
+    const verify = `${test.registry.url}/api/registry/agents/${encodeURIComponent('https://agent.example/mcp')}/control/verify`
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const response = await fetch(verify, { method: 'POST' })
+      expect(response.status).toBe(401)
+      expect(response.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata=/)
     }
     // The limiter still counts authenticated callers: one write a minute.
     const { apiKey } = await test.registry.createOrg('Limited')

@@ -202,7 +202,19 @@ export const honoPath = (path: string): string => path.replace(/\{([^}]+)\}/g, '
  * validated, so a malformed call is a 400 as the document orders it.
  */
 export function accessGate(deps: RegistryDeps, operationId: string): MiddlewareHandler {
-  const access = accessOf(operationId)
+  return gateOf(deps, accessOf(operationId))
+}
+
+/**
+ * The routes this service adds outside the document, with their access class (gated like the document's).
+ * `verifyAgentControl` fetches the agent's control file: it is rate-limited as a crawl.
+ */
+export const ADDED_ROUTES: ReadonlyArray<readonly [string, string, AccessClass]> = [
+  ['POST', '/api/registry/agents/:encodedUrl/control/verify', 'member'],
+]
+
+/** The gate of an access class (see {@link accessGate}). */
+export function gateOf(deps: RegistryDeps, access: AccessClass): MiddlewareHandler {
   return async (c, next) => {
     if (!needsCredential(access)) return next()
     if (access === 'admin' && isAdmin(c, deps)) return next()
