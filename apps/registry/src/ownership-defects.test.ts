@@ -7,7 +7,8 @@
  * - the rate limiter ran before authentication (an anonymous call to a locked operation got 429).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AGENT_CONTROL_PATH } from './auth/authorize.js'
+import { AGENT_CONTROL_PATH, controllerCredentials } from './auth/authorize.js'
+import { TEST_CREDENTIALS_KEY } from './compliance/status-testing.js'
 import {
   api,
   startSite,
@@ -31,7 +32,7 @@ describe.each(backends)('ownership defects on %s', (name, backend) => {
     site = await startSite()
     test = await startTestRegistry(backend, {
       origins: { 'hosted-pub.test': site.origin },
-      env: { ALLOW_PRIVATE_AGENTS: '1' },
+      env: { ALLOW_PRIVATE_AGENTS: '1', AGENT_CREDENTIALS_KEY: TEST_CREDENTIALS_KEY },
     })
     orgA = await registry().createOrg('Publisher A')
     orgB = await registry().createOrg('Attacker B')
@@ -195,6 +196,34 @@ describe.each(backends)('ownership defects on %s', (name, backend) => {
       })
       expect([outsider.status, outsider.body.error]).toEqual([403, 'not_agent_controller'])
       expect((await settings(orgB.apiKey)).body.monitoring_paused).toBe(true)
+    },
+  )
+
+  it.skipIf(!backend)(
+    `presents a run's own organization's credential, and the controller's on the registry's runs (${name})`,
+    async () => {
+      const agentUrl = `${site.origin}/credentials/mcp`
+      const base = `/api/registry/agents/${encodeURIComponent(agentUrl)}`
+      for (const org of [orgA, orgB])
+        await api(registry(), 'registerMemberAgent', '/api/me/agents', {
+          token: org.apiKey,
+          body: { url: agentUrl, type: 'sales' },
+        })
+      const connect = (token: string, secret: string) =>
+        api(registry(), 'connectAgent', `${base}/connect`, {
+          method: 'PUT',
+          token,
+          body: { auth_token: secret },
+        })
+      expect((await connect(orgA.apiKey, 'a-secret')).status).toBe(200)
+      // B saves its own (bogus) token last: before, every run presented the most recently saved credential.
+      expect((await connect(orgB.apiKey, 'b-bogus')).status).toBe(200)
+      const store = registry().deps.compliance!.credentials!
+      expect(await store.credentialFor(agentUrl)).toBeUndefined()
+      const source = controllerCredentials(registry().repository, store)
+      expect(await source.credentialFor(agentUrl)).toEqual({ type: 'bearer', token: 'a-secret' })
+      expect(await source.credentialFor(agentUrl, orgA.id)).toEqual({ type: 'bearer', token: 'a-secret' })
+      expect(await source.credentialFor(agentUrl, orgB.id)).toEqual({ type: 'bearer', token: 'b-bogus' })
     },
   )
 })

@@ -18,6 +18,7 @@
  *   nobody has proved control, the organization that registered it first — never one that registered it later.
  */
 import type { Context, MiddlewareHandler } from 'hono'
+import type { AgentCredentialSource } from '../compliance/contract.js'
 import type { Principal, RegistryDeps } from '../deps.js'
 import { isAdmin } from '../routes/brand-discovery.js'
 import { HttpError, requireOrg, requirePrincipal } from '../routes/http.js'
@@ -342,13 +343,31 @@ export interface AgentController {
 
 /** The organization that controls an agent URL (see the module comment), if anyone lists or proved it. */
 export async function agentController(
-  deps: RegistryDeps,
+  deps: Pick<RegistryDeps, 'repository'>,
   agentUrl: string,
 ): Promise<AgentController | undefined> {
   const proven = await deps.repository.owners.owner('agent', agentUrl)
   if (proven) return { orgId: proven.org_id, proof: proven.proof }
   const first = await deps.repository.owners.firstRegistrant(agentUrl)
   return first ? { orgId: first, proof: 'first_registrant' } : undefined
+}
+
+/**
+ * The credentials runs and probes present: an organization's run presents that organization's own credential for
+ * the agent; a run of the registry's (heartbeat, reference agent, probe) presents the agent's controller's. Never
+ * another organization's (before: whichever organization saved one last, so a later lister's bogus token failed
+ * the owner's heartbeats, and its runs borrowed the owner's token).
+ */
+export function controllerCredentials(
+  repository: RegistryDeps['repository'],
+  store: AgentCredentialSource,
+): AgentCredentialSource {
+  return {
+    async credentialFor(agentUrl, orgId) {
+      const org = orgId ?? (await agentController({ repository }, agentUrl))?.orgId
+      return org === undefined ? undefined : store.credentialFor(agentUrl, org)
+    },
+  }
 }
 
 /** The path, on the agent's own origin, of the control file that proves which organization controls it. */

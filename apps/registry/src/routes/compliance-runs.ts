@@ -290,9 +290,10 @@ export function complianceRunRoutes(deps: RegistryDeps, parts: ComplianceRouteOp
     await requirePrincipal(c, deps)
     const agentUrl = agentUrlParam(c.req.param('encodedUrl'), 'encodedUrl')
     const requested = target(c.req.query('compliance_target'))
-    await authorizeAgentLister(c, deps, agentUrl, c.req.query('org'))
+    const orgId = await authorizeAgentLister(c, deps, agentUrl, c.req.query('org'))
     const bundle = storyboardBundle()
-    const credential = await parts.credentials?.credentialFor(agentUrl)
+    // The caller's own credential for the agent, never another organization's.
+    const credential = await parts.credentials?.credentialFor(agentUrl, orgId)
     const probe = await withDeadline(parts.probeDeadlineMs, `capabilities of ${agentUrl}`, async () => {
       const agent = await openAgent(agentUrl, { fetch: parts.fetch, ...(credential ? { credential } : {}) })
       try {
