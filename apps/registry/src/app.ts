@@ -6,11 +6,13 @@
 import { Hono } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { JWK } from 'jose'
+import { accessGate, accessOf, ADDED_ROUTES, gateOf, honoPath, needsCredential } from './auth/authorize.js'
 import type { AgentProber } from './compliance/probe-agents.js'
 import type { ComplianceRuns } from './compliance/runs.js'
 import { createDiscoveryJobs, type DiscoveryJobs } from './crawl/discovery-jobs.js'
 import type { CrawlQueue } from './crawl/queue.js'
 import type { RegistryDeps } from './deps.js'
+import { agentControlRoutes } from './routes/agent-control.js'
 import { agentDiscoveryRoutes } from './routes/agent-discovery.js'
 import { brandDiscoveryRoutes } from './routes/brand-discovery.js'
 import { brandSetupRoutes } from './routes/brand-setup.js'
@@ -35,6 +37,7 @@ import { createRateLimiter, RATE_LIMITED_ROUTES } from './routes/rate-limit.js'
 import { searchRoutes } from './routes/search.js'
 import { validationRoutes } from './routes/validation.js'
 import type { RateLimits } from './env.js'
+import { operations } from './spec/openapi.js'
 
 /** The operationIds this service answers (the rest of the document comes in part 2). */
 export const IMPLEMENTED_OPERATIONS: ReadonlySet<string> = new Set([
@@ -191,6 +194,13 @@ export function createApp(deps: RegistryDeps, parts: AppParts): Hono {
     }
     await next()
   })
+  // Authorization first (auth/authorize.ts): a locked operation authenticates, and admin/moderator operations
+  // check the role, before the rate limiter counts the call and before the route reads anything.
+  for (const { method, path, operationId } of operations()) {
+    if (IMPLEMENTED_OPERATIONS.has(operationId) && needsCredential(accessOf(operationId)))
+      app.on(method.toUpperCase(), honoPath(path), accessGate(deps, operationId))
+  }
+  for (const [method, path, access] of ADDED_ROUTES) app.on(method, path, gateOf(deps, access))
   if (parts.rateLimits) {
     const limit = createRateLimiter(deps, parts.rateLimits)
     for (const [method, path, kind] of RATE_LIMITED_ROUTES) app.on(method, path, limit(kind))
@@ -213,6 +223,7 @@ export function createApp(deps: RegistryDeps, parts: AppParts): Hono {
   app.route('/', policyRoutes(deps))
   app.route('/', catalogRoutes(deps))
   app.route('/', complianceStatusRoutes(deps))
+  app.route('/', agentControlRoutes(deps))
   if (parts.compliance) {
     const { compliance } = parts
     app.route('/', probingRoutes(deps, compliance.prober))

@@ -183,9 +183,9 @@ describe.each(backends)('policy registry on %s', (name, backend) => {
       ).statusCode,
     ).toBe(400)
 
-    // Someone else's community policy, a registry-curated one and a pending one: 409.
+    // Someone else's community policy: 403 (the authorization layer); a registry-curated one and a pending one: 409.
     expect(await refusal(save(other, { ...brandSafety, name: 'Hijacked' }))).toMatchObject({
-      statusCode: 409,
+      statusCode: 403,
       code: 'policy_not_owned',
     })
     expect(await refusal(save(owner, { ...brandSafety, policy_id: 'gdpr_consent' }))).toMatchObject({

@@ -38,6 +38,7 @@ import { createFeedHub } from './feed/hub.js'
 import { CLAIM_TTL_DAYS } from './routes/hosted.js'
 import { errorBody } from './routes/http.js'
 import { seedDemoWorld } from './seed.js'
+import { controllerCredentials } from './auth/authorize.js'
 
 export { parseEnv } from './env.js'
 
@@ -183,13 +184,15 @@ export async function startRegistry(
       (env.agents.referenceUrl ? { url: env.agents.referenceUrl, name: 'Reference agent' } : undefined)
     // The runs report each finished storyboard to the status side and present the sealed credentials; the
     // status side's monitoring and refresh start runs through the runs' launcher.
+    // Runs and probes present the run's organization's own credential, else the agent's controller's.
+    const runCredentials = overrides.compliance?.credentials ?? controllerCredentials(repository, credentials)
     const complianceRuns = createComplianceRuns({
       driver: repository.driver,
       fetch: agentFetch,
       now,
       log,
       outcomes: overrides.compliance?.outcomes ?? outcomes,
-      credentials: overrides.compliance?.credentials ?? credentials,
+      credentials: runCredentials,
       ...(reference ? { reference } : {}),
       ...overrides.complianceRuns,
     })
@@ -220,7 +223,7 @@ export async function startRegistry(
         prober: createAgentProber({
           fetch: agentFetch,
           deadlineMs: env.agents.timeoutMs * 2,
-          credentials: overrides.compliance?.credentials ?? credentials,
+          credentials: runCredentials,
         }),
         fetch: agentFetch,
         ...(reference ? { reference } : {}),

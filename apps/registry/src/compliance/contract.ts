@@ -50,5 +50,9 @@ export type AgentCredential =
     }
 
 export interface AgentCredentialSource {
-  credentialFor(agentUrl: string): Promise<AgentCredential | undefined>
+  /**
+   * The credential a run presents to the agent: `orgId`'s own when the run is an organization's, else (a
+   * heartbeat) the one the agent's controller saved. Never another organization's.
+   */
+  credentialFor(agentUrl: string, orgId?: string): Promise<AgentCredential | undefined>
 }

@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import pg from 'pg'
 import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
+import { controllerCredentials } from '../auth/authorize.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { api, type Backend } from '../testing/registry.js'
 import {
@@ -154,7 +155,12 @@ describe.each(backends)('agent credentials on %s', (name, backend) => {
     expect(
       (await api(registry(), 'getAgentAuthStatus', `${path}/auth-status`, { token: stranger })).body.has_auth,
     ).toBe(false)
-    expect(await registry().deps.compliance!.credentials!.credentialFor(agentUrl)).toEqual({
+    expect(
+      await controllerCredentials(
+        registry().repository,
+        registry().deps.compliance!.credentials!,
+      ).credentialFor(agentUrl),
+    ).toEqual({
       type: 'bearer',
       token: BEARER,
     })
@@ -222,7 +228,12 @@ describe.each(backends)('agent credentials on %s', (name, backend) => {
       agent_context_id: saved.body.agent_context_id,
       has_oauth_client_credentials: true,
     })
-    expect(await registry().deps.compliance!.credentials!.credentialFor(agentUrl)).toEqual({
+    expect(
+      await controllerCredentials(
+        registry().repository,
+        registry().deps.compliance!.credentials!,
+      ).credentialFor(agentUrl),
+    ).toEqual({
       type: 'oauth_client_credentials',
       tokenEndpoint: `${tokens.origin}/token`,
       clientId: CLIENT_ID,

@@ -231,16 +231,13 @@ export function agentCredentialStore(db: SqlDriver, box: SecretBox): AgentCreden
       return found?.client_credentials_box ? openClientCredentials(found) : undefined
     },
     /**
-     * The credential a run presents: of the organizations that saved one for this agent, the most recently
-     * updated; its current `auth_type` decides which. A `basic` token has no `AgentCredential` form and gives
-     * none.
+     * The credential `orgId` saved for this agent (its current `auth_type` decides which); none without an
+     * organization — the registry's heartbeats ask through `controllerCredentials` (auth/authorize.ts), which names
+     * the agent's controller. A `basic` token has no `AgentCredential` form and gives none.
      */
-    async credentialFor(agentUrl): Promise<AgentCredential | undefined> {
-      const found = await db.one<CredentialRow>(
-        `SELECT org_id, agent_url_canonical, agent_context_id, auth_type, token_box, client_credentials_box
-         FROM registry_agent_credentials WHERE agent_url_canonical = ? ORDER BY updated_at DESC, org_id LIMIT 1`,
-        [canonicalAgentUrl(agentUrl)],
-      )
+    async credentialFor(agentUrl, orgId): Promise<AgentCredential | undefined> {
+      if (orgId === undefined) return undefined
+      const found = await row(orgId, canonicalAgentUrl(agentUrl))
       if (!found) return undefined
       if (found.auth_type === 'oauth_client_credentials' && found.client_credentials_box) {
         const config = openClientCredentials(found)

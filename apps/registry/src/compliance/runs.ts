@@ -157,9 +157,11 @@ export function createComplianceRuns(options: ComplianceRunsOptions): Compliance
     storyboards: readonly string[] | undefined,
     runBundle: Bundle,
     signal: AbortSignal,
+    orgId?: string,
   ): Promise<{ result: RunResult; protocol: AgentProtocol; requestUrl: string }> {
     const endpoint = agentEndpoint(agentUrl)
-    const credential = await options.credentials?.credentialFor(agentUrl)
+    // The run's organization's own credential; the registry's runs present the controller's.
+    const credential = await options.credentials?.credentialFor(agentUrl, orgId)
     const fetchImpl = abortable(options.fetch, signal)
     const token = await bearerFor(credential, fetchImpl)
     const protocols: AgentProtocol[] = endpoint.protocol ? [endpoint.protocol] : ['mcp', 'a2a']
@@ -327,7 +329,7 @@ export function createComplianceRuns(options: ComplianceRunsOptions): Compliance
       if (!reduced) throw new Error(`no step ${run.options.stepId} in ${entry.storyboard.id}`)
       let ran
       try {
-        ran = await runAgainst(run.agent_url, [entry.key], reduced, signal)
+        ran = await runAgainst(run.agent_url, [entry.key], reduced, signal, run.org_id ?? undefined)
       } catch (error) {
         return failedToConnect(error)
       }
@@ -358,7 +360,7 @@ export function createComplianceRuns(options: ComplianceRunsOptions): Compliance
       const entry = entries[0]!
       const reference = run.options.reference!
       const [mine, theirs] = await Promise.allSettled([
-        runAgainst(run.agent_url, [entry.key], full, signal),
+        runAgainst(run.agent_url, [entry.key], full, signal, run.org_id ?? undefined),
         runAgainst(reference.url, [entry.key], full, signal),
       ])
       if (mine.status === 'rejected') return failedToConnect(mine.reason)
@@ -407,7 +409,7 @@ export function createComplianceRuns(options: ComplianceRunsOptions): Compliance
     }
     let ran
     try {
-      ran = await runAgainst(run.agent_url, run.storyboard_ids, full, signal)
+      ran = await runAgainst(run.agent_url, run.storyboard_ids, full, signal, run.org_id ?? undefined)
     } catch (error) {
       return failedToConnect(error)
     }

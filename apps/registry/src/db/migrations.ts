@@ -472,6 +472,19 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (org_id, agent_url_canonical))`,
     ],
   },
+  {
+    version: 10,
+    name: 'resource owners: the organization that owns a community property, and the one that proved control of an agent URL',
+    statements: [
+      `CREATE TABLE IF NOT EXISTS registry_resource_owners (
+        kind TEXT NOT NULL,
+        resource TEXT NOT NULL,
+        org_id TEXT NOT NULL,
+        proof TEXT NOT NULL,
+        proven_at TEXT NOT NULL,
+        PRIMARY KEY (kind, resource))`,
+    ],
+  },
 ]
 
 /** The newest version this code knows. */

@@ -16,6 +16,7 @@ import { memberStore, type MemberStore } from './members.js'
 import { mirrorStore, type MirrorStore } from './mirrors.js'
 import { policyStore, type PolicyStore } from './policies.js'
 import { openPostgres } from './postgres.js'
+import { ownerStore, type OwnerStore } from './owners.js'
 import { publisherStore, type PublisherStore } from './publishers.js'
 import { requestStore, type RequestStore } from './requests.js'
 import { searchStore, type SearchStore } from './search.js'
@@ -39,6 +40,8 @@ export interface RegistryRepository {
   readonly search: SearchStore
   /** Brand crawl and manager re-validation requests (migration 6). */
   readonly discovery: DiscoveryStore
+  /** Owners of community properties and proven controllers of agent URLs (migration 10). */
+  readonly owners: OwnerStore
   /** The driver, for the few callers that need the dialect (bench, tests). */
   readonly driver: SqlDriver
   close(): Promise<void>
@@ -64,6 +67,7 @@ export function createRepository(driver: SqlDriver): RegistryRepository {
     catalog: catalogStore(driver),
     search: searchStore(driver),
     discovery: discoveryStore(driver),
+    owners: ownerStore(driver),
     driver,
     close: () => driver.close(),
   }

@@ -11,6 +11,7 @@ import { newId } from '../domain/ids.js'
 import { normalizeDomain } from '../domain/names.js'
 import type { BrandRecord } from '../domain/types.js'
 import { brandSchemaErrors } from '../spec/adagents-schema.js'
+import { requireHostedDomainOwner } from '../auth/authorize.js'
 import type { RegistryDeps } from '../deps.js'
 import { HttpError, readBody, reply, requireOrg, requirePrincipal } from './http.js'
 
@@ -108,15 +109,7 @@ export function brandSetupRoutes(deps: RegistryDeps): Hono {
     if (body.brand_color !== undefined && !HEX.test(body.brand_color))
       throw new HttpError(400, 'invalid_brand_color', 'brand_color must use #RRGGBB')
 
-    const hosted = await repository.hosting.getHostedDomain(domain)
-    if (hosted?.owner_org_id !== orgId)
-      throw new HttpError(
-        403,
-        'domain_not_owned',
-        `${domain} is not owned by your organization: claim it (POST /api/properties/hosted/${domain}/claim), ` +
-          'place the pointer at its origin and verify it (…/verify-origin) first',
-        { domain },
-      )
+    await requireHostedDomainOwner(deps, orgId, domain)
 
     const at = new Date(deps.now()).toISOString()
     const document = body.brand_json ? { ...body.brand_json } : builtDocument(body, domain, at)

@@ -5,6 +5,7 @@ import { resolveBrand, type LiveBrandJson } from '../domain/brand-service.js'
 import { newId } from '../domain/ids.js'
 import { normalizeDomain } from '../domain/names.js'
 import type { BrandRecord } from '../domain/types.js'
+import { brandOwner, requireOwnerOrUnowned } from '../auth/authorize.js'
 import type { RegistryDeps } from '../deps.js'
 import {
   boolParam,
@@ -209,21 +210,17 @@ export function brandRoutes(deps: RegistryDeps): Hono {
         `${domain} publishes its own brand.json; edit that file instead`,
         { domain },
       )
-    if (existing?.source === 'hosted') {
-      const owner = (await repository.hosting.getHostedDomain(domain))?.owner_org_id
-      if (owner === orgId)
-        throw new HttpError(
-          409,
-          'brand_hosted',
-          `the registry hosts ${domain}'s brand.json for your organization; edit it with POST /api/brands/setup-my-brand`,
-          { domain },
-        )
-      throw new HttpError(403, 'brand_not_owned', `${domain} is hosted for another organization`, {
-        domain,
-      })
-    }
-    if (existing?.owner_org_id !== undefined && existing.owner_org_id !== orgId)
-      throw new HttpError(403, 'brand_not_owned', `${domain} was saved by another organization`, { domain })
+    // The owner decides (auth/authorize.ts): a hosted brand is its domain's, a community brand its first saver's.
+    requireOwnerOrUnowned(orgId, await brandOwner(deps, domain, existing), 'brand_not_owned', domain, {
+      domain,
+    })
+    if (existing?.source === 'hosted')
+      throw new HttpError(
+        409,
+        'brand_hosted',
+        `the registry hosts ${domain}'s brand.json for your organization; edit it with POST /api/brands/setup-my-brand`,
+        { domain },
+      )
     const at = new Date(deps.now()).toISOString()
     const brand: BrandRecord = {
       ...(existing ?? { domain, id: newId(), verified: false, created_at: at }),

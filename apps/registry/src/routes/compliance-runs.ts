@@ -21,18 +21,10 @@ import {
 import { openAgent, ProbeError, withDeadline } from '../compliance/probe.js'
 import type { StoredRun } from '../compliance/runs-store.js'
 import type { AgentCredentialSource } from '../compliance/contract.js'
-import type { Principal, RegistryDeps } from '../deps.js'
+import { authorizeAgentControl, authorizeAgentLister } from '../auth/authorize.js'
+import type { RegistryDeps } from '../deps.js'
 import { canonicalAgentUrl, isHttpUrl } from '../domain/names.js'
-import {
-  agentUrlParam,
-  HttpError,
-  intParam,
-  readBody,
-  reply,
-  requireOrg,
-  requirePrincipal,
-  uuidParam,
-} from './http.js'
+import { agentUrlParam, HttpError, intParam, readBody, reply, requirePrincipal, uuidParam } from './http.js'
 
 export interface ComplianceRouteOptions {
   readonly runs: ComplianceRuns
@@ -82,15 +74,6 @@ export function complianceRunRoutes(deps: RegistryDeps, parts: ComplianceRouteOp
       )
     }
     return found
-  }
-
-  /** The caller's organization, which must have the agent registered. */
-  const owner = async (principal: Principal, agentUrl: string, requestedOrg?: string): Promise<string> => {
-    const orgId = requireOrg(principal, requestedOrg)
-    if (!(await deps.repository.members.getMemberAgent(orgId, agentUrl))) {
-      throw new HttpError(403, 'not_agent_owner', `your organization has not registered ${agentUrl}`)
-    }
-    return orgId
   }
 
   /** Members only (`403 { error, members_only }`). */
@@ -155,11 +138,11 @@ export function complianceRunRoutes(deps: RegistryDeps, parts: ComplianceRouteOp
   }
 
   app.post('/api/registry/agents/:encodedUrl/storyboard/:storyboardId/run', async (c) => {
-    const principal = await requirePrincipal(c, deps)
+    await requirePrincipal(c, deps)
     const body = await optionalBody<{ organization_id?: string }>(c, 'runStoryboard')
     const agentUrl = agentUrlParam(c.req.param('encodedUrl'), 'encodedUrl')
     const entry = storyboardParam(c.req.param('storyboardId'))
-    const orgId = await owner(principal, agentUrl, body.organization_id)
+    const orgId = await authorizeAgentLister(c, deps, agentUrl, body.organization_id)
     const run = await runs.submit({
       agentUrl,
       orgId,
@@ -171,7 +154,7 @@ export function complianceRunRoutes(deps: RegistryDeps, parts: ComplianceRouteOp
   })
 
   app.post('/api/registry/agents/:encodedUrl/storyboard/:storyboardId/step/:stepId', async (c) => {
-    const principal = await requirePrincipal(c, deps)
+    await requirePrincipal(c, deps)
     const body = await optionalBody<{
       context?: Record<string, unknown>
       dry_run?: boolean
@@ -180,7 +163,7 @@ export function complianceRunRoutes(deps: RegistryDeps, parts: ComplianceRouteOp
     const agentUrl = agentUrlParam(c.req.param('encodedUrl'), 'encodedUrl')
     const entry = storyboardParam(c.req.param('storyboardId'))
     const stepId = c.req.param('stepId')
-    const orgId = await owner(principal, agentUrl, body.organization_id)
+    const orgId = await authorizeAgentLister(c, deps, agentUrl, body.organization_id)
     if (!entry.storyboard.phases.some((phase) => phase.steps.some((step) => step.id === stepId))) {
       throw new HttpError(404, 'step_not_found', `storyboard ${entry.storyboard.id} has no step ${stepId}`)
     }
@@ -200,11 +183,11 @@ export function complianceRunRoutes(deps: RegistryDeps, parts: ComplianceRouteOp
   })
 
   app.post('/api/registry/agents/:encodedUrl/storyboard/:storyboardId/compare', async (c) => {
-    const principal = await requirePrincipal(c, deps)
+    await requirePrincipal(c, deps)
     const body = await optionalBody<{ organization_id?: string }>(c, 'compareStoryboard')
     const agentUrl = agentUrlParam(c.req.param('encodedUrl'), 'encodedUrl')
     const entry = storyboardParam(c.req.param('storyboardId'))
-    const orgId = await owner(principal, agentUrl, body.organization_id)
+    const orgId = await authorizeAgentLister(c, deps, agentUrl, body.organization_id)
     if (!parts.reference) {
       throw new HttpError(
         500,
@@ -237,12 +220,12 @@ export function complianceRunRoutes(deps: RegistryDeps, parts: ComplianceRouteOp
   })
 
   app.get('/api/registry/agents/:encodedUrl/compliance/diagnostics', async (c) => {
-    const principal = await requirePrincipal(c, deps)
+    await requirePrincipal(c, deps)
     const agentUrl = agentUrlParam(c.req.param('encodedUrl'), 'encodedUrl')
     const requested = c.req.query('run_id')
     const runId = requested === undefined || requested === '' ? undefined : uuidParam(requested, 'run_id')
     const limit = intParam(c.req.query('limit'), 'limit', 500, 1, 1000)
-    await owner(principal, agentUrl)
+    await authorizeAgentControl(c, deps, agentUrl)
     const run = runId ? await runs.store.get(runId) : await runs.store.latestRun(agentUrl)
     // A run of another agent is not this agent's: the same empty answer as no run.
     const own = run !== undefined && canonicalAgentUrl(run.agent_url) === canonicalAgentUrl(agentUrl)
@@ -304,12 +287,13 @@ export function complianceRunRoutes(deps: RegistryDeps, parts: ComplianceRouteOp
   })
 
   app.get('/api/registry/agents/:encodedUrl/applicable-storyboards', async (c) => {
-    const principal = await requirePrincipal(c, deps)
+    await requirePrincipal(c, deps)
     const agentUrl = agentUrlParam(c.req.param('encodedUrl'), 'encodedUrl')
     const requested = target(c.req.query('compliance_target'))
-    await owner(principal, agentUrl, c.req.query('org'))
+    const orgId = await authorizeAgentLister(c, deps, agentUrl, c.req.query('org'))
     const bundle = storyboardBundle()
-    const credential = await parts.credentials?.credentialFor(agentUrl)
+    // The caller's own credential for the agent, never another organization's.
+    const credential = await parts.credentials?.credentialFor(agentUrl, orgId)
     const probe = await withDeadline(parts.probeDeadlineMs, `capabilities of ${agentUrl}`, async () => {
       const agent = await openAgent(agentUrl, { fetch: parts.fetch, ...(credential ? { credential } : {}) })
       try {

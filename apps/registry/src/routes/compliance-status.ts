@@ -29,7 +29,8 @@ import {
   type ComplianceStatusService,
   type Derived,
 } from '../compliance/status.js'
-import type { Principal, RegistryDeps } from '../deps.js'
+import { authorizeAgentControl, authorizeAgentLister } from '../auth/authorize.js'
+import type { RegistryDeps } from '../deps.js'
 import { hasApiAccess } from '../domain/membership.js'
 import {
   agentUrlParam,
@@ -38,7 +39,6 @@ import {
   MAX_BODY_BYTES,
   readBody,
   reply,
-  requireOrg,
   requirePrincipal,
 } from './http.js'
 
@@ -82,20 +82,6 @@ function credentialsOf(deps: RegistryDeps): AgentCredentialStore {
 }
 
 const agentOf = (c: Context) => agentUrlParam(c.req.param('encodedUrl'), 'encodedUrl')
-
-/** 403 unless the principal's organization (or the one it names) registered the agent. */
-async function requireOwner(
-  deps: RegistryDeps,
-  principal: Principal,
-  agentUrl: string,
-  organizationId?: string,
-): Promise<string> {
-  const orgId = requireOrg(principal, organizationId)
-  if (!(await deps.repository.members.getMemberAgent(orgId, agentUrl))) {
-    throw new HttpError(403, 'not_agent_owner', `your organization has not registered ${agentUrl}`)
-  }
-  return orgId
-}
 
 /** A body the document declares optional: `{}` when none was sent. */
 async function optionalBody<T>(c: Context, operationId: string): Promise<Partial<T>> {
@@ -561,10 +547,10 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
       answer: (settings: AgentSettings, derived: Derived) => unknown,
     ) =>
     async (c: Context) => {
-      const principal = await requirePrincipal(c, deps)
+      await requirePrincipal(c, deps)
       const agentUrl = agentOf(c)
       const body = await readBody<Body>(c, operationId)
-      await requireOwner(deps, principal, agentUrl)
+      await authorizeAgentControl(c, deps, agentUrl)
       const service = serviceOf(deps)
       const now = deps.now()
       await service.store.updateSettings(agentUrl, now, (current) => change(body, current, now))
@@ -596,9 +582,9 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
   )
 
   app.get(`${BASE}/monitoring/settings`, async (c) => {
-    const principal = await requirePrincipal(c, deps)
+    await requirePrincipal(c, deps)
     const agentUrl = agentOf(c)
-    await requireOwner(deps, principal, agentUrl)
+    await authorizeAgentControl(c, deps, agentUrl)
     const settings = await serviceOf(deps).store.settings(agentUrl, deps.now())
     return reply(c, deps, 'getAgentMonitoringSettings', monitoringSettings(settings))
   })
@@ -631,9 +617,9 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
   )
 
   app.post(`${BASE}/monitoring/requeue`, async (c) => {
-    const principal = await requirePrincipal(c, deps)
+    await requirePrincipal(c, deps)
     const agentUrl = agentOf(c)
-    await requireOwner(deps, principal, agentUrl)
+    await authorizeAgentControl(c, deps, agentUrl)
     const service = serviceOf(deps)
     await service.store.updateSettings(agentUrl, deps.now(), () => ({
       lastCheckedAt: null,
@@ -644,7 +630,7 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
   })
 
   app.get(`${BASE}/monitoring/requests`, async (c) => {
-    const principal = await requirePrincipal(c, deps)
+    await requirePrincipal(c, deps)
     const agentUrl = agentOf(c)
     const limit = intParam(c.req.query('limit'), 'limit', 50, 1, 200)
     const since = c.req.query('since')
@@ -653,7 +639,7 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
         details: { parameter: 'since' },
       })
     }
-    await requireOwner(deps, principal, agentUrl)
+    await authorizeAgentControl(c, deps, agentUrl)
     const { rows, total } = await serviceOf(deps).store.requests(agentUrl, {
       limit,
       ...(since !== undefined ? { since: new Date(Date.parse(since)).toISOString() } : {}),
@@ -667,10 +653,10 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
   })
 
   app.post(`${BASE}/refresh`, async (c) => {
-    const principal = await requirePrincipal(c, deps)
+    await requirePrincipal(c, deps)
     const agentUrl = agentOf(c)
     const body = await optionalBody<{ organization_id: string }>(c, 'refreshAgent')
-    const orgId = await requireOwner(deps, principal, agentUrl, body.organization_id)
+    const orgId = await authorizeAgentControl(c, deps, agentUrl, body.organization_id)
     const service = serviceOf(deps)
     const settings = await service.store.settings(agentUrl, deps.now())
     if (settings.paused) {
@@ -784,7 +770,7 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
   })
 
   app.put(`${BASE}/connect`, async (c) => {
-    const principal = await requirePrincipal(c, deps)
+    await requirePrincipal(c, deps)
     const agentUrl = agentOf(c)
     const body = await readBody<{
       auth_token?: string
@@ -796,7 +782,7 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
         details: { field: 'auth_token' },
       })
     }
-    const orgId = await requireOwner(deps, principal, agentUrl, body.organization_id)
+    const orgId = await authorizeAgentLister(c, deps, agentUrl, body.organization_id)
     const store = credentialsOf(deps)
     const now = deps.now()
     const saved = await sealing(() =>
@@ -813,7 +799,7 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
   })
 
   app.put(`${BASE}/oauth-client-credentials`, async (c) => {
-    const principal = await requirePrincipal(c, deps)
+    await requirePrincipal(c, deps)
     let agentUrl: string
     try {
       agentUrl = agentOf(c)
@@ -843,7 +829,7 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
     const service = serviceOf(deps)
     const config = clientCredentialsOf(body, service.allowPrivate)
     const organizationId = (body as { organization_id?: string }).organization_id
-    const orgId = await requireOwner(deps, principal, agentUrl, organizationId)
+    const orgId = await authorizeAgentLister(c, deps, agentUrl, organizationId)
     const store = credentialsOf(deps)
     const saved = await sealing(() => store.saveClientCredentials(orgId, agentUrl, config, deps.now()))
     return reply(c, deps, 'saveAgentOAuthClientCredentials', {
@@ -855,10 +841,10 @@ export function complianceStatusRoutes(deps: RegistryDeps): Hono {
   })
 
   app.post(`${BASE}/oauth-client-credentials/test`, async (c) => {
-    const principal = await requirePrincipal(c, deps)
+    await requirePrincipal(c, deps)
     const agentUrl = agentOf(c)
     const body = await optionalBody<{ organization_id: string }>(c, 'testAgentOAuthClientCredentials')
-    const orgId = await requireOwner(deps, principal, agentUrl, body.organization_id)
+    const orgId = await authorizeAgentLister(c, deps, agentUrl, body.organization_id)
     const store = credentialsOf(deps)
     const config = await sealing(() => store.clientCredentials(orgId, agentUrl))
     if (!config) {

@@ -154,12 +154,24 @@ export function reply(
   return c.json(body as object, status)
 }
 
+const principals = new WeakMap<Request, Promise<Principal | undefined>>()
+
+/** Who sent the request (`undefined`: no or a bad credential), authenticated once per request. */
+export function principalOf(c: Context, deps: RegistryDeps): Promise<Principal | undefined> {
+  let found = principals.get(c.req.raw)
+  if (!found) {
+    found = deps.auth.authenticate(c.req.raw)
+    principals.set(c.req.raw, found)
+  }
+  return found
+}
+
 /**
  * The principal of a locked endpoint's request; throws 401 (no or bad credential) with a `WWW-Authenticate`
  * pointing at the protected-resource metadata.
  */
 export async function requirePrincipal(c: Context, deps: RegistryDeps): Promise<Principal> {
-  const principal = await deps.auth.authenticate(c.req.raw)
+  const principal = await principalOf(c, deps)
   if (principal) return principal
   const hasCredential = /^Bearer\s+\S+/i.test(c.req.header('authorization') ?? '')
   throw new HttpError(

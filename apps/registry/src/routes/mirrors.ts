@@ -22,6 +22,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import { Hono, type Context } from 'hono'
 import type { MirrorCatalogProperty } from '../db/catalog.js'
 import type { MirrorRecord, ProposalRecord, ProposalStatus } from '../db/mirrors.js'
+import { isModerator as isModeratorOf, requireModerator as requireModeratorOf } from '../auth/authorize.js'
 import type { Principal, RegistryDeps } from '../deps.js'
 import { ADAGENTS_SCHEMA } from '../domain/hosted.js'
 import { normalizeDomain } from '../domain/names.js'
@@ -239,19 +240,8 @@ const orgOf = (principal: Principal): string | undefined =>
 export function mirrorRoutes(deps: RegistryDeps): Hono {
   const app = new Hono()
   const { mirrors } = deps.repository
-  const isModerator = async (principal: Principal): Promise<boolean> => {
-    const org = orgOf(principal)
-    return org !== undefined && (await mirrors.isModerator(org))
-  }
-  const requireModerator = async (principal: Principal): Promise<void> => {
-    if (!(await isModerator(principal))) {
-      throw new HttpError(
-        403,
-        'moderator_required',
-        'only registry moderators may review proposals and manage community mirrors',
-      )
-    }
-  }
+  const isModerator = (principal: Principal) => isModeratorOf(deps, principal)
+  const requireModerator = (principal: Principal) => requireModeratorOf(deps, principal)
   const reviewer = (principal: Principal) => `${principal.kind}:${principal.id}`
 
   app.get('/api/registry/mirror-proposals', async (c) => {

@@ -10,6 +10,7 @@ import {
   type PolicyExemplar,
   type PolicyRecord,
 } from '../db/policies.js'
+import { requireOwnerOrUnowned } from '../auth/authorize.js'
 import type { RegistryDeps } from '../deps.js'
 import { isHttpUrl } from '../domain/names.js'
 import { HttpError, intParam, readBody, reply, requireOrg, requirePrincipal, required } from './http.js'
@@ -156,8 +157,7 @@ export function policyRoutes(deps: RegistryDeps): Hono {
       )
     if (existing?.review_status === 'pending')
       throw conflict('policy_pending_review', `${body.policy_id} is pending review and cannot be edited`)
-    if (existing && existing.owner_org_id && existing.owner_org_id !== orgId)
-      throw conflict('policy_not_owned', `${body.policy_id} was contributed by another organization`)
+    requireOwnerOrUnowned(orgId, existing?.owner_org_id ?? undefined, 'policy_not_owned', body.policy_id)
     const at = new Date(deps.now()).toISOString()
     const pick = <K extends keyof PolicyRecord>(
       key: K,

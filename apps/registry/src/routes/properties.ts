@@ -5,17 +5,9 @@ import { compact } from '../db/json.js'
 import { newId } from '../domain/ids.js'
 import { normalizeDomain } from '../domain/names.js'
 import { resolveProperty } from '../domain/property-service.js'
+import { authorizePropertyWrite } from '../auth/authorize.js'
 import type { RegistryDeps } from '../deps.js'
-import {
-  HttpError,
-  intParam,
-  uuidParam,
-  readBody,
-  reply,
-  requireOrg,
-  requirePrincipal,
-  required,
-} from './http.js'
+import { HttpError, intParam, uuidParam, readBody, reply, requirePrincipal, required } from './http.js'
 import { mapLimit } from './concurrency.js'
 import { checkDomains, checkIdentifiers } from './property-checks.js'
 
@@ -113,7 +105,6 @@ export function propertyRoutes(deps: RegistryDeps): Hono {
 
   app.post('/api/properties/save', async (c) => {
     const principal = await requirePrincipal(c, deps)
-    requireOrg(principal)
     const body = await readBody<{
       publisher_domain: string
       authorized_agents?: unknown[]
@@ -130,14 +121,21 @@ export function propertyRoutes(deps: RegistryDeps): Hono {
         `${domain} publishes its own adagents.json; it is the only source for that publisher`,
       )
     }
+    // Only the property's owner (the hosted domain's verified owner, else its first saver) may write it.
+    await authorizePropertyWrite(c, deps, domain)
+    // The owner's edit of an origin-verified hosted publisher keeps it verified.
+    const hosted = existing?.source === 'hosted'
     // Identity only: community rows never assert sales authorization (authorized_agents is ignored).
     await repository.publishers.saveSnapshot(
       {
         publisher: compact({
           domain,
-          source: 'community' as const,
+          source: hosted ? ('hosted' as const) : ('community' as const),
           valid: null,
           contact: body.contact,
+          ...(hosted
+            ? { discovery_method: existing.discovery_method, resolved_url: existing.resolved_url }
+            : {}),
         }) as never,
         properties: (body.properties ?? []).map((property, index) => ({
           publisher_domain: domain,
@@ -146,7 +144,7 @@ export function propertyRoutes(deps: RegistryDeps): Hono {
           name: property.name,
           identifiers: [{ type: 'domain', value: domain }],
           tags: [],
-          source: 'community' as const,
+          source: hosted ? ('hosted' as const) : ('community' as const),
         })),
         authorizations: [],
       },

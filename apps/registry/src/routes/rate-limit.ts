@@ -9,7 +9,7 @@ import { getConnInfo } from '@hono/node-server/conninfo'
 import type { Context, MiddlewareHandler } from 'hono'
 import type { RegistryDeps } from '../deps.js'
 import type { RateLimits } from '../env.js'
-import { HttpError } from './http.js'
+import { HttpError, principalOf } from './http.js'
 
 export type RateLimitClass = keyof RateLimits
 
@@ -45,6 +45,8 @@ export const RATE_LIMITED_ROUTES: ReadonlyArray<readonly [string, string, RateLi
   ['POST', '/api/registry/brand-crawl-request', 'crawl'],
   ['POST', '/api/registry/brand/:domain/force-crawl', 'crawl'],
   ['POST', '/api/registry/manager-revalidation-request', 'crawl'],
+  // Fetches the agent's control file (auth/authorize.ts).
+  ['POST', '/api/registry/agents/:encodedUrl/control/verify', 'crawl'],
 ]
 
 interface Bucket {
@@ -61,7 +63,7 @@ export function createRateLimiter(deps: RegistryDeps, limits: RateLimits) {
 
   const callerOf = async (c: Context): Promise<string> => {
     if (c.req.header('authorization')) {
-      const principal = await deps.auth.authenticate(c.req.raw)
+      const principal = await principalOf(c, deps)
       const org = principal?.orgId ?? (principal?.kind === 'org' ? principal.id : undefined)
       if (org) return `org:${org}`
       if (principal) return `user:${principal.id}`

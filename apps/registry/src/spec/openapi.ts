@@ -4,7 +4,7 @@
  *
  * 1. Error statuses the upstream omits where no listed one fits: 400 on operations with parameters or a body,
  *    413/415 on those with a JSON body, 401 on locked ones, the 403 of `include=raw` on the authorization pulls,
- *    429 on the feed stream (too many streams), 403 on `saveBrand` for a brand another organization owns — each answered with the official `Error`
+ *    429 on the feed stream (too many streams), 403 on `saveBrand`, `saveProperty` and `savePolicy` for a resource another organization owns — each answered with the official `Error`
  *    (`{ "error": code, "message" }`), never a replacement of a status the upstream lists.
  * 2. The bulk resolve results allow `null` (an unresolvable domain or policy), which the upstream `allOf`
  *    forbids, and `resolvePolicy` may answer `null` (a pinned version that does not match), as its
@@ -114,6 +114,9 @@ export function addedStatuses(operation: JsonObject): Record<string, string> {
   }
   if (operation.operationId === 'discoverAgent') {
     add('502', 'The agent answered, but not as an MCP or A2A agent (as the other probing operations say).')
+  }
+  if (operation.operationId === 'saveProperty' || operation.operationId === 'savePolicy') {
+    add('403', 'The property or policy belongs to another organization (auth/authorize.ts).')
   }
   if (operation.operationId === 'saveBrand') {
     add(
