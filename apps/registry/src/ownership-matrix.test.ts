@@ -10,12 +10,7 @@
  * Every answer is checked against the served and the upstream document (`api`).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  ADMIN_ENFORCEMENT_PENDING,
-  lockedByDefault,
-  OPERATION_ACCESS,
-  type AccessClass,
-} from './auth/authorize.js'
+import { lockedByDefault, OPERATION_ACCESS, type AccessClass } from './auth/authorize.js'
 import { IMPLEMENTED_OPERATIONS } from './app.js'
 import { TEST_CREDENTIALS_KEY } from './compliance/status-testing.js'
 import { operations, upstreamDocument, type Operation } from './spec/openapi.js'
@@ -210,9 +205,7 @@ describe('anonymous and badly credentialed callers', () => {
 describe('administrator and moderator operations', () => {
   const roles = DOCUMENT_OPERATIONS.filter((operation) => {
     const access = OPERATION_ACCESS[operation.operationId]
-    return (
-      (access === 'admin' || access === 'moderator') && !ADMIN_ENFORCEMENT_PENDING.has(operation.operationId)
-    )
+    return access === 'admin' || access === 'moderator'
   })
 
   it.each(roles.map((operation) => [operation.operationId, operation] as const))(

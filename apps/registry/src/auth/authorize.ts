@@ -172,13 +172,6 @@ export const OPERATION_ACCESS: Readonly<Record<string, AccessClass>> = {
   revalidatePublisherAdagents: 'admin',
 }
 
-/**
- * Admin-only operations whose route still admits members until another change lands (branch `reg-misc` makes
- * `revalidatePublisherAdagents` admin-only with its per-domain limit); the gate treats them as `member` meanwhile.
- * Empty this set when that lands.
- */
-export const ADMIN_ENFORCEMENT_PENDING: ReadonlySet<string> = new Set(['revalidatePublisherAdagents'])
-
 /** Whether the gate demands a credential for every call of an operation of this class. */
 export const needsCredential = (access: AccessClass): boolean => access !== 'public' && access !== 'optional'
 
