@@ -119,6 +119,7 @@ export async function startRegistry(
 ): Promise<RunningRegistry> {
   const { repository, connection } = await openRepository(env.database)
   let listener: Listener | undefined
+  let runsStarted: ComplianceRuns | undefined
   try {
     if (connection.kind === 'sqlite') migrateAuthSqlite(connection.db)
     else await migrateAuthPostgres(connection.pool, connection.schema)
@@ -210,6 +211,7 @@ export async function startRegistry(
       ...(reference ? { reference } : {}),
       ...overrides.complianceRuns,
     })
+    runsStarted = complianceRuns
     const launcher =
       overrides.complianceLauncher?.({ outcomes, credentials }) ?? complianceRunLauncher(complianceRuns)
     const deps: RegistryDeps = {
@@ -308,6 +310,8 @@ export async function startRegistry(
       },
     }
   } catch (error) {
+    // A start that failed after the runs were created stops their worker thread too.
+    await runsStarted?.close()
     await listener?.close()
     await repository.close()
     throw error

@@ -22,7 +22,8 @@ import type { StoredRun } from './runs-store.js'
 export interface RunExecutor {
   /**
    * Performs `run` with the credentials looked up for it. Rejects with {@link WorkerCrashedError} when the
-   * worker performing it died, and at once with an `AbortError` when `signal` aborts (the registry is stopping).
+   * worker performing it died, and with an `AbortError` when `signal` aborts (the registry is stopping) once
+   * the exchange in flight is over.
    */
   perform(
     run: StoredRun,
@@ -116,9 +117,16 @@ export interface WorkerRunExecutor extends RunExecutor {
  */
 export function workerRunExecutor(
   data: RunWorkerData,
-  options: { readonly log?: (entry: Record<string, unknown>) => void; readonly graceMs?: number } = {},
+  options: {
+    readonly log?: (entry: Record<string, unknown>) => void
+    /** How long past `runTimeoutMs` a run may go before the worker is terminated. Default 60,000 ms. */
+    readonly graceMs?: number
+    /** How long a stopping run may finish the exchange in flight. Default 10,000 ms. */
+    readonly stopGraceMs?: number
+  } = {},
 ): WorkerRunExecutor {
   const graceMs = options.graceMs ?? 60_000
+  const stopGraceMs = options.stopGraceMs ?? 10_000
   const pending = new Map<
     string,
     { resolve: (performed: Performed) => void; reject: (error: Error) => void }
@@ -182,13 +190,20 @@ export function workerRunExecutor(
           void current.terminate()
         }, data.runTimeoutMs + graceMs)
         overrun.unref()
+        // Stopping: the worker starts no new exchange and answers once the one in flight is over (an agent
+        // sees a request completed, not a connection cut mid-body); after `stopGraceMs` the caller goes on.
+        let stopTimer: ReturnType<typeof setTimeout> | undefined
         const onAbort = () => {
           current.postMessage({ type: 'abort', id } satisfies ToWorker)
-          settle()
-          reject(aborted())
+          stopTimer = setTimeout(() => {
+            settle()
+            reject(aborted())
+          }, stopGraceMs)
+          stopTimer.unref()
         }
         const settle = () => {
           clearTimeout(overrun)
+          clearTimeout(stopTimer)
           signal.removeEventListener('abort', onAbort)
           pending.delete(id)
           owners.delete(id)
@@ -197,11 +212,12 @@ export function workerRunExecutor(
         pending.set(id, {
           resolve: (performed) => {
             settle()
-            resolve(performed)
+            if (signal.aborted) reject(aborted())
+            else resolve(performed)
           },
           reject: (error) => {
             settle()
-            reject(error)
+            reject(signal.aborted ? aborted() : error)
           },
         })
         owners.set(id, current)

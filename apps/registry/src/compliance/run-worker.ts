@@ -38,9 +38,8 @@ async function perform(message: Extract<ToWorker, { type: 'perform' }>): Promise
       stepTimeoutMs: data.stepTimeoutMs,
       runTimeoutMs: data.runTimeoutMs,
     })
-    if (!controller.signal.aborted) answer({ type: 'performed', id: message.id, performed })
+    answer({ type: 'performed', id: message.id, performed })
   } catch (error) {
-    if (controller.signal.aborted) return
     answer({
       type: 'failed',
       id: message.id,
