@@ -2,7 +2,13 @@ import { cpSync } from 'node:fs'
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: { server: 'src/server.ts', index: 'src/index.ts', 'auth/admin-cli': 'src/auth/admin-cli.ts' },
+  entry: {
+    server: 'src/server.ts',
+    index: 'src/index.ts',
+    'auth/admin-cli': 'src/auth/admin-cli.ts',
+    // The compliance worker thread (compliance/run-executor.ts starts it from beside the bundle).
+    'compliance-worker': 'src/compliance/run-worker.ts',
+  },
   format: ['esm'],
   dts: { entry: 'src/index.ts' },
   clean: true,

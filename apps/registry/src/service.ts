@@ -11,6 +11,7 @@ import type { Context } from 'hono'
 import { createApp } from './app.js'
 import { createAgentProber } from './compliance/probe-agents.js'
 import { createAgentFetch } from './compliance/probe.js'
+import { workerRunExecutor, type WorkerRunExecutor } from './compliance/run-executor.js'
 import {
   complianceRunLauncher,
   createComplianceRuns,
@@ -88,6 +89,8 @@ export interface RunningRegistry {
   readonly deps: RegistryDeps
   /** The compliance runs (also the status side's `ComplianceRunLauncher`). */
   readonly complianceRuns: ComplianceRuns
+  /** The worker thread the compliance runs are performed on (off the request event loop). */
+  readonly complianceWorker: WorkerRunExecutor
   /** Creates an organization and its first API key (what `adwire registry admin create-org` does). */
   createOrg(name: string): Promise<{ id: string; apiKey: string }>
   /** Resolves when queued crawl requests have run (tests). */
@@ -117,6 +120,7 @@ export async function startRegistry(
 ): Promise<RunningRegistry> {
   const { repository, connection } = await openRepository(env.database)
   let listener: Listener | undefined
+  let runsStarted: ComplianceRuns | undefined
   try {
     if (connection.kind === 'sqlite') migrateAuthSqlite(connection.db)
     else await migrateAuthPostgres(connection.pool, connection.schema)
@@ -174,14 +178,25 @@ export async function startRegistry(
     })
     const credentials = agentCredentialStore(repository.driver, createSecretBox(env.credentialKeys))
     if (!credentials.available) log({ agent_credentials: 'disabled: AGENT_CREDENTIALS_KEY is not set' })
-    const agentFetch = createAgentFetch({
+    const agentAccess = {
       allowPrivate: env.agents.allowPrivate,
       timeoutMs: env.agents.timeoutMs,
       maxBytes: 4 * 1024 * 1024,
-    })
+    }
+    const agentFetch = createAgentFetch(agentAccess)
     const reference =
       overrides.referenceAgent ??
       (env.agents.referenceUrl ? { url: env.agents.referenceUrl, name: 'Reference agent' } : undefined)
+    // Runs (manual ones and monitoring heartbeats alike) are performed on a worker thread: this event loop only
+    // claims them, renews their lease and stores what the worker found.
+    const complianceWorker = workerRunExecutor(
+      {
+        agents: agentAccess,
+        stepTimeoutMs: overrides.complianceRuns?.stepTimeoutMs ?? 30_000,
+        runTimeoutMs: overrides.complianceRuns?.runTimeoutMs ?? 600_000,
+      },
+      { log },
+    )
     // The runs report each finished storyboard to the status side and present the sealed credentials; the
     // status side's monitoring and refresh start runs through the runs' launcher.
     // Runs and probes present the run's organization's own credential, else the agent's controller's.
@@ -189,6 +204,7 @@ export async function startRegistry(
     const complianceRuns = createComplianceRuns({
       driver: repository.driver,
       fetch: agentFetch,
+      executor: complianceWorker,
       now,
       log,
       outcomes: overrides.compliance?.outcomes ?? outcomes,
@@ -196,6 +212,7 @@ export async function startRegistry(
       ...(reference ? { reference } : {}),
       ...overrides.complianceRuns,
     })
+    runsStarted = complianceRuns
     const launcher =
       overrides.complianceLauncher?.({ outcomes, credentials }) ?? complianceRunLauncher(complianceRuns)
     const deps: RegistryDeps = {
@@ -266,6 +283,7 @@ export async function startRegistry(
       repository,
       deps,
       complianceRuns,
+      complianceWorker,
       seeded,
       ...(monitoring ? { monitoring } : {}),
       createOrg: (name) => auth.createOrg(name),
@@ -293,6 +311,8 @@ export async function startRegistry(
       },
     }
   } catch (error) {
+    // A start that failed after the runs were created stops their worker thread too.
+    await runsStarted?.close()
     await listener?.close()
     await repository.close()
     throw error

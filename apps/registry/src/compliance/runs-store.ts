@@ -101,11 +101,19 @@ export interface StepDiagnostic {
 export interface RunStore {
   create(run: StoredRun): Promise<void>
   get(id: string): Promise<StoredRun | undefined>
-  /** Claims the oldest queued run (queued → running, one more attempt, leased until `leaseUntil`). */
+  /**
+   * Claims the oldest queued run (queued → running, one more attempt, leased until `leaseUntil`). Concurrent
+   * claimers never get the same run: `FOR UPDATE SKIP LOCKED` on PostgreSQL (each takes the oldest row nobody
+   * holds), a compare-and-set on the state on SQLite. The claimed run's `attempts` is the lease's fencing token.
+   */
   claimNext(nowIso: string, leaseUntil: string): Promise<StoredRun | undefined>
-  renewLease(id: string, leaseUntil: string): Promise<void>
-  /** A graceful stop: the run goes back to the queue, the attempt not counted. */
-  release(id: string): Promise<void>
+  /**
+   * Extends the lease of the claim that counted `attempts`; resolves to false when the run is no longer that
+   * claim's (recovered after its lease expired, and maybe claimed again).
+   */
+  renewLease(id: string, attempts: number, leaseUntil: string): Promise<boolean>
+  /** A graceful stop: the claim's run goes back to the queue, the attempt not counted. */
+  release(id: string, attempts: number): Promise<void>
   /**
    * Runs left `running` by an instance that stopped renewing their lease: back to `queued` while they have
    * attempts left, else `failed`. Resolves to the ids requeued and failed.
@@ -117,10 +125,12 @@ export interface RunStore {
   ): Promise<{ requeued: string[]; failed: string[] }>
   /**
    * Stores the verdicts and diagnostics and finishes the run, in one transaction; resolves to false (storing
-   * nothing) when the run is no longer `running` (another instance recovered it).
+   * nothing) when the run is no longer the claim's that counted `attempts` (its lease expired and another
+   * instance or worker recovered it).
    */
   finish(
     id: string,
+    attempts: number,
     changes: Pick<
       StoredRun,
       | 'state'
@@ -338,6 +348,19 @@ export function runStore(db: SqlDriver): RunStore {
     },
     get,
     async claimNext(nowIso, leaseUntil) {
+      if (db.dialect === 'postgres') {
+        // Claimers skip the rows another transaction holds: no two get one run, none waits on another.
+        const row = await db.one<RunRow>(
+          `UPDATE registry_compliance_runs SET state = 'running', overall_status = 'running',
+             attempts = attempts + 1, lease_until = ?, started_at = COALESCE(started_at, ?)
+           WHERE id = (SELECT id FROM registry_compliance_runs WHERE state = 'queued'
+                       ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
+             AND state = 'queued'
+           RETURNING *`,
+          [leaseUntil, nowIso],
+        )
+        return row && toRun(row)
+      }
       // Another instance may claim the same row between the read and the update: the update decides.
       for (let tries = 0; tries < 5; tries++) {
         const next = await db.one<{ id: string }>(
@@ -354,18 +377,19 @@ export function runStore(db: SqlDriver): RunStore {
       }
       return undefined
     },
-    async renewLease(id, leaseUntil) {
-      await db.run(`UPDATE registry_compliance_runs SET lease_until = ? WHERE id = ? AND state = 'running'`, [
-        leaseUntil,
-        id,
-      ])
+    async renewLease(id, attempts, leaseUntil) {
+      const renewed = await db.run(
+        `UPDATE registry_compliance_runs SET lease_until = ? WHERE id = ? AND state = 'running' AND attempts = ?`,
+        [leaseUntil, id, attempts],
+      )
+      return renewed === 1
     },
-    async release(id) {
+    async release(id, attempts) {
       await db.run(
         `UPDATE registry_compliance_runs SET state = 'queued', overall_status = 'queued', lease_until = NULL,
            attempts = attempts - 1
-         WHERE id = ? AND state = 'running'`,
-        [id],
+         WHERE id = ? AND state = 'running' AND attempts = ?`,
+        [id, attempts],
       )
     },
     async recover(nowIso, maxAttempts, alive) {
@@ -373,7 +397,9 @@ export function runStore(db: SqlDriver): RunStore {
         const stale = (
           await tx.all<{ id: string; attempts: number }>(
             `SELECT id, attempts FROM registry_compliance_runs
-             WHERE state = 'running' AND (lease_until IS NULL OR lease_until < ?)`,
+             WHERE state = 'running' AND (lease_until IS NULL OR lease_until < ?)${
+               db.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : ''
+             }`,
             [nowIso],
           )
         ).filter((run) => !alive.includes(run.id))
@@ -383,20 +409,21 @@ export function runStore(db: SqlDriver): RunStore {
           if (Number(run.attempts) < maxAttempts) {
             await tx.run(
               `UPDATE registry_compliance_runs SET state = 'queued', overall_status = 'queued', lease_until = NULL
-               WHERE id = ? AND state = 'running'`,
-              [run.id],
+               WHERE id = ? AND state = 'running' AND attempts = ?`,
+              [run.id, run.attempts],
             )
             requeued.push(run.id)
           } else {
             await tx.run(
               `UPDATE registry_compliance_runs SET state = 'failed', overall_status = 'error', lease_until = NULL,
                  error = ?, headline = ?, finished_at = ?
-               WHERE id = ? AND state = 'running'`,
+               WHERE id = ? AND state = 'running' AND attempts = ?`,
               [
                 'interrupted',
                 `the registry stopped during this run ${maxAttempts} times; it was not retried again`,
                 nowIso,
                 run.id,
+                run.attempts,
               ],
             )
             failed.push(run.id)
@@ -405,13 +432,13 @@ export function runStore(db: SqlDriver): RunStore {
         return { requeued, failed }
       })
     },
-    async finish(id, changes, verdicts, diagnostics) {
+    async finish(id, attempts, changes, verdicts, diagnostics) {
       return db.transaction(async (tx) => {
-        const owned = await tx.one<{ state: string }>(
-          'SELECT state FROM registry_compliance_runs WHERE id = ?',
+        const owned = await tx.one<{ state: string; attempts: number }>(
+          `SELECT state, attempts FROM registry_compliance_runs WHERE id = ?${db.dialect === 'postgres' ? ' FOR UPDATE' : ''}`,
           [id],
         )
-        if (owned?.state !== 'running') return false
+        if (owned?.state !== 'running' || Number(owned.attempts) !== attempts) return false
         for (const verdict of verdicts) {
           const values: SqlValue[] = [
             verdict.run_id,

@@ -42,7 +42,12 @@ let tokenUrl: string
 const tokenRequests: Array<{ authorization: string; body: string }> = []
 let agentDir: string
 
-/** A proxy to the creative agent that holds every request 250 ms (a run stays in flight long enough to stop it). */
+/**
+ * A proxy to the creative agent that holds every request 250 ms (a run stays in flight long enough to stop it).
+ * One upstream connection per request: a pooled one may be left mid-exchange by a client that went away (an
+ * MCP event stream cut when the registry stops its compliance worker), and the agent would answer the next
+ * request sent on it with a bare `400`.
+ */
 function startSlowProxy(target: string): Promise<Server> {
   const upstream = new URL(target)
   const server = createServer((incoming, outgoing) => {
@@ -54,6 +59,7 @@ function startSlowProxy(target: string): Promise<Server> {
           path: incoming.url,
           method: incoming.method,
           headers: { ...incoming.headers, host: upstream.host },
+          agent: false,
         },
         (response) => {
           outgoing.writeHead(response.statusCode ?? 502, response.headers)
