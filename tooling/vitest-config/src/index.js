@@ -1,7 +1,8 @@
 import './polyfills.js'
+import { ProgressReporter } from './progress-reporter.js'
 import { SummaryLineReporter } from './summary-reporter.js'
 
-export { SummaryLineReporter }
+export { ProgressReporter, SummaryLineReporter }
 export { resolveTestPostgresUrl } from './postgres.js'
 
 /**
