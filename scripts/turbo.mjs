@@ -54,7 +54,7 @@ if (!progress) {
     current = ''
   }
   createInterface({ input: child.stdout }).on('line', (line) => {
-    const match = /^(\S+:[\w:-]+): (.*)$/.exec(line)
+    const match = /^(\S+:[\w:-]+):(?: (.*))?$/.exec(line)
     if (match?.[1] && !/^(Tasks|Cached|Time|Failed)$/.test(match[1])) {
       if (match[1] !== current) {
         finish()
