@@ -30,10 +30,6 @@ export default defineConfig({
       })),
     ],
     globalSetup: [tempRoot],
-    // Two test files at a time (vitest's default on 2 cores is one): most of the suite waits on servers, child
-    // processes, PostgreSQL and timers, so a second worker fills the idle core. Every file starts its own
-    // servers on port 0, in its own temporary folder and PostgreSQL schema.
-    maxWorkers: 2,
     // A running count of files and tests every 10 files or 15 s, vitest's own lines, then one closing line.
     reporters: [new ProgressReporter(), 'default', new SummaryLineReporter()],
   },
