@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
+import { ProgressReporter } from '@adwire/vitest-config/progress-reporter'
 import { SummaryLineReporter } from '@adwire/vitest-config/summary-reporter'
 
 // Packages that promise to run on any web-standard runtime: their whole suite (vectors included) runs a second
@@ -29,6 +30,7 @@ export default defineConfig({
       })),
     ],
     globalSetup: [tempRoot],
-    reporters: ['default', new SummaryLineReporter()],
+    // A running count of files and tests every 10 files or 15 s, vitest's own lines, then one closing line.
+    reporters: [new ProgressReporter(), 'default', new SummaryLineReporter()],
   },
 })

@@ -1,7 +1,8 @@
 import './polyfills.js'
+import { ProgressReporter } from './progress-reporter.js'
 import { SummaryLineReporter } from './summary-reporter.js'
 
-export { SummaryLineReporter }
+export { ProgressReporter, SummaryLineReporter }
 export { resolveTestPostgresUrl } from './postgres.js'
 
 /**
@@ -16,4 +17,9 @@ export const sharedTestOptions = {
   // again for every file). Tests must not depend on a fresh module state: each file starts its own servers,
   // stores and temporary folders.
   isolate: false,
+  // Two test files at a time (vitest's default on 2 cores is one): most of the suite waits on servers, child
+  // processes, PostgreSQL and timers, so a second worker fills the idle core. Every file starts its own servers on
+  // port 0, in its own temporary folder and PostgreSQL schema. Set on each project: a project does not take the
+  // root config's maxWorkers (only the command line's).
+  maxWorkers: 2,
 }
