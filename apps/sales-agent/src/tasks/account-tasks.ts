@@ -75,6 +75,16 @@ export function accountTasks(seller: Seller, options: DefineOptions): AnyTask[] 
         if (request.configuration.notification_configs !== undefined)
           checkAgentConfigs(request.configuration.notification_configs, 'configuration.')
       },
+      declares: {
+        properties: {
+          configuration: {
+            type: 'object',
+            description: 'The agent-level configuration; notification_configs[] replaces the stored list.',
+            properties: { notification_configs: { type: 'array', items: { type: 'object' } } },
+          },
+        },
+        required: ['configuration'],
+      },
       access: 'public',
       handler: async (request, context) => {
         const configuration = request.configuration as Record<string, unknown>
@@ -90,6 +100,15 @@ export function accountTasks(seller: Seller, options: DefineOptions): AnyTask[] 
       description:
         "Replaces the caller's agent-level notification_configs[] (capabilities.changed). Needs credentials.",
       request: (request: Request) => checkAgentConfigs(request.notification_configs, ''),
+      declares: {
+        properties: {
+          notification_configs: {
+            type: 'array',
+            description: "Replaces the caller's agent-level notification configs.",
+            items: { type: 'object' },
+          },
+        },
+      },
       access: 'public',
       handler: async (request, context) => {
         const stored = await putAgentConfigs(seller, context, configsOf(request.notification_configs))

@@ -31,6 +31,7 @@ export function controllerTask(seller: Seller, options: DefineOptions): AnyTask 
             status: 400,
           })
       },
+      declares: CONTROLLER_REQUEST,
       access: 'public',
       handler: (request, context) => complyTestController(seller, request, context),
     },

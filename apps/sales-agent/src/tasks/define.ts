@@ -28,6 +28,13 @@ export interface SellerTaskSpec {
    */
   readonly request: string | ((request: Request) => void)
   /**
+   * The MCP tool's declared `inputSchema` when `request` is a check of its own: the official request file the
+   * request follows (declared as `officialToolSchema` gives it), or the JSON Schema of a request 3.1.19 has no
+   * file for. Clients strip the arguments a tool does not declare, so a tool declaring only the envelope loses
+   * the whole request.
+   */
+  readonly declares?: string | Readonly<Record<string, unknown>>
+  /**
    * The MCP tool's `inputSchema` when the official schema agent-server finds by the task name is not this
    * seller's (list_creative_formats: the creative agent's request has the same name).
    */
@@ -84,6 +91,25 @@ export function assertSupportedVersion(request: Request): void {
     )
 }
 
+const ENVELOPE_PROPERTIES = {
+  idempotency_key: { type: 'string' },
+  context: { type: 'object' },
+  ext: { type: 'object' },
+  push_notification_config: { type: 'object' },
+  adcp_major_version: { type: 'integer' },
+  adcp_version: { type: 'string' },
+}
+
+function declaredSchema(spec: SellerTaskSpec): { requestJsonSchema?: Readonly<Record<string, unknown>> } {
+  const declared = spec.declares ?? (typeof spec.request === 'string' ? spec.request : undefined)
+  if (declared === undefined) return {}
+  if (typeof declared === 'string') return { requestJsonSchema: officialToolSchema(declared) }
+  const properties = (declared.properties ?? {}) as Record<string, unknown>
+  return {
+    requestJsonSchema: { type: 'object', ...declared, properties: { ...ENVELOPE_PROPERTIES, ...properties } },
+  }
+}
+
 /**
  * @example
  * sellerTask({ name: 'get_products', request: 'media-buy/get-products-request.json', access: 'public', handler }, options)
@@ -113,9 +139,7 @@ export function sellerTask(spec: SellerTaskSpec, options: DefineOptions): AnyTas
     idempotent: spec.idempotent ?? false,
     ...(spec.requestSchema ? { requestSchema: spec.requestSchema } : {}),
     // The MCP tool declares every field of the official request (clients strip what a tool does not declare).
-    ...(!spec.requestSchema && typeof spec.request === 'string'
-      ? { requestJsonSchema: officialToolSchema(spec.request) }
-      : {}),
+    ...(!spec.requestSchema ? declaredSchema(spec) : {}),
     // Every 3.1 response carries the protocol envelope's `status` (core/protocol-envelope.json).
     handler: async (request, context) => {
       const response = (await spec.handler(request as Request, context)) as Record<string, unknown>
