@@ -49,6 +49,9 @@ function startGate(target: string): Promise<Server> {
           path: incoming.url,
           method: incoming.method,
           headers: { ...incoming.headers, host: upstream.host },
+          // One upstream connection per request: the dead worker's held request, released with the gate, must
+          // not leave a pooled socket mid-exchange for the fresh worker's requests (runs.test.ts's proxy, alike).
+          agent: false,
         },
         (response) => {
           outgoing.writeHead(response.statusCode ?? 502, response.headers)
@@ -56,6 +59,9 @@ function startGate(target: string): Promise<Server> {
         },
       )
       proxied.on('error', () => outgoing.destroy())
+      incoming.on('close', () => {
+        if (!incoming.complete) proxied.destroy()
+      })
       incoming.pipe(proxied)
     }
     if (open) forward()
