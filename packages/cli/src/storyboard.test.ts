@@ -76,6 +76,21 @@ describe('adwire storyboard', () => {
     })
   })
 
+  it('run takes the transport URL an agent prints (…/mcp) as the agent at its base over that protocol', async () => {
+    const json = path.join(mkdtempSync(path.join(tmpdir(), 'adwire-sb-')), 'result.json')
+    const { code, stderr } = await adwire(
+      'storyboard',
+      'run',
+      `${healthy.url}/mcp`,
+      'capability_discovery',
+      '--json',
+      json,
+    )
+    expect(stderr).not.toMatch(/cannot connect|\/mcp\/mcp/)
+    expect(code).toBe(0)
+    expect(JSON.parse(readFileSync(json, 'utf8'))).toMatchObject({ protocol: 'mcp' })
+  })
+
   it('run exits 1 when a step failed, and names the failed check', async () => {
     const { code, stdout, stderr } = await adwire('storyboard', 'run', broken.url, 'capability_discovery')
     expect(code).toBe(1)

@@ -133,11 +133,15 @@ async function runCommand(argv: string[], io: Io): Promise<number> {
       'run-timeout': { type: 'string' },
     },
   })
-  const [url, ...ids] = positionals
-  if (!url || !URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+  const [given, ...ids] = positionals
+  if (!given || !URL.canParse(given) || !/^https?:$/.test(new URL(given).protocol)) {
     throw new UsageError('storyboard run needs the agent URL (http:// or https://) first')
   }
-  const protocol = values.protocol ?? 'mcp'
+  // A transport URL (`…/mcp`, `…/a2a`, as the agents print them) names the agent at its base and, unless
+  // --protocol says otherwise, the protocol: the runner adds `/mcp` to the base itself.
+  const transport = /\/(mcp|a2a)\/?$/.exec(new URL(given).pathname)?.[1] as 'mcp' | 'a2a' | undefined
+  const url = transport ? given.replace(/\/(mcp|a2a)\/?$/, '') : given
+  const protocol = values.protocol ?? transport ?? 'mcp'
   if (protocol !== 'mcp' && protocol !== 'a2a') throw new UsageError('--protocol is mcp or a2a')
   const bundle = bundleFrom(values.dir)
   for (const id of ids) bundle.get(id)
