@@ -43,6 +43,8 @@ export interface CapabilitiesInput {
   readonly version: string
   /** Seconds the sender retries a webhook before giving up. */
   readonly retryHorizonSeconds: number
+  /** comply_test_controller is on (COMPLY_TEST_CONTROLLER=1): compliance_testing is advertised. */
+  readonly complianceTesting: boolean
 }
 
 /** The capability snapshot without `context`; `ext.adwire.capabilities_version` is a digest of the rest. */
@@ -96,7 +98,11 @@ export function capabilities(input: CapabilitiesInput): Record<string, unknown> 
       brand_json_url: `${input.publicUrl}/.well-known/brand.json`,
       key_origins: { webhook_signing: new URL(input.publicUrl).origin },
     },
-    compliance_testing: { scenarios: CONTROLLER_SCENARIOS.filter((name) => name !== 'list_scenarios') },
+    ...(input.complianceTesting
+      ? {
+          compliance_testing: { scenarios: CONTROLLER_SCENARIOS.filter((name) => name !== 'list_scenarios') },
+        }
+      : {}),
   }
   const version = createHash('sha256').update(JSON.stringify(snapshot)).digest('hex').slice(0, 16)
   return {

@@ -158,6 +158,7 @@ export async function openDeps(
       inFlightMaxSeconds: IN_FLIGHT_MAX_SECONDS,
       version: AGENT_VERSION,
       retryHorizonSeconds: RETRY_HORIZON_SECONDS,
+      complianceTesting: env.complyTestController,
       ...(overrides.senderConcurrency ? { concurrency: overrides.senderConcurrency } : {}),
     })
     // The task server is built over the seller's tasks: stored tasks reach its resumeUpdates once it exists.

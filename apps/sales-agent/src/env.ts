@@ -38,6 +38,8 @@ export interface SalesAgentEnv extends ServiceSettings {
   readonly tokens: readonly TokenGrant[]
   /** The official test-kit demo keys (`demo-<kit>-…` sandbox, `demo-<kit>-live-…` live) are accepted. */
   readonly testKitCredentials: boolean
+  /** Test only: comply_test_controller is served (COMPLY_TEST_CONTROLLER=1); off, it answers UNSUPPORTED_FEATURE. */
+  readonly complyTestController: boolean
   /** JWT bearer verification (HMAC secret), when JWT_SECRET is set. */
   readonly jwt?: { readonly issuer: string; readonly audience: string; readonly secret: string }
   /** The webhook-signing private JWK from SIGNING_KEY_JWK; unset: generated once and kept in the database. */
@@ -153,6 +155,7 @@ const EnvSchema = z.object({
   ...httpFields(),
   TOKENS: z.string().optional().transform(parseTokens),
   TEST_KIT_CREDENTIALS: flag(true),
+  COMPLY_TEST_CONTROLLER: flag(),
   JWT_SECRET: optionalText.refine((value) => value === undefined || value.length >= 32, {
     message: 'JWT_SECRET must be at least 32 characters',
   }),
@@ -185,6 +188,7 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
     http: httpLimits(values),
     tokens: values.TOKENS,
     testKitCredentials: values.TEST_KIT_CREDENTIALS,
+    complyTestController: values.COMPLY_TEST_CONTROLLER,
     ...(values.JWT_SECRET
       ? {
           jwt: {

@@ -34,6 +34,9 @@ export async function startTestAgent(
       TOKENS,
       ALLOW_INSECURE_WEBHOOK_URLS: '1',
       REVIEW_SECONDS: '0',
+      // The suites drive the test controller and the kit keys; security.test.ts covers both off.
+      COMPLY_TEST_CONTROLLER: '1',
+      TEST_KIT_CREDENTIALS: '1',
       ...env,
     }),
     { senderPollMs: 25, dueTickMs: 50, ...options },

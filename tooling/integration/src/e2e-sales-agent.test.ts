@@ -48,6 +48,8 @@ const agentEnv = (extra: Record<string, string> = {}) => ({
   ALLOW_INSECURE_WEBHOOK_URLS: '1',
   BUY_REVIEW: 'always',
   REVIEW_SECONDS: '1',
+  // The run drives comply_test_controller (off unless turned on).
+  COMPLY_TEST_CONTROLLER: '1',
   REPORT_PERIOD_SECONDS: '2',
   REPORT_TICK_MS: '250',
   SENDER_LEASE_SECONDS: '8',

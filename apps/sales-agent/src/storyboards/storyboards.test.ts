@@ -71,6 +71,9 @@ async function run(protocol: 'mcp' | 'a2a'): Promise<RunResult> {
       // The runner's receiver listens on 127.0.0.1 over http.
       ALLOW_INSECURE_WEBHOOK_URLS: '1',
       REVIEW_SECONDS: '0',
+      // The storyboards drive the test controller and authenticate with the kit keys.
+      COMPLY_TEST_CONTROLLER: '1',
+      TEST_KIT_CREDENTIALS: '1',
     }),
     { senderPollMs: 25 },
   )

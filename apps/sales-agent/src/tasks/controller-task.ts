@@ -24,6 +24,13 @@ export function controllerTask(seller: Seller, options: DefineOptions): AnyTask 
       // A request whose only fault is in `params` reaches the controller, which answers INVALID_PARAMS in its own
       // error shape (deterministic-testing missing_params); anything else is INVALID_REQUEST before it runs.
       request: (request) => {
+        // Off unless the operator turned it on (COMPLY_TEST_CONTROLLER=1): a production seller has no controller.
+        if (!seller.env.complyTestController)
+          throw new AgentError(
+            'UNSUPPORTED_FEATURE',
+            'comply_test_controller is not enabled on this agent (the operator turns it on with COMPLY_TEST_CONTROLLER=1, test deployments only)',
+            { status: 422 },
+          )
         const problem = officialProblem(CONTROLLER_REQUEST, request)
         if (problem && !problem.field.startsWith('params'))
           throw new AgentError('INVALID_REQUEST', `${problem.message} (${CONTROLLER_REQUEST})`, {
