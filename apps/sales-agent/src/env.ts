@@ -154,7 +154,7 @@ const EnvSchema = z.object({
   ...serviceFields({ name: 'sales-agent', port: 4500 }),
   ...httpFields(),
   TOKENS: z.string().optional().transform(parseTokens),
-  TEST_KIT_CREDENTIALS: flag(true),
+  TEST_KIT_CREDENTIALS: flag(),
   COMPLY_TEST_CONTROLLER: flag(),
   JWT_SECRET: optionalText.refine((value) => value === undefined || value.length >= 32, {
     message: 'JWT_SECRET must be at least 32 characters',

@@ -1,11 +1,26 @@
 /**
  * The sales agent's security defaults (issue 22), through the official MCP and A2A clients: comply_test_controller
- * is off unless COMPLY_TEST_CONTROLLER=1 (refused with UNSUPPORTED_FEATURE, nothing seeded, not advertised).
+ * is off unless COMPLY_TEST_CONTROLLER=1 (refused with UNSUPPORTED_FEATURE, nothing seeded, not advertised); the
+ * test-kit keys are refused unless TEST_KIT_CREDENTIALS=1, and then each key is its own buyer.
  */
+import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { parseEnv } from './env.js'
-import type { RunningSalesAgent } from './service.js'
-import { KIT_SANDBOX, mcpCall, mcpError, mcpOk, startTestAgent, type Body } from './test-support.js'
+import { startSalesAgent, type RunningSalesAgent } from './service.js'
+import {
+  ACCOUNT,
+  KIT_SANDBOX,
+  TOKENS,
+  buyRequest,
+  mcpCall,
+  mcpError,
+  mcpFails,
+  mcpOk,
+  newKey,
+  startTestAgent,
+  tempDir,
+  type Body,
+} from './test-support.js'
 
 const running: RunningSalesAgent[] = []
 afterAll(() => Promise.all(running.map((agent) => agent.close())))
@@ -62,5 +77,46 @@ describe('comply_test_controller', () => {
     expect(seeded.success).toBe(true)
     expect(await productIds(agent)).toContain('security_seeded_product')
     expect((await capabilitiesOf(agent)).compliance_testing.scenarios).toContain('seed_product')
+  })
+})
+
+describe('test-kit keys', () => {
+  it('are refused by default', async () => {
+    expect(parseEnv({}).testKitCredentials).toBe(false)
+    const agent = await startSalesAgent(
+      parseEnv({
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DATABASE_URL: `sqlite:${join(tempDir(), 'sales-agent.sqlite')}`,
+        TOKENS,
+      }),
+    )
+    running.push(agent)
+    await mcpFails(agent, KIT_SANDBOX, 'get_media_buys', {}, 'AUTH_INVALID')
+  })
+
+  it('with TEST_KIT_CREDENTIALS=1, each key is its own buyer: another kit key can neither see nor cancel a buy', async () => {
+    const agent = await start({ TEST_KIT_CREDENTIALS: '1' })
+    const other = 'demo-acme-outdoor-v2'
+    const buy = await mcpOk(
+      agent,
+      KIT_SANDBOX,
+      'create_media_buy',
+      buyRequest(),
+      'media-buy/create-media-buy-response.json',
+    )
+    const GET = 'media-buy/get-media-buys-response.json'
+    const seen = await mcpOk(agent, other, 'get_media_buys', { media_buy_ids: [buy.media_buy_id] }, GET)
+    expect(seen.media_buys).toEqual([])
+    expect((await mcpOk(agent, other, 'get_media_buys', {}, GET)).media_buys).toEqual([])
+    await mcpFails(
+      agent,
+      other,
+      'update_media_buy',
+      { idempotency_key: newKey(), account: ACCOUNT, media_buy_id: buy.media_buy_id, canceled: true },
+      'MEDIA_BUY_NOT_FOUND',
+    )
+    const own = await mcpOk(agent, KIT_SANDBOX, 'get_media_buys', { media_buy_ids: [buy.media_buy_id] }, GET)
+    expect(own.media_buys[0].status).not.toBe('canceled')
   })
 })

@@ -1,7 +1,7 @@
 /** What every domain operation of the seller is given: its records, products, event seam, clock and settings. */
 import type { TaskContext, TaskUpdates, TaskWebhooks } from '@adwire/agent-server'
 import { AgentError } from '@adwire/agent-server'
-import type { TestKitCredential } from './auth/test-kits.js'
+import { isKitKeyPrincipal, type TestKitCredential } from './auth/test-kits.js'
 import type { ProductSource } from './catalog/product-source.js'
 import type { SalesAgentEnv } from './env.js'
 import type { SellerEvents } from './events/seller-events.js'
@@ -32,12 +32,12 @@ export function ownerOf(context: TaskContext): string {
 
 /** Whether the caller authenticated with a live test-kit key (its accounts are never sandbox). */
 export function isLivePrincipal(seller: Seller, principalId: string): boolean {
-  return seller.kits.some((kit) => kit.live && kit.principal.principal_id === principalId)
+  return seller.kits.some((kit) => kit.live && isKitKeyPrincipal(kit, principalId))
 }
 
 /** Whether the caller authenticated with a sandbox test-kit key. */
 export function isSandboxPrincipal(seller: Seller, principalId: string): boolean {
-  return seller.kits.some((kit) => !kit.live && kit.principal.principal_id === principalId)
+  return seller.kits.some((kit) => !kit.live && isKitKeyPrincipal(kit, principalId))
 }
 
 /** The seller clock as an ISO 8601 timestamp (second precision). */

@@ -37,7 +37,13 @@ void runService({
       )
     }
     if (env.testKitCredentials)
-      print('the compliance test-kit keys (demo-<kit>-…) are accepted; TEST_KIT_CREDENTIALS=0 turns them off')
+      print(
+        'TEST_KIT_CREDENTIALS is on (test only): the compliance test-kit keys (demo-<kit>-…) are accepted, each its own principal',
+      )
+    if (env.complyTestController)
+      print(
+        'COMPLY_TEST_CONTROLLER is on (test only): comply_test_controller seeds and forces state on sandbox accounts',
+      )
     if (env.allowInsecureWebhookUrls)
       print('ALLOW_INSECURE_WEBHOOK_URLS is on: webhooks may go to http and local addresses')
     return agent

@@ -5,6 +5,7 @@
  * list_accounts pages the caller's accounts.
  */
 import type { TaskContext } from '@adwire/agent-server'
+import { isKitKeyPrincipal } from '../auth/test-kits.js'
 import { SUPPORTED_BILLING } from '../capabilities.js'
 import { pageOf, pageResponse } from '../catalog/get-products.js'
 import { isoAt, isObject, ownerOf, type Seller } from '../seller.js'
@@ -30,7 +31,7 @@ export function accountView(account: AccountRecord): Record<string, unknown> {
 
 /** Whether the caller authenticated with an official test-kit key (sandbox or live). */
 const isKitPrincipal = (seller: Seller, owner: string) =>
-  seller.kits.some((kit) => kit.principal.principal_id === owner)
+  seller.kits.some((kit) => isKitKeyPrincipal(kit, owner))
 
 /**
  * @example

@@ -1,16 +1,18 @@
 /**
  * The official compliance test-kit credentials (compliance/3.1.19/test-kits/*.yaml `auth.api_key`): a kit's
  * handle is its key without the rotating suffix (`demo-acme-outdoor-v1` → `demo-acme-outdoor-`), and any Bearer
- * with that prefix authenticates as the kit's principal, as the kits ask. A `-live-` handle resolves to a live
- * (non-sandbox) principal, which the comply_test_controller refuses with FORBIDDEN.
+ * with that prefix authenticates, as the kits ask. Each key is its own principal (the kit's id and a digest of
+ * the key): two holders of kit keys never share buys. A `-live-` handle resolves to a live (non-sandbox)
+ * principal, which the comply_test_controller refuses with FORBIDDEN.
  */
+import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Principal } from '@adwire/agent-server'
 import { conformancePath } from '@adwire/conformance'
 import { RESOURCES } from '../env.js'
 
-/** A test-kit handle and the principal its keys authenticate as. */
+/** A test-kit handle and the principal its keys derive theirs from (see {@link testKitFor}). */
 export interface TestKitCredential {
   readonly prefix: string
   readonly principal: Principal
@@ -52,3 +54,21 @@ export function testKitFor(
     (credential) => token.startsWith(credential.prefix) && token.length > credential.prefix.length,
   )
 }
+
+/**
+ * The principal one kit key authenticates as: `test-kit:<kit>:<digest of the key>`, so each key is its own
+ * buyer; undefined when the token is no kit key.
+ */
+export function testKitPrincipal(
+  credentials: readonly TestKitCredential[],
+  token: string,
+): Principal | undefined {
+  const credential = testKitFor(credentials, token)
+  if (!credential) return undefined
+  const digest = createHash('sha256').update(token).digest('hex').slice(0, 24)
+  return { ...credential.principal, principal_id: `${credential.principal.principal_id}:${digest}` }
+}
+
+/** Whether `principalId` was authenticated by one of `credential`'s keys. */
+export const isKitKeyPrincipal = (credential: TestKitCredential, principalId: string) =>
+  principalId.startsWith(`${credential.principal.principal_id}:`)

@@ -1,13 +1,13 @@
 /**
  * Bearer tokens: from TOKENS when set, otherwise one generated at the first start, printed once by the server
  * and kept only as its SHA-256 in the database (every instance on the database accepts it); plus the official
- * test-kit keys unless TEST_KIT_CREDENTIALS=0. Tokens are only ever held hashed.
+ * test-kit keys when TEST_KIT_CREDENTIALS=1 (each key its own principal). Tokens are only ever held hashed.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { hashedTokenLookup, type Principal, type TokenLookup } from '@adwire/agent-server'
 import type { TokenGrant } from '../env.js'
 import type { Storage } from '../storage/index.js'
-import { testKitFor, type TestKitCredential } from './test-kits.js'
+import { testKitPrincipal, type TestKitCredential } from './test-kits.js'
 
 const SETTING = 'default_token_sha256'
 
@@ -33,7 +33,7 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
 
 function withTestKits(lookup: TokenLookup, kits: readonly TestKitCredential[]): TokenLookup {
   if (kits.length === 0) return lookup
-  return async (token) => (await lookup(token)) ?? testKitFor(kits, token)?.principal
+  return async (token) => (await lookup(token)) ?? testKitPrincipal(kits, token)
 }
 
 /**
