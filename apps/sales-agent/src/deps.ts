@@ -193,6 +193,8 @@ export async function openDeps(
       url: publicUrl,
       auth: {
         tokens: tokens.lookup,
+        // A wrong bearer is refused on public tasks too (401 AUTH_INVALID), never served as anonymous.
+        refuseInvalidOnPublicTasks: true,
         ...(env.jwt
           ? { jwt: { issuer: env.jwt.issuer, audience: env.jwt.audience, key: env.jwt.secret } }
           : {}),

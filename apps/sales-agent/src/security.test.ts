@@ -1,9 +1,11 @@
 /**
  * The sales agent's security defaults (issue 22), through the official MCP and A2A clients: comply_test_controller
  * is off unless COMPLY_TEST_CONTROLLER=1 (refused with UNSUPPORTED_FEATURE, nothing seeded, not advertised); the
- * test-kit keys are refused unless TEST_KIT_CREDENTIALS=1, and then each key is its own buyer.
+ * test-kit keys are refused unless TEST_KIT_CREDENTIALS=1, and then each key is its own buyer; an unknown bearer
+ * on a public task is 401 AUTH_INVALID with WWW-Authenticate, not an anonymous call.
  */
 import { join } from 'node:path'
+import { a2aInvocation } from '@adwire/agent-server'
 import { afterAll, describe, expect, it } from 'vitest'
 import { parseEnv } from './env.js'
 import { startSalesAgent, type RunningSalesAgent } from './service.js'
@@ -118,5 +120,56 @@ describe('test-kit keys', () => {
     )
     const own = await mcpOk(agent, KIT_SANDBOX, 'get_media_buys', { media_buy_ids: [buy.media_buy_id] }, GET)
     expect(own.media_buys[0].status).not.toBe('canceled')
+  })
+})
+
+describe('an unknown bearer on a public task', () => {
+  const UNKNOWN = 'nobody-issued-this-token-0123456789'
+
+  it('is 401 AUTH_INVALID over MCP (official client) and A2A, with WWW-Authenticate', async () => {
+    const agent = await start({})
+    const refused = await mcpFails(
+      agent,
+      UNKNOWN,
+      'get_products',
+      { buying_mode: 'wholesale' },
+      'AUTH_INVALID',
+    )
+    expect(refused.code).toBe('AUTH_INVALID')
+    const mcp = await fetch(`${agent.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${UNKNOWN}`,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'get_products', arguments: { buying_mode: 'wholesale' } },
+      }),
+    })
+    expect(mcp.status).toBe(401)
+    expect(mcp.headers.get('www-authenticate')).toMatch(/^Bearer realm=.*error="invalid_token"/)
+    expect(((await mcp.json()) as Body).error.data.adcp_error.code).toBe('AUTH_INVALID')
+    const { headers, body } = a2aInvocation({ skill: 'get_products', input: { buying_mode: 'wholesale' } })
+    const a2a = await fetch(`${agent.url}/a2a`, {
+      method: 'POST',
+      headers: { ...headers, authorization: `Bearer ${UNKNOWN}` },
+      body: JSON.stringify(body),
+    })
+    expect(a2a.status).toBe(401)
+    expect(a2a.headers.get('www-authenticate')).toMatch(/^Bearer realm=.*error="invalid_token"/)
+    expect(((await a2a.json()) as Body).error.data.adcp_error.code).toBe('AUTH_INVALID')
+    // Without a header the public task still serves anyone.
+    const anonymous = await mcpOk(
+      agent,
+      undefined,
+      'get_products',
+      { buying_mode: 'wholesale' },
+      'media-buy/get-products-response.json',
+    )
+    expect(anonymous.products.length).toBeGreaterThan(0)
   })
 })

@@ -31,6 +31,11 @@ export interface AuthOptions {
    * `resource_metadata` in the `WWW-Authenticate` challenge of a 401.
    */
   readonly resourceMetadataUrl?: string
+  /**
+   * A present but unknown or expired bearer on a public task is refused (`401` `AUTH_INVALID` with
+   * `WWW-Authenticate`) instead of served as an anonymous call. Default false.
+   */
+  readonly refuseInvalidOnPublicTasks?: boolean
 }
 
 const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex')

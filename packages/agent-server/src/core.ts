@@ -37,6 +37,8 @@ export type TaskOutcome =
 
 export interface CoreOptions {
   readonly authenticate: (authorization: string | null | undefined) => Promise<Principal | undefined>
+  /** A rejected bearer on a public task is AUTH_INVALID too (see AuthOptions.refuseInvalidOnPublicTasks). */
+  readonly refuseInvalidOnPublicTasks?: boolean
   readonly idempotency?: IdempotencyOptions
   readonly sender?: WebhookSender
   readonly requireOperationId: boolean
@@ -87,7 +89,7 @@ export function createCore(options: CoreOptions): (call: TaskCall) => Promise<Ta
         principal = await options.authenticate(call.authorization)
       } catch (error) {
         // A public task serves anyone: a present but unknown or expired token does not break it.
-        if (task.access !== 'public') throw error
+        if (task.access !== 'public' || options.refuseInvalidOnPublicTasks) throw error
         principal = undefined
       }
       authorize(task.access, principal, task.name)

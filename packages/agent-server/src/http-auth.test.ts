@@ -113,6 +113,54 @@ describe('auth at the HTTP layer', () => {
     }
   })
 
+  it('with auth.refuseInvalidOnPublicTasks, refuses an unknown token on a public task with 401 AUTH_INVALID', async () => {
+    const strict = await startAgent({ auth: { tokens, refuseInvalidOnPublicTasks: true } })
+    try {
+      const args = {}
+      const calls = [
+        [
+          'mcp',
+          () =>
+            fetch(`${strict.origin}/mcp`, {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/json',
+                accept: 'application/json, text/event-stream',
+                authorization: 'Bearer placeholder-token-0123456789',
+              },
+              body: JSON.stringify({
+                jsonrpc: '2.0',
+                id: 7,
+                method: 'tools/call',
+                params: { name: 'list_creative_formats', arguments: args },
+              }),
+            }),
+        ],
+        [
+          'a2a',
+          () => {
+            const { headers, body } = a2aInvocation({ skill: 'list_creative_formats', input: args })
+            return fetch(`${strict.origin}/a2a`, {
+              method: 'POST',
+              headers: { ...headers, authorization: 'Bearer placeholder-token-0123456789' },
+              body: JSON.stringify(body),
+            })
+          },
+        ],
+      ] as const
+      for (const [transport, call] of calls) {
+        const response = await call()
+        expect(response.status).toBe(401)
+        expect(response.headers.get('www-authenticate')).toBe(
+          `Bearer realm="${strict.origin}/${transport}", error="invalid_token"`,
+        )
+        expect(((await response.json()) as any).error.data.adcp_error.code).toBe('AUTH_INVALID')
+      }
+    } finally {
+      await strict.close()
+    }
+  })
+
   it('lists every tool to an unauthenticated MCP client, and every skill on the card', async () => {
     const client = new Client({ name: 'anonymous', version: '1' })
     await client.connect(new StreamableHTTPClientTransport(new URL(`${agent.origin}/mcp`)))

@@ -50,6 +50,8 @@ export interface HttpAuthGateOptions {
   readonly url: string
   /** RFC 9728 protected-resource metadata URL, sent as `resource_metadata` when the agent serves one. */
   readonly resourceMetadataUrl?: string
+  /** A rejected bearer on a public task is a 401 too (see AuthOptions.refuseInvalidOnPublicTasks). */
+  readonly refuseInvalidOnPublicTasks?: boolean
 }
 
 /**
@@ -73,15 +75,15 @@ export function createHttpAuthGate(
     } catch {
       return undefined // the transport answers the parse error itself
     }
-    const protectedCalls = messages(body)
+    const calls = messages(body)
       .map((message) => ({ message, task: byName.get(invokedTask(message, transport) ?? '') }))
-      .filter((call): call is { message: Record<string, unknown>; task: AnyTask } =>
-        Boolean(call.task && call.task.access !== 'public'),
-      )
-    if (protectedCalls.length === 0) return undefined
-    const first = protectedCalls[0]!
-    const id = first.message.id ?? null
+      .filter((call): call is { message: Record<string, unknown>; task: AnyTask } => Boolean(call.task))
+    const protectedCalls = calls.filter((call) => call.task.access !== 'public')
     const authorization = request.headers.get('authorization')
+    const checkPublic = options.refuseInvalidOnPublicTasks === true && Boolean(authorization)
+    if (protectedCalls.length === 0 && !(checkPublic && calls.length > 0)) return undefined
+    const first = protectedCalls[0] ?? calls[0]!
+    const id = first.message.id ?? null
     const realm = `${base}/${transport}`
     let principal: Principal | undefined
     try {
@@ -93,6 +95,7 @@ export function createHttpAuthGate(
         ...options,
       })
     }
+    if (protectedCalls.length === 0) return undefined
     if (!principal)
       return refusal(
         401,

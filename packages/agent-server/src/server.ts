@@ -79,8 +79,10 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
   if (options.idempotency) checkIdempotencyOptions(options.idempotency)
   const now = options.now ?? (() => Date.now() / 1000)
   const authenticate = createAuthenticator(options.auth, now)
+  const refuseInvalidOnPublicTasks = options.auth?.refuseInvalidOnPublicTasks === true
   const call = createCore({
     authenticate,
+    refuseInvalidOnPublicTasks,
     ...(options.idempotency ? { idempotency: options.idempotency } : {}),
     ...(options.sender ? { sender: options.sender } : {}),
     ...(options.onError ? { onError: options.onError } : {}),
@@ -103,6 +105,7 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     tasks: options.tasks,
     authenticate,
     url: options.url,
+    refuseInvalidOnPublicTasks,
     ...(options.auth?.resourceMetadataUrl ? { resourceMetadataUrl: options.auth.resourceMetadataUrl } : {}),
   })
   const mcp = createMcpHandler({ name: options.name, version: options.version, tasks: options.tasks, call })
