@@ -19,7 +19,7 @@ export interface Refusal {
 }
 
 /** How long a refused client may keep sending (its bytes read and dropped) after its answer, ms. */
-export const LINGER_MS = 1_000
+export const LINGER_MS = 5_000
 /** How many bytes of a refused body are read and dropped at most after its answer. */
 export const LINGER_MAX_BYTES = 64 * 1024 * 1024
 
