@@ -40,6 +40,8 @@ export interface SalesAgentEnv extends ServiceSettings {
   readonly testKitCredentials: boolean
   /** Test only: comply_test_controller is served (COMPLY_TEST_CONTROLLER=1); off, it answers UNSUPPORTED_FEATURE. */
   readonly complyTestController: boolean
+  /** Principals every account of which is sandbox (SANDBOX_PRINCIPALS, e.g. a compliance grader's token). */
+  readonly sandboxPrincipals: readonly string[]
   /** JWT bearer verification (HMAC secret), when JWT_SECRET is set. */
   readonly jwt?: { readonly issuer: string; readonly audience: string; readonly secret: string }
   /** The webhook-signing private JWK from SIGNING_KEY_JWK; unset: generated once and kept in the database. */
@@ -156,6 +158,19 @@ const EnvSchema = z.object({
   TOKENS: z.string().optional().transform(parseTokens),
   TEST_KIT_CREDENTIALS: flag(),
   COMPLY_TEST_CONTROLLER: flag(),
+  SANDBOX_PRINCIPALS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const ids = (value ?? '')
+        .split(',')
+        .map((id) => id.trim())
+        .filter((id) => id !== '')
+      for (const id of ids)
+        if (!/^[A-Za-z0-9_.@-]{1,128}$/.test(id))
+          ctx.addIssue({ code: 'custom', message: `"${id.slice(0, 40)}" is not a principal id` })
+      return ids
+    }),
   JWT_SECRET: optionalText.refine((value) => value === undefined || value.length >= 32, {
     message: 'JWT_SECRET must be at least 32 characters',
   }),
@@ -189,6 +204,7 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
     tokens: values.TOKENS,
     testKitCredentials: values.TEST_KIT_CREDENTIALS,
     complyTestController: values.COMPLY_TEST_CONTROLLER,
+    sandboxPrincipals: values.SANDBOX_PRINCIPALS,
     ...(values.JWT_SECRET
       ? {
           jwt: {

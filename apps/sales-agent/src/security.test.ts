@@ -173,3 +173,96 @@ describe('an unknown bearer on a public task', () => {
     expect(anonymous.products.length).toBeGreaterThan(0)
   })
 })
+
+describe('every task checks its area and level', () => {
+  const READER = 'reader-token-for-scope-tests-0123456789'
+  const BUYS_ONLY = 'buys-only-token-for-scope-tests-0123456789'
+  const BUYER = 'buyer-token-for-scope-tests-0123456789'
+  const SCOPED = [
+    `reader:${READER}:read`,
+    `buys-only:${BUYS_ONLY}:media_buys.read+media_buys.write`,
+    `buyer:${BUYER}:read+write`,
+  ].join(',')
+
+  it('a read-only token cannot write accounts, governance, agent configs or drive the controller', async () => {
+    const agent = await start({ TOKENS: SCOPED })
+    const accounts = [{ ...ACCOUNT, billing: 'operator' }]
+    await mcpFails(
+      agent,
+      READER,
+      'sync_accounts',
+      { idempotency_key: newKey(), accounts },
+      'INSUFFICIENT_PERMISSIONS',
+    )
+    await mcpFails(
+      agent,
+      READER,
+      'sync_governance',
+      {
+        idempotency_key: newKey(),
+        accounts: [
+          {
+            account: ACCOUNT,
+            governance_agents: [
+              {
+                url: 'https://governance.example/mcp',
+                authentication: { schemes: ['Bearer'], credentials: 'x'.repeat(32) },
+              },
+            ],
+          },
+        ],
+      },
+      'INSUFFICIENT_PERMISSIONS',
+    )
+    await mcpFails(
+      agent,
+      READER,
+      'sync_agent_notification_configs',
+      { notification_configs: [] },
+      'INSUFFICIENT_PERMISSIONS',
+    )
+    await mcpFails(agent, READER, 'sync_principal', { configuration: {} }, 'INSUFFICIENT_PERMISSIONS')
+    await mcpFails(
+      agent,
+      READER,
+      'comply_test_controller',
+      { scenario: 'list_scenarios', account: { sandbox: true } },
+      'INSUFFICIENT_PERMISSIONS',
+    )
+    // It still reads what it may; a token with write does write.
+    await mcpOk(agent, READER, 'list_accounts', {}, 'account/list-accounts-response.json')
+    const synced = await mcpOk(
+      agent,
+      BUYER,
+      'sync_accounts',
+      { idempotency_key: newKey(), accounts },
+      'account/sync-accounts-response.json',
+    )
+    expect(synced.accounts[0].action).toBe('created')
+  })
+
+  it('the priced catalog needs products:read: a token without it sees what an anonymous caller sees', async () => {
+    const agent = await start({ TOKENS: SCOPED })
+    const catalog = (token: string | undefined) =>
+      mcpOk(
+        agent,
+        token,
+        'get_products',
+        { buying_mode: 'wholesale' },
+        'media-buy/get-products-response.json',
+      )
+    const priced = (answer: Body) =>
+      (answer.products as Body[]).some((product) =>
+        (product.pricing_options as Body[]).some(
+          (option) => typeof option.fixed_price === 'number' || typeof option.floor_price === 'number',
+        ),
+      )
+    const anonymous = await catalog(undefined)
+    const buysOnly = await catalog(BUYS_ONLY)
+    const reader = await catalog(READER)
+    expect(priced(reader)).toBe(true)
+    expect(priced(anonymous)).toBe(false)
+    expect(priced(buysOnly)).toBe(false)
+    expect(buysOnly.products).toEqual(anonymous.products)
+  })
+})

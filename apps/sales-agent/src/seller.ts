@@ -35,9 +35,15 @@ export function isLivePrincipal(seller: Seller, principalId: string): boolean {
   return seller.kits.some((kit) => kit.live && isKitKeyPrincipal(kit, principalId))
 }
 
-/** Whether the caller authenticated with a sandbox test-kit key. */
+/**
+ * Whether every account of the caller is sandbox by the seller's own configuration: a sandbox test-kit key, or
+ * a principal the operator listed in SANDBOX_PRINCIPALS.
+ */
 export function isSandboxPrincipal(seller: Seller, principalId: string): boolean {
-  return seller.kits.some((kit) => !kit.live && isKitKeyPrincipal(kit, principalId))
+  return (
+    seller.env.sandboxPrincipals.includes(principalId) ||
+    seller.kits.some((kit) => !kit.live && isKitKeyPrincipal(kit, principalId))
+  )
 }
 
 /** The seller clock as an ISO 8601 timestamp (second precision). */

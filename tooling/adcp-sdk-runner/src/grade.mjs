@@ -68,6 +68,8 @@ async function startAgent(dir) {
       HOST: '127.0.0.1',
       DATABASE_URL: `sqlite:${join(dir, 'sales-agent.sqlite')}`,
       TOKENS: `grader:${TOKEN}:read+write+delete+approve`,
+      // The grader's accounts are all sandbox, as an operator sets up a compliance run.
+      SANDBOX_PRINCIPALS: 'grader',
       ALLOW_INSECURE_WEBHOOK_URLS: '1',
       COMPLY_TEST_CONTROLLER: '1',
       TEST_KIT_CREDENTIALS: '1',

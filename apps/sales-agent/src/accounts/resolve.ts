@@ -94,3 +94,28 @@ export function assertUsable(account: AccountRecord): void {
       status: 403,
     })
 }
+
+/**
+ * The sandbox a request runs in: the caller's principal id when the request acts on one of its sandbox accounts,
+ * else undefined (anonymous callers, live keys and live accounts see the live seller, which no seed changes).
+ * A sandbox principal is always in its sandbox; another caller is when the request's account is sandbox in the
+ * seller's records (`account_id`) or is a natural key that makes a sandbox account (`sandbox: true`).
+ *
+ * @example
+ * const sandbox = await requestSandbox(seller, context.principal?.principal_id, request.account)
+ * const products = await seller.products.all(sandbox)
+ */
+export async function requestSandbox(
+  seller: Seller,
+  principalId: string | undefined,
+  ref: unknown,
+): Promise<string | undefined> {
+  if (principalId === undefined || isLivePrincipal(seller, principalId)) return undefined
+  if (isSandboxPrincipal(seller, principalId)) return principalId
+  if (!isObject(ref)) return undefined
+  if (typeof ref.account_id === 'string') {
+    const found = await seller.records.get<AccountRecord>(ACCOUNT_KIND, ref.account_id)
+    return found?.owner === principalId && found.body.sandbox ? principalId : undefined
+  }
+  return ref.sandbox === true ? principalId : undefined
+}

@@ -1,6 +1,7 @@
 /**
- * Where products come from: the demo catalog plus products seeded by the test controller (records of kind
- * `product`, global to the seller), a seeded product replacing a demo one with the same id.
+ * Where products come from: the demo catalog, which every caller sees, plus the products a sandbox caller
+ * seeded through the test controller (records of kind `product`, owned by that caller), which only that caller
+ * sees and only in its sandbox: a seeded product replaces a demo one with the same id there, and nowhere else.
  */
 import { BROADCAST_WINDOWS } from '../events/measurement-windows.js'
 import type { RecordStore } from '../storage/index.js'
@@ -13,15 +14,30 @@ export interface SeededProduct {
   readonly product: Record<string, unknown>
 }
 
+/**
+ * Whose sandbox a lookup runs in: the principal whose seeded products it sees over the demo catalog;
+ * undefined, the live catalog, which no seed changes.
+ */
+export type SandboxOwner = string | undefined
+
 export interface ProductSource {
-  /** Every product, demo first, seeded after. */
-  all(): Promise<CatalogProduct[]>
-  get(productId: string): Promise<CatalogProduct | undefined>
+  /** Every product, demo first, the sandbox owner's seeded ones after. */
+  all(sandbox?: SandboxOwner): Promise<CatalogProduct[]>
+  get(productId: string, sandbox?: SandboxOwner): Promise<CatalogProduct | undefined>
 }
+
+/** The record id of a product `owner` seeded (owners never collide: the id carries the owner's length). */
+export const seededProductKey = (owner: string, productId: string) => `${owner.length}:${owner}/${productId}`
+
+/** The sandbox a buy's catalog lookups run in: its owner's when the buy is on a sandbox account. */
+export const buySandbox = (buy: { readonly sandbox: boolean; readonly owner: string }): SandboxOwner =>
+  buy.sandbox ? buy.owner : undefined
 
 /**
  * @example
  * const source = productSource(storage.records, 'http://127.0.0.1:4200')
+ * await source.all()            // the live catalog
+ * await source.all('buyer-1')   // buyer-1's sandbox: the live catalog and what buyer-1 seeded
  */
 export function productSource(records: RecordStore, creativeAgentUrl: string): ProductSource {
   const demo = demoCatalog(creativeAgentUrl)
@@ -31,14 +47,17 @@ export function productSource(records: RecordStore, creativeAgentUrl: string): P
     keywords: [],
   })
   return {
-    async all() {
-      const seeded = (await records.list<SeededProduct>(PRODUCT_KIND)).map(seededOf)
+    async all(sandbox) {
+      if (sandbox === undefined || sandbox === '') return [...demo]
+      const seeded = (await records.list<SeededProduct>(PRODUCT_KIND, { owner: sandbox })).map(seededOf)
       const ids = new Set(seeded.map((entry) => entry.product.product_id))
       return [...demo.filter((entry) => !ids.has(entry.product.product_id)), ...seeded]
     },
-    async get(productId) {
-      const stored = await records.get<SeededProduct>(PRODUCT_KIND, productId)
-      if (stored) return seededOf(stored)
+    async get(productId, sandbox) {
+      if (sandbox !== undefined && sandbox !== '') {
+        const stored = await records.get<SeededProduct>(PRODUCT_KIND, seededProductKey(sandbox, productId))
+        if (stored) return seededOf(stored)
+      }
       return demo.find((entry) => entry.product.product_id === productId)
     },
   }

@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningSalesAgent } from '../service.js'
 import {
   ACCOUNT,
-  BUYER_TOKEN,
   KIT_LIVE,
   KIT_SANDBOX,
   buyRequest,
@@ -208,16 +207,5 @@ describe('seeding and forcing', () => {
       previous_state: 'active',
       current_state: 'suspended',
     })
-  })
-
-  it('accepts a configured token whose request asserts a sandbox account', async () => {
-    const listed = await mcpOk(
-      agent,
-      BUYER_TOKEN,
-      'comply_test_controller',
-      { scenario: 'list_scenarios', account: { sandbox: true } },
-      CONTROLLER,
-    )
-    expect(listed.success).toBe(true)
   })
 })

@@ -1,13 +1,15 @@
 /**
- * comply_test_controller: sandbox callers only (a live test-kit key, or a caller whose account is not sandbox,
- * gets FORBIDDEN before any scenario runs); list_scenarios, the force_* transitions (creative, account and
+ * comply_test_controller: sandbox accounts only, as the seller's records hold them (a request's own
+ * `account.sandbox: true` proves nothing): a live test-kit key, or a caller without a sandbox account, gets
+ * FORBIDDEN before any scenario runs, and every scenario acts only on the caller's sandbox records (a live buy,
+ * account or creative of the caller is FORBIDDEN; another caller's is NOT_FOUND). list_scenarios, the force_* transitions (creative, account and
  * media buy status, creative purge, the forced create arm and its completion), simulate_delivery and
  * simulate_budget_spend on the delivery clock, and the seed_* scenarios (seed.ts). State machine violations are
  * INVALID_TRANSITION, unknown entities NOT_FOUND, unknown scenarios UNKNOWN_SCENARIO; every change goes
  * through the same domain code (and event seam) as buyer calls.
  */
 import type { TaskContext } from '@adwire/agent-server'
-import { ACCOUNT_KIND } from '../accounts/resolve.js'
+import { ACCOUNT_KIND, naturalAccountId } from '../accounts/resolve.js'
 import { moveTask, pushTaskStatus, TASK_KIND, type TaskRecord } from '../async/task-records.js'
 import type { AccountRecord } from '../accounts/types.js'
 import { setCreativeStatus } from '../creatives/library.js'
@@ -28,10 +30,37 @@ import { lastReportedWindow } from '../events/delivery-reports.js'
 
 type Params = Record<string, unknown>
 
+const LIVE = (what: string) =>
+  controllerError('FORBIDDEN', `${what} is live; comply_test_controller acts on sandbox accounts only`)
+
+async function isSandboxAccount(seller: Seller, owner: string, accountId: string): Promise<boolean> {
+  const stored = await seller.records.get<AccountRecord>(ACCOUNT_KIND, accountId)
+  return stored?.owner === owner && stored.body.sandbox
+}
+
+/**
+ * Whether a creative of the caller is in its sandbox: every creative of a sandbox principal is; another
+ * caller's creative is when its account is sandbox, or, held in the library without an account, when no live buy
+ * of the caller uses it.
+ */
+async function creativeInSandbox(seller: Seller, owner: string, creative: CreativeRecord): Promise<boolean> {
+  if (isSandboxPrincipal(seller, owner)) return true
+  if (creative.account_id !== undefined) return isSandboxAccount(seller, owner, creative.account_id)
+  const buys = await seller.records.list<MediaBuyRecord>(BUY_KIND, { owner })
+  return !buys.some(
+    ({ body }) =>
+      !body.sandbox &&
+      body.packages.some((pkg) =>
+        pkg.creative_assignments.some((assignment) => assignment.creative_id === creative.creative_id),
+      ),
+  )
+}
+
 async function forceCreative(seller: Seller, owner: string, params: Params): Promise<ControllerAnswer> {
   const id = String(params.creative_id)
   const stored = await seller.records.get<CreativeRecord>(CREATIVE_KIND, creativeKey(owner, id))
   if (!stored || stored.body.purged_at) return controllerError('NOT_FOUND', `no creative ${id}`, null)
+  if (!(await creativeInSandbox(seller, owner, stored.body))) return LIVE(`creative ${id}`)
   const previous = stored.body.status
   const reason = typeof params.rejection_reason === 'string' ? params.rejection_reason : undefined
   const creative = await setCreativeStatus(seller, owner, id, params.status as CreativeStatus, reason)
@@ -43,6 +72,7 @@ async function purgeCreative(seller: Seller, owner: string, params: Params): Pro
   const key = creativeKey(owner, id)
   const stored = await seller.records.get<CreativeRecord>(CREATIVE_KIND, key)
   if (!stored || stored.body.purged_at) return controllerError('NOT_FOUND', `no creative ${id}`, null)
+  if (!(await creativeInSandbox(seller, owner, stored.body))) return LIVE(`creative ${id}`)
   const kind = params.purge_kind === 'hard' ? 'hard' : 'soft'
   const purged: CreativeRecord = {
     ...stored.body,
@@ -61,6 +91,7 @@ async function forceAccount(seller: Seller, owner: string, params: Params): Prom
   const id = String(params.account_id)
   const stored = await seller.records.get<AccountRecord>(ACCOUNT_KIND, id)
   if (!stored || stored.owner !== owner) return controllerError('NOT_FOUND', `no account ${id}`, null)
+  if (!stored.body.sandbox) return LIVE(`account ${id}`)
   const previous = stored.body.status
   const account = { ...stored.body, status: String(params.status), updated_at: isoAt(seller.now()) }
   await seller.records.put(ACCOUNT_KIND, id, owner, account)
@@ -72,6 +103,7 @@ async function forceMediaBuy(seller: Seller, owner: string, params: Params): Pro
   const id = String(params.media_buy_id)
   const stored = await seller.records.get<MediaBuyRecord>(BUY_KIND, id)
   if (!stored || stored.owner !== owner) return controllerError('NOT_FOUND', `no media buy ${id}`, null)
+  if (!stored.body.sandbox) return LIVE(`media buy ${id}`)
   const to = params.status as MediaBuyStatus
   if (!canTransition(stored.body.status, to))
     return controllerError(
@@ -100,7 +132,7 @@ async function simulate(
   let ids: string[] = typeof params.media_buy_id === 'string' ? [params.media_buy_id] : []
   if (ids.length === 0 && typeof params.account_id === 'string')
     ids = (await seller.records.list<MediaBuyRecord>(BUY_KIND, { owner }))
-      .filter((stored) => stored.body.account_id === params.account_id)
+      .filter((stored) => stored.body.account_id === params.account_id && stored.body.sandbox)
       .map((stored) => stored.id)
   if (ids.length === 0) return controllerError('NOT_FOUND', 'no media buy to simulate on', null)
   const added = { impressions: 0, clicks: 0, spend: 0, conversions: 0 }
@@ -108,6 +140,7 @@ async function simulate(
   for (const id of ids) {
     const stored = await seller.records.get<MediaBuyRecord>(BUY_KIND, id)
     if (!stored || stored.owner !== owner) return controllerError('NOT_FOUND', `no media buy ${id}`, null)
+    if (!stored.body.sandbox) return LIVE(`media buy ${id}`)
     // Simulated delivery is the upstream's late count for the period already reported, if any (restating
     // it: an adjusted report); before the first report it counts now. Budget spend always counts now.
     const now = seller.now()
@@ -169,17 +202,36 @@ async function simulate(
   }
 }
 
-/** Whether this caller may drive the controller (sandbox only). */
-function gate(seller: Seller, owner: string, request: Params): ControllerAnswer | undefined {
+/**
+ * Whether this caller may drive the controller: the seller must hold the targeted account as sandbox. Every
+ * account of a sandbox principal is; another caller names one of its sandbox accounts in `account` (an
+ * account_id, or a natural key) or, naming none, holds at least one. Live test-kit keys are refused first.
+ */
+async function gate(seller: Seller, owner: string, request: Params): Promise<ControllerAnswer | undefined> {
   if (isLivePrincipal(seller, owner))
     return controllerError(
       'FORBIDDEN',
       'comply_test_controller requires a sandbox account; this caller is live',
     )
-  const account = isObject(request.account) ? request.account : {}
-  if (!isSandboxPrincipal(seller, owner) && account.sandbox !== true)
-    return controllerError('FORBIDDEN', 'comply_test_controller requires a sandbox account')
-  return undefined
+  if (isSandboxPrincipal(seller, owner)) return undefined
+  const ref = isObject(request.account) ? request.account : {}
+  const named =
+    typeof ref.account_id === 'string'
+      ? ref.account_id
+      : isObject(ref.brand)
+        ? naturalAccountId(owner, ref)
+        : undefined
+  const sandbox =
+    named !== undefined
+      ? await isSandboxAccount(seller, owner, named)
+      : (await seller.records.list<AccountRecord>(ACCOUNT_KIND, { owner })).some(({ body }) => body.sandbox)
+  if (sandbox) return undefined
+  return controllerError(
+    'FORBIDDEN',
+    named !== undefined
+      ? `comply_test_controller requires a sandbox account; ${named} is not a sandbox account of this caller in the seller's records`
+      : "comply_test_controller requires a sandbox account; this caller holds none in the seller's records (sync_accounts one with sandbox: true first)",
+  )
 }
 
 /**
@@ -192,7 +244,7 @@ export async function complyTestController(
   context: TaskContext,
 ): Promise<ControllerAnswer> {
   const owner = ownerOf(context)
-  const denied = gate(seller, owner, request)
+  const denied = await gate(seller, owner, request)
   if (denied) return denied
   const scenario = String(request.scenario)
   const params = isObject(request.params) ? request.params : {}
@@ -216,6 +268,9 @@ export async function complyTestController(
       }
       if (forced.arm !== 'submitted')
         return controllerError('INVALID_PARAMS', 'only the submitted arm is supported')
+      const held = forced.task_id ? await seller.records.get(TASK_KIND, forced.task_id) : undefined
+      if (held && held.owner !== owner)
+        return controllerError('FORBIDDEN', `task id ${forced.task_id} is taken; choose another`)
       await seller.records.put(FORCED_ARM_KIND, owner, owner, forced)
       return {
         success: true,
@@ -228,7 +283,11 @@ export async function complyTestController(
       const taskId = String(params.task_id)
       const stored = await seller.records.get<TaskRecord>(TASK_KIND, taskId)
       const result = isObject(params.result) ? params.result : {}
-      if (!stored?.body.forced || !(await moveTask(seller, taskId, 'submitted', 'completed', result)))
+      if (
+        !stored?.body.forced ||
+        stored.owner !== owner ||
+        !(await moveTask(seller, taskId, 'submitted', 'completed', result))
+      )
         return controllerError('NOT_FOUND', `no forced task ${taskId} awaits completion`, null)
       await pushTaskStatus(seller, taskId)
       return transitioned('submitted', 'completed')

@@ -1,12 +1,19 @@
 /**
- * The seed_* scenarios of comply_test_controller: fixtures become a seller's products (and their pricing
- * options), creatives, formats, accounts, media buys and plans, so storyboards can run against known state.
- * A malformed fixture is INVALID_PARAMS.
+ * The seed_* scenarios of comply_test_controller: fixtures become products (and their pricing options),
+ * creatives, formats, accounts, media buys and plans in the caller's sandbox, so storyboards can run against
+ * known state. Seeds never touch what another principal or an anonymous caller sees: products and formats are
+ * the caller's own (seen only in its sandbox), and an account, buy or plan id held by another principal or by a
+ * live account is refused (FORBIDDEN), never overwritten. A malformed fixture is INVALID_PARAMS.
  */
 import { standardCatalog } from '@adwire/formats'
 import { ACCOUNT_KIND } from '../accounts/resolve.js'
 import type { AccountRecord } from '../accounts/types.js'
-import { PRODUCT_KIND, productFromFixture, withPricingOption } from '../catalog/product-source.js'
+import {
+  PRODUCT_KIND,
+  productFromFixture,
+  seededProductKey,
+  withPricingOption,
+} from '../catalog/product-source.js'
 import { upsertCreative } from '../creatives/library.js'
 import { CREATIVE_KIND, creativeKey } from '../creatives/lookup.js'
 import type { CreativeRecord } from '../creatives/types.js'
@@ -19,20 +26,36 @@ import { controllerError, type ControllerAnswer } from './answers.js'
 type Params = Record<string, unknown>
 const fixtureOf = (params: Params) => (isObject(params.fixture) ? params.fixture : {})
 
-async function seedProduct(seller: Seller, params: Params): Promise<ControllerAnswer> {
+/** Refuses a seed whose id another principal holds, or that names a live record of the caller. */
+async function taken(
+  seller: Seller,
+  owner: string,
+  kind: string,
+  id: string,
+  what: string,
+): Promise<ControllerAnswer | undefined> {
+  const stored = await seller.records.get<{ sandbox?: boolean }>(kind, id)
+  if (!stored || (stored.owner === owner && stored.body.sandbox !== false)) return undefined
+  return controllerError(
+    'FORBIDDEN',
+    `${what} ${id} is not a sandbox ${what} of this caller; seeds never change another's or a live one`,
+  )
+}
+
+async function seedProduct(seller: Seller, owner: string, params: Params): Promise<ControllerAnswer> {
   const id = String(params.product_id)
-  const existing = await seller.products.get(id)
+  const existing = await seller.products.get(id, owner)
   const product = productFromFixture(id, fixtureOf(params), seller.env.creativeAgentUrl, existing?.product)
-  await seller.records.put(PRODUCT_KIND, id, '', { product })
+  await seller.records.put(PRODUCT_KIND, seededProductKey(owner, id), owner, { product })
   return { success: true, message: `product ${id} seeded` }
 }
 
-async function seedPricingOption(seller: Seller, params: Params): Promise<ControllerAnswer> {
+async function seedPricingOption(seller: Seller, owner: string, params: Params): Promise<ControllerAnswer> {
   const id = String(params.product_id)
-  const existing = await seller.products.get(id)
+  const existing = await seller.products.get(id, owner)
   const base = existing?.product ?? productFromFixture(id, {}, seller.env.creativeAgentUrl)
   const product = withPricingOption(base, String(params.pricing_option_id), fixtureOf(params))
-  await seller.records.put(PRODUCT_KIND, id, '', { product })
+  await seller.records.put(PRODUCT_KIND, seededProductKey(owner, id), owner, { product })
   return { success: true, message: `pricing option ${String(params.pricing_option_id)} seeded on ${id}` }
 }
 
@@ -56,7 +79,7 @@ async function seedCreative(seller: Seller, owner: string, params: Params): Prom
   return { success: true, message: `creative ${id} seeded` }
 }
 
-async function seedFormat(seller: Seller, params: Params): Promise<ControllerAnswer> {
+async function seedFormat(seller: Seller, owner: string, params: Params): Promise<ControllerAnswer> {
   const fixture = fixtureOf(params)
   const formatId = isObject(fixture.format_id) ? fixture.format_id : {}
   const id = String(formatId.id ?? params.format_id ?? fixture.id ?? '')
@@ -74,13 +97,15 @@ async function seedFormat(seller: Seller, params: Params): Promise<ControllerAns
       `the format fixture is not a valid format: ${String(error).slice(0, 300)}`,
     )
   }
-  await seller.records.put(FORMAT_KIND, id, '', { format })
+  await seller.records.put(FORMAT_KIND, seededProductKey(owner, id), owner, { format })
   return { success: true, message: `format ${id} seeded` }
 }
 
 async function seedAccount(seller: Seller, owner: string, params: Params): Promise<ControllerAnswer> {
   const fixture = fixtureOf(params)
   const id = String(params.account_id)
+  const refused = await taken(seller, owner, ACCOUNT_KIND, id, 'account')
+  if (refused) return refused
   const at = isoAt(seller.now())
   const account: AccountRecord = {
     brand: isObject(fixture.brand) ? fixture.brand : { domain: 'sandbox.example' },
@@ -105,6 +130,8 @@ async function seedAccount(seller: Seller, owner: string, params: Params): Promi
 async function seedMediaBuy(seller: Seller, owner: string, params: Params): Promise<ControllerAnswer> {
   const fixture = fixtureOf(params)
   const id = String(params.media_buy_id)
+  const refused = await taken(seller, owner, BUY_KIND, id, 'media buy')
+  if (refused) return refused
   const now = seller.now()
   const status = (typeof fixture.status === 'string' ? fixture.status : 'active') as MediaBuyStatus
   const packages = (Array.isArray(fixture.packages) ? fixture.packages.filter(isObject) : [{}]).map(
@@ -154,20 +181,24 @@ export async function runSeed(
 ): Promise<ControllerAnswer | undefined> {
   switch (scenario) {
     case 'seed_product':
-      return seedProduct(seller, params)
+      return seedProduct(seller, owner, params)
     case 'seed_pricing_option':
-      return seedPricingOption(seller, params)
+      return seedPricingOption(seller, owner, params)
     case 'seed_creative':
       return seedCreative(seller, owner, params)
     case 'seed_creative_format':
-      return seedFormat(seller, params)
+      return seedFormat(seller, owner, params)
     case 'seed_account':
       return seedAccount(seller, owner, params)
     case 'seed_media_buy':
       return seedMediaBuy(seller, owner, params)
-    case 'seed_plan':
-      await seller.records.put('plan', String(params.plan_id), owner, { fixture: fixtureOf(params) })
-      return { success: true, message: `plan ${String(params.plan_id)} seeded` }
+    case 'seed_plan': {
+      const id = String(params.plan_id)
+      const refused = await taken(seller, owner, 'plan', id, 'plan')
+      if (refused) return refused
+      await seller.records.put('plan', id, owner, { fixture: fixtureOf(params) })
+      return { success: true, message: `plan ${id} seeded` }
+    }
     default:
       return undefined
   }

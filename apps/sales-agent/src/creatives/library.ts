@@ -18,14 +18,19 @@ import type { CreativeRecord, CreativeStatus } from './types.js'
 
 /**
  * The first status of a creative in this format: a format of the creative agent's catalog, or one a product of
- * this seller lists (seeded products reference formats of their own), is one the seller reviews as configured.
+ * this seller lists (seeded products reference formats of their own; the caller's sandbox seeds count for its own
+ * creatives), is one the seller reviews as configured.
  */
-async function initialStatus(seller: Seller, formatId: Record<string, unknown>): Promise<CreativeStatus> {
+async function initialStatus(
+  seller: Seller,
+  owner: string,
+  formatId: Record<string, unknown>,
+): Promise<CreativeStatus> {
   const wanted = { agent_url: String(formatId.agent_url), id: String(formatId.id) }
   const catalog = standardCatalog(seller.env.creativeAgentUrl)
   const known =
     catalog.get(wanted) !== undefined ||
-    (await seller.products.all()).some(
+    (await seller.products.all(owner)).some(
       ({ product }) =>
         Array.isArray(product.format_ids) &&
         product.format_ids.some(
@@ -66,7 +71,7 @@ export async function upsertCreative(
     owner,
     ...(accountId ? { account_id: accountId } : {}),
     ...base,
-    status: await initialStatus(seller, formatId),
+    status: await initialStatus(seller, owner, formatId),
     created_at: at,
     updated_at: at,
   }

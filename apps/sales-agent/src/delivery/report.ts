@@ -4,7 +4,7 @@
  * daily breakdowns and per-day windows, all over an optional date range. The seam the delivery-report
  * webhooks build their `scheduled` and `final` results from.
  */
-import type { ProductSource } from '../catalog/product-source.js'
+import { buySandbox, type ProductSource } from '../catalog/product-source.js'
 import type { MediaBuyRecord } from '../media-buys/types.js'
 import { packageDays, withSimulated, type DayDelivery, type PackagePricing } from './simulate.js'
 
@@ -61,7 +61,7 @@ export async function pricingOf(
 ): Promise<Map<string, PackagePricing>> {
   const found = new Map<string, PackagePricing>()
   for (const pkg of buy.packages) {
-    const product = (await products.get(pkg.product_id))?.product
+    const product = (await products.get(pkg.product_id, buySandbox(buy)))?.product
     const options = (product?.pricing_options as Record<string, unknown>[] | undefined) ?? []
     const option = options.find((candidate) => candidate.pricing_option_id === pkg.pricing_option_id) ?? {}
     const price = Number(option.fixed_price ?? pkg.bid_price ?? option.floor_price ?? 10)

@@ -50,7 +50,7 @@ export const availability = (window: MeasurementWindow) =>
 export function buyWindows(products: ProductSource) {
   return async (buy: MediaBuyRecord): Promise<MeasurementWindow[]> => {
     for (const pkg of buy.packages) {
-      const product = (await products.get(pkg.product_id))?.product
+      const product = (await products.get(pkg.product_id, buy.sandbox ? buy.owner : undefined))?.product
       const windows = product ? productWindows(product as Record<string, unknown>) : []
       if (windows.length > 1) return windows
     }

@@ -7,13 +7,14 @@
  * due work), so whichever instance ticks once it is due finishes it, after a restart too.
  */
 import { AgentError, type TaskContext } from '@adwire/agent-server'
-import { assertUsable, resolveAccount } from '../accounts/resolve.js'
+import { assertUsable, requestSandbox, resolveAccount } from '../accounts/resolve.js'
 import { creativesById } from '../creatives/lookup.js'
 import { storeInlineCreatives } from '../creatives/library.js'
 import { isoAt, isObject, newId, ownerOf, type Seller } from '../seller.js'
 import { templateOf } from './actions.js'
 import { resolveFlight } from './flight.js'
 import { creativeImpairments, settledStatus } from './lifecycle.js'
+import { buySandbox } from '../catalog/product-source.js'
 import { packageFromRequest } from './packages.js'
 import { scheduleWork } from '../async/due-work.js'
 import { moveTask, openTask, pushTaskStatus, TASK_KIND, type TaskRecord } from '../async/task-records.js'
@@ -53,6 +54,7 @@ async function buildBuy(
       seller.products,
       item as Record<string, unknown>,
       `packages[${index}]`,
+      account.sandbox ? owner : undefined,
     )
     packages.push(pkg)
     products.push(product)
@@ -167,10 +169,11 @@ export async function createMediaBuy(
   context: TaskContext,
 ): Promise<Record<string, unknown>> {
   const owner = ownerOf(context)
-  const forced = await seller.records.get<{ arm: string; task_id?: string; message?: string }>(
-    FORCED_ARM_KIND,
-    owner,
-  )
+  // A forced arm answers the caller's next create on a sandbox account only; a live create never sees it.
+  const forced =
+    (await requestSandbox(seller, owner, request.account)) === undefined
+      ? undefined
+      : await seller.records.get<{ arm: string; task_id?: string; message?: string }>(FORCED_ARM_KIND, owner)
   if (forced) await seller.records.delete(FORCED_ARM_KIND, owner)
   if (forced?.body.arm === 'submitted' && forced.body.task_id) {
     await openTask(seller, owner, {
@@ -192,7 +195,9 @@ export async function createMediaBuy(
   }
   await storeInlineCreatives(seller, owner, request)
   const buy = await buildBuy(seller, owner, request)
-  const products = await Promise.all(buy.packages.map((pkg) => seller.products.get(pkg.product_id)))
+  const products = await Promise.all(
+    buy.packages.map((pkg) => seller.products.get(pkg.product_id, buySandbox(buy))),
+  )
   const guaranteed = products.some((entry) => entry?.product.delivery_type === 'guaranteed')
   if (!needsReview(seller, context, buy.total_budget, guaranteed)) return commitBuy(seller, buy, owner)
   const taskId = newId('task')

@@ -5,7 +5,7 @@
  * must be the product's; measurement terms stricter than this seller can meet are TERMS_REJECTED.
  */
 import { AgentError } from '@adwire/agent-server'
-import type { ProductSource } from '../catalog/product-source.js'
+import type { ProductSource, SandboxOwner } from '../catalog/product-source.js'
 import { isObject, newId } from '../seller.js'
 import type { PackageRecord } from './types.js'
 
@@ -34,14 +34,15 @@ function checkMeasurementTerms(terms: unknown, field: string): void {
     )
 }
 
-/** A validated package request as a stored package, with the currency of its pricing option. */
+/** A validated package request as a stored package, with the currency of its pricing option (from the catalog `sandbox` sees). */
 export async function packageFromRequest(
   products: ProductSource,
   request: Record<string, unknown>,
   field: string,
+  sandbox: SandboxOwner,
 ): Promise<{ pkg: PackageRecord; currency: string; product: Record<string, unknown> }> {
   const productId = String(request.product_id)
-  const entry = await products.get(productId)
+  const entry = await products.get(productId, sandbox)
   if (!entry) throw invalid('PRODUCT_NOT_FOUND', `no product ${productId}`, `${field}.product_id`, 404)
   const product = entry.product
   const options = (product.pricing_options as Record<string, unknown>[]) ?? []

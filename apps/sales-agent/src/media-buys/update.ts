@@ -9,6 +9,7 @@ import { creativesById } from '../creatives/lookup.js'
 import { isoAt, isObject, ownerOf, type Seller } from '../seller.js'
 import { resolveFlight } from './flight.js'
 import { creativeImpairments, settledStatus } from './lifecycle.js'
+import { buySandbox } from '../catalog/product-source.js'
 import { packageFromRequest } from './packages.js'
 import { announce } from './reconcile.js'
 import { loadBuy, mutateBuy } from './repository.js'
@@ -84,6 +85,7 @@ export async function updateMediaBuy(
         seller.products,
         item as Record<string, unknown>,
         `new_packages[${index}]`,
+        buySandbox(current.body),
       )
       if (currency !== current.body.currency)
         throw new AgentError(

@@ -40,15 +40,15 @@ export function accountTasks(seller: Seller, options: DefineOptions): AnyTask[] 
     task({
       name: 'sync_accounts',
       description:
-        'Creates or updates buyer-declared accounts (brand + operator) with billing and account-level notification_configs. Needs credentials; idempotent.',
+        'Creates or updates buyer-declared accounts (brand + operator) with billing and account-level notification_configs. Needs media_buys:write; idempotent.',
       request: 'account/sync-accounts-request.json',
-      access: { resource: 'media_buys', permission: 'read' },
+      access: { resource: 'media_buys', permission: 'write' },
       idempotent: true,
       handler: (request, context) => syncAccounts(seller, request, context),
     }),
     task({
       name: 'list_accounts',
-      description: "Lists the caller's accounts with status and notification_configs. Needs credentials.",
+      description: "Lists the caller's accounts with status and notification_configs. Needs media_buys:read.",
       request: 'account/list-accounts-request.json',
       access: { resource: 'media_buys', permission: 'read' },
       handler: (request, context) => listAccounts(seller, request, context),
@@ -56,16 +56,16 @@ export function accountTasks(seller: Seller, options: DefineOptions): AnyTask[] 
     task({
       name: 'sync_governance',
       description:
-        "Registers the governance agent the seller checks each account's buys with. Needs credentials; idempotent.",
+        "Registers the governance agent the seller checks each account's buys with. Needs media_buys:write; idempotent.",
       request: 'account/sync-governance-request.json',
-      access: { resource: 'media_buys', permission: 'read' },
+      access: { resource: 'media_buys', permission: 'write' },
       idempotent: true,
       handler: (request, context) => syncGovernance(seller, request, context),
     }),
     task({
       name: 'sync_principal',
       description:
-        "Sets the caller's agent-level configuration: configuration.notification_configs[] (capabilities.changed). Needs credentials.",
+        "Sets the caller's agent-level configuration: configuration.notification_configs[] (capabilities.changed). Needs media_buys:write.",
       request: (request: Request) => {
         if (!isObject(request.configuration))
           throw new AgentError('INVALID_REQUEST', 'configuration is required', {
@@ -85,7 +85,7 @@ export function accountTasks(seller: Seller, options: DefineOptions): AnyTask[] 
         },
         required: ['configuration'],
       },
-      access: 'public',
+      access: { resource: 'media_buys', permission: 'write' },
       handler: async (request, context) => {
         const configuration = request.configuration as Record<string, unknown>
         const stored = await putAgentConfigs(seller, context, configsOf(configuration.notification_configs))
@@ -98,7 +98,7 @@ export function accountTasks(seller: Seller, options: DefineOptions): AnyTask[] 
     task({
       name: 'sync_agent_notification_configs',
       description:
-        "Replaces the caller's agent-level notification_configs[] (capabilities.changed). Needs credentials.",
+        "Replaces the caller's agent-level notification_configs[] (capabilities.changed). Needs media_buys:write.",
       request: (request: Request) => checkAgentConfigs(request.notification_configs, ''),
       declares: {
         properties: {
@@ -109,7 +109,7 @@ export function accountTasks(seller: Seller, options: DefineOptions): AnyTask[] 
           },
         },
       },
-      access: 'public',
+      access: { resource: 'media_buys', permission: 'write' },
       handler: async (request, context) => {
         const stored = await putAgentConfigs(seller, context, configsOf(request.notification_configs))
         return { notification_configs: stored.notification_configs }

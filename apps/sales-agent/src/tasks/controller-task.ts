@@ -39,7 +39,7 @@ export function controllerTask(seller: Seller, options: DefineOptions): AnyTask 
           })
       },
       declares: CONTROLLER_REQUEST,
-      access: 'public',
+      access: { resource: 'media_buys', permission: 'write' },
       handler: (request, context) => complyTestController(seller, request, context),
     },
     options,

@@ -1,13 +1,14 @@
 /**
  * get_products (public, tiered by credentials) and list_creative_formats (public): the formats the catalog's
- * products reference, served from the creative agent's standard catalog (its agent_url) plus formats seeded by
- * the test controller, with every 3.1 filter and pagination of the creative agent's own implementation.
+ * products reference, served from the creative agent's standard catalog (its agent_url) plus, in a sandbox
+ * caller's sandbox, the formats it seeded through the test controller, with every 3.1 filter and pagination of the creative agent's own implementation.
  */
 import { AgentError, type AnyTask } from '@adwire/agent-server'
 import { FormatsError, listCreativeFormats, standardCatalog } from '@adwire/formats'
 import { getProducts } from '../catalog/get-products.js'
 import { UPSTREAM_KIND } from '../controller/scenarios.js'
-import { isSandboxPrincipal, type Seller } from '../seller.js'
+import { requestSandbox } from '../accounts/resolve.js'
+import type { Seller } from '../seller.js'
 import { sellerTask, type DefineOptions } from './define.js'
 import { MediaBuyListCreativeFormatsRequest } from './format-request-schema.js'
 
@@ -22,27 +23,24 @@ export function productTasks(seller: Seller, options: DefineOptions): AnyTask[] 
     {
       name: 'get_products',
       description:
-        'Finds products for a brief (or the wholesale feed): display, video, audio and CTV from five publishers. Anonymous callers see standard products without prices; credentialed callers see every product with its pricing options.',
+        'Finds products for a brief (or the wholesale feed): display, video, audio and CTV from five publishers. Anonymous callers see standard products without prices; callers with products:read see every product with its pricing options; a sandbox caller also sees the products it seeded.',
       request: 'media-buy/get-products-request.json',
       access: 'public',
       handler: async (request, context) => {
-        const principal = context.principal?.principal_id
-        const sandbox =
-          (typeof request.account === 'object' &&
-            (request.account as { sandbox?: unknown }).sandbox === true) ||
-          (principal !== undefined && isSandboxPrincipal(seller, principal))
+        const sandbox = await requestSandbox(seller, context.principal?.principal_id, request.account)
         const response = getProducts({
           request,
-          credentialed: context.principal !== undefined,
-          products: await seller.products.all(),
-          sandbox,
+          // The priced catalog is for callers with products:read; others see what anonymous callers see.
+          credentialed: context.principal?.permissions.products?.includes('read') === true,
+          products: await seller.products.all(sandbox),
+          sandbox: sandbox !== undefined,
         })
         const stale =
-          principal === undefined
+          sandbox === undefined
             ? undefined
             : await seller.records.get<{ upstream: string; since: number }>(
                 UPSTREAM_KIND,
-                `${principal}/get_products`,
+                `${sandbox}/get_products`,
               )
         if (!stale) return response
         // The advisory rides in the payload's errors[]; the transport stays a success.
@@ -74,8 +72,13 @@ export function productTasks(seller: Seller, options: DefineOptions): AnyTask[] 
       request: 'media-buy/list-creative-formats-request.json',
       requestSchema: MediaBuyListCreativeFormatsRequest,
       access: 'public',
-      handler: async (request) => {
-        const seeded = await seller.records.list<{ format: Record<string, unknown> }>(FORMAT_KIND)
+      handler: async (request, context) => {
+        // Formats a sandbox caller seeded are listed in its sandbox only.
+        const sandbox = await requestSandbox(seller, context.principal?.principal_id, request.account)
+        const seeded =
+          sandbox === undefined
+            ? []
+            : await seller.records.list<{ format: Record<string, unknown> }>(FORMAT_KIND, { owner: sandbox })
         const standard = standardCatalog(seller.env.creativeAgentUrl)
         const catalog =
           seeded.length > 0 ? standard.with(seeded.map((entry) => entry.body.format) as never) : standard
