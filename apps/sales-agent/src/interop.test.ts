@@ -94,9 +94,11 @@ async function a2aClient(version: '1.0' | '0.3'): Promise<A2AClient> {
     try {
       return await fetch(input, { ...init, headers })
     } catch (error) {
-      // A pooled keep-alive socket the agent closed as it was reused (seen on a loaded machine): the request never
-      // reached the agent; send it once more on a new connection.
-      if ((error as { cause?: { code?: string } }).cause?.code !== 'UND_ERR_SOCKET') throw error
+      // A pooled keep-alive socket the agent closed as it was reused (the test and the agent share one event loop;
+      // on a loaded machine a stalled loop lets the agent's idle timer fire first): undici reports it as a socket
+      // error or a reset. Send it once more on a new connection; every write carries an idempotency_key.
+      const code = (error as { cause?: { code?: string } }).cause?.code
+      if (code !== 'UND_ERR_SOCKET' && code !== 'ECONNRESET') throw error
       return fetch(input, { ...init, headers })
     }
   }
