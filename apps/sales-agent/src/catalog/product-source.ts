@@ -146,19 +146,20 @@ export function productFromFixture(
     delivery_measurement: isObject(base.delivery_measurement)
       ? base.delivery_measurement
       : firstPartyMeasurement(publisherDomain ?? 'sandbox-publisher.example'),
-    reporting_capabilities: isObject(base.reporting_capabilities)
-      ? base.reporting_capabilities
-      : {
-          available_reporting_frequencies: ['daily'],
-          expected_delay_minutes: 60,
-          timezone: 'UTC',
-          supports_webhooks: true,
-          available_metrics: ['impressions', 'spend', 'clicks', 'viewability'],
-          date_range_support: 'date_range',
-          windowed_pull_granularities: ['daily'],
-          // Linear TV data matures live → C3 → C7 (window_update reports as each matures).
-          ...(channels?.includes('linear_tv') ? { measurement_windows: [...BROADCAST_WINDOWS] } : {}),
-        },
+    // A fixture's reporting_capabilities (often only vendor_metrics) completes the defaults: the official
+    // schema requires the rest, and a product without it fails every client that checks get_products.
+    reporting_capabilities: {
+      available_reporting_frequencies: ['daily'],
+      expected_delay_minutes: 60,
+      timezone: 'UTC',
+      supports_webhooks: true,
+      available_metrics: ['impressions', 'spend', 'clicks', 'viewability'],
+      date_range_support: 'date_range',
+      windowed_pull_granularities: ['daily'],
+      // Linear TV data matures live → C3 → C7 (window_update reports as each matures).
+      ...(channels?.includes('linear_tv') ? { measurement_windows: [...BROADCAST_WINDOWS] } : {}),
+      ...(isObject(base.reporting_capabilities) ? base.reporting_capabilities : {}),
+    },
   }
 }
 
