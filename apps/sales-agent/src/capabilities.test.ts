@@ -5,7 +5,7 @@
  * body-size limit.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { TASK_NAMES } from './capabilities.js'
+import { TASK_NAMES } from '@adwire/seller'
 import type { RunningSalesAgent } from './service.js'
 import { a2aSend, artifactData, expectOfficial, mcpClient, mcpOk, startTestAgent } from './test-support.js'
 

@@ -6,25 +6,32 @@
  */
 import { createAgentServer, webhookFetch, type AgentServer } from '@adwire/agent-server'
 import { createWebhookSender, type SenderLogEntry, type WebhookSender } from '@adwire/webhooks'
-import { loadTestKitCredentials, type TestKitCredential } from './auth/test-kits.js'
+import {
+  loadTestKitCredentials,
+  type TestKitCredential,
+  capabilities,
+  productSource,
+  settleBuy,
+  type MediaBuyRecord,
+  simulatedDelivery,
+  buyWindows,
+  startReportScheduler,
+  reportingReadiness,
+  type SellerEvents,
+  createWebhookEvents,
+  type WebhookEvents,
+  openStorage,
+  type Storage,
+  createSeller,
+  type Seller,
+  sellerTasks,
+  type WebhookActivitySource,
+} from '@adwire/seller'
 import { resolveTokens, type ResolvedTokens } from './auth/tokens.js'
-import { capabilities } from './capabilities.js'
 import type { SalesAgentEnv } from './env.js'
-import { productSource } from './catalog/product-source.js'
-import { settleBuy } from './media-buys/reconcile.js'
-import type { MediaBuyRecord } from './media-buys/types.js'
-import { simulatedDelivery } from './events/delivery-snapshot.js'
-import { buyWindows } from './events/measurement-windows.js'
-import { startReportScheduler } from './events/report-scheduler.js'
-import { reportingReadiness } from './events/reporting-upstream.js'
-import type { SellerEvents } from './events/seller-events.js'
-import { createWebhookEvents, type WebhookEvents } from './events/webhook-events.js'
+import { demoCatalog } from './catalog/demo-catalog.js'
+import { pacedDelivery } from './delivery/pacing.js'
 import { resolveSigningKey, type SigningKey } from './keys.js'
-import { openStorage, type Storage } from './storage/index.js'
-import { createSeller } from './seller-runtime.js'
-import type { Seller } from './seller.js'
-import { sellerTasks } from './tasks/index.js'
-import type { WebhookActivitySource } from './media-buys/get.js'
 
 /** A structured log line. */
 export type Log = (entry: Record<string, unknown>) => void
@@ -127,7 +134,9 @@ export async function openDeps(
         .finally(() => inFlight.delete(running))
       inFlight.add(running)
     }
-    const products = productSource(storage.records, env.creativeAgentUrl)
+    const catalog = demoCatalog(env.creativeAgentUrl)
+    const delivery = pacedDelivery(env.deliverySeed)
+    const products = productSource(storage.records, env.creativeAgentUrl, catalog)
     // The report scheduler settles a due buy on the seller's clock first (a flight that ended completes it,
     // and its final report goes instead of another scheduled one).
     const late: { seller?: Seller } = {}
@@ -140,7 +149,7 @@ export async function openDeps(
           sender,
           now,
           retryHorizonSeconds: RETRY_HORIZON_SECONDS,
-          delivery: simulatedDelivery(products, env.deliverySeed),
+          delivery: simulatedDelivery(products, delivery),
           settle,
           readiness: reportingReadiness(storage.records),
           measurementWindows: buyWindows(products),
@@ -165,6 +174,8 @@ export async function openDeps(
     const server: { agent?: AgentServer } = {}
     const domain = createSeller({
       env,
+      catalog,
+      delivery,
       storage,
       events,
       kits,

@@ -16,6 +16,7 @@ import {
   type HttpLimitSettings,
   type ServiceSettings,
 } from '@adwire/service-env'
+import { RESOURCES, type BuyReview, type SellerSettings } from '@adwire/seller'
 import { z } from 'zod'
 
 export { EnvError, type DatabaseConfig } from '@adwire/service-env'
@@ -26,11 +27,10 @@ export interface TokenGrant {
   readonly principal: Principal
 }
 
-/** When a new media buy waits for the seller's review before it is confirmed. */
-export type BuyReview = 'none' | 'over_budget' | 'always'
+export type { BuyReview } from '@adwire/seller'
 
 /** The sales agent's settings: the shared ones (port, host, database, public URL) and its own. */
-export interface SalesAgentEnv extends ServiceSettings {
+export interface SalesAgentEnv extends ServiceSettings, SellerSettings {
   /** The HTTP server's timeouts and connection cap (HTTP_*); unset ones keep the service-kit defaults. */
   readonly http: HttpLimitSettings
   readonly publicUrl?: string
@@ -65,7 +65,6 @@ export interface SalesAgentEnv extends ServiceSettings {
   readonly webhookActivityRetentionSeconds: number
 }
 
-export const RESOURCES: readonly Resource[] = ['products', 'media_buys', 'creatives', 'reports']
 const PERMISSIONS: readonly Permission[] = ['read', 'write', 'delete', 'approve']
 const TOKEN = /^[\x21-\x7e]{16,512}$/
 

@@ -4,7 +4,7 @@
  * completed with the defaults and keeps what the fixture set).
  */
 import { describe, expect, it } from 'vitest'
-import { expectOfficial } from '../test-support.js'
+import { expectOfficial } from '@adwire/agent-test-kit'
 import { productFromFixture, withPricingOption } from './product-source.js'
 
 const AGENT = 'http://127.0.0.1:4200'
