@@ -69,6 +69,24 @@ describe('get_adcp_capabilities', () => {
   })
 })
 
+describe('capabilities describe the running configuration', () => {
+  it('creative_approval_mode follows CREATIVE_REVIEW: auto_approve, or require_human when creatives wait for review', async () => {
+    expect(
+      (await mcpOk(agent, undefined, 'get_adcp_capabilities', {}, CAPS)).media_buy.creative_approval_mode,
+    ).toBe('auto_approve')
+    const manual = await startTestAgent({
+      PUBLIC_URL: 'https://sales.adwire.test',
+      CREATIVE_REVIEW: 'manual',
+    })
+    try {
+      const caps = await mcpOk(manual, undefined, 'get_adcp_capabilities', {}, CAPS)
+      expect(caps.media_buy.creative_approval_mode).toBe('require_human')
+    } finally {
+      await manual.close()
+    }
+  })
+})
+
 describe('HTTP surface', () => {
   it('publishes brand.json pointing at the JWKS that holds the webhook-signing key', async () => {
     const brand = (await (await fetch(`${agent.url}/.well-known/brand.json`)).json()) as {

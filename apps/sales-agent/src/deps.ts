@@ -168,6 +168,7 @@ export async function openDeps(
       version: AGENT_VERSION,
       retryHorizonSeconds: RETRY_HORIZON_SECONDS,
       complianceTesting: env.complyTestController,
+      creativeReview: env.creativeReview,
       ...(overrides.senderConcurrency ? { concurrency: overrides.senderConcurrency } : {}),
     })
     // The task server is built over the seller's tasks: stored tasks reach its resumeUpdates once it exists.
