@@ -153,7 +153,9 @@ export async function openDeps(
           settle,
           readiness: reportingReadiness(storage.records),
           measurementWindows: buyWindows(products),
-          ...(overrides.reportPeriodSeconds ? { reportPeriodSeconds: overrides.reportPeriodSeconds } : {}),
+          ...((overrides.reportPeriodSeconds ?? env.demoReportSeconds)
+            ? { reportPeriodSeconds: overrides.reportPeriodSeconds ?? env.demoReportSeconds }
+            : {}),
           ...(overrides.measurementDaySeconds
             ? { measurementDaySeconds: overrides.measurementDaySeconds }
             : {}),
@@ -169,6 +171,15 @@ export async function openDeps(
       retryHorizonSeconds: RETRY_HORIZON_SECONDS,
       complianceTesting: env.complyTestController,
       creativeReview: env.creativeReview,
+      reportingFrequencies: [
+        ...new Set(
+          catalog.flatMap(
+            ({ product }) =>
+              (product.reporting_capabilities as { available_reporting_frequencies?: string[] })
+                .available_reporting_frequencies ?? [],
+          ),
+        ),
+      ],
       ...(overrides.senderConcurrency ? { concurrency: overrides.senderConcurrency } : {}),
     })
     // The task server is built over the seller's tasks: stored tasks reach its resumeUpdates once it exists.
@@ -233,7 +244,13 @@ export async function openDeps(
     server.agent = agent
     sender.start()
     const scheduler = webhookEvents
-      ? startReportScheduler(webhookEvents, overrides.reportTickMs ?? 60_000, log)
+      ? startReportScheduler(
+          webhookEvents,
+          // A demo cadence is looked at twice a period (at least every second, at most every minute).
+          overrides.reportTickMs ??
+            (env.demoReportSeconds ? Math.min(60_000, Math.max(1_000, env.demoReportSeconds * 500)) : 60_000),
+          log,
+        )
       : undefined
     let closing: Promise<void> | undefined
     return {

@@ -61,6 +61,8 @@ export interface SalesAgentEnv extends ServiceSettings, SellerSettings {
   readonly creativeReview: 'auto' | 'manual'
   /** The seed of the delivery simulation (same seed, same delivery). */
   readonly deliverySeed: string
+  /** Demo only: every buy's scheduled delivery reports this often, seconds, whatever its frequency (DEMO_REPORT_SECONDS). */
+  readonly demoReportSeconds?: number
   /** How long webhook_activity's fire log is kept, seconds (WEBHOOK_ACTIVITY_RETENTION_DAYS). */
   readonly webhookActivityRetentionSeconds: number
 }
@@ -184,6 +186,7 @@ const EnvSchema = z.object({
   REVIEW_SECONDS: intIn('REVIEW_SECONDS', 0, 86_400, 2),
   CREATIVE_REVIEW: z.enum(['auto', 'manual']).default('auto'),
   DELIVERY_SEED: z.string().trim().default('adwire'),
+  DEMO_REPORT_SECONDS: intIn('DEMO_REPORT_SECONDS', 0, 86_400, 0),
   WEBHOOK_ACTIVITY_RETENTION_DAYS: intIn('WEBHOOK_ACTIVITY_RETENTION_DAYS', 1, 3650, 30),
 })
 
@@ -222,6 +225,7 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
     reviewSeconds: values.REVIEW_SECONDS,
     creativeReview: values.CREATIVE_REVIEW,
     deliverySeed: values.DELIVERY_SEED,
+    ...(values.DEMO_REPORT_SECONDS > 0 ? { demoReportSeconds: values.DEMO_REPORT_SECONDS } : {}),
     webhookActivityRetentionSeconds: values.WEBHOOK_ACTIVITY_RETENTION_DAYS * 86_400,
   }
 }

@@ -47,6 +47,8 @@ export interface CapabilitiesInput {
   readonly complianceTesting: boolean
   /** How creatives in known formats are reviewed: `auto` approves at once, `manual` waits for a review. */
   readonly creativeReview: 'auto' | 'manual'
+  /** The reporting frequencies the catalog's products support (any of them); default daily. */
+  readonly reportingFrequencies?: readonly string[]
 }
 
 /** The capability snapshot without `context`; `ext.adwire.capabilities_version` is a digest of the rest. */
@@ -83,7 +85,7 @@ export function capabilities(input: CapabilitiesInput): Record<string, unknown> 
       },
       reporting_capabilities: {
         windowed_pull_granularities: [...WINDOWED_PULL_GRANULARITIES],
-        available_reporting_frequencies: ['daily'],
+        available_reporting_frequencies: [...(input.reportingFrequencies ?? ['daily'])],
         date_range_support: 'date_range',
       },
     },

@@ -7,7 +7,7 @@
 import { firstPartyMeasurement, type CatalogProduct } from '@adwire/seller'
 
 const reporting = (metrics: readonly string[]) => ({
-  available_reporting_frequencies: ['daily'],
+  available_reporting_frequencies: ['hourly', 'daily'],
   expected_delay_minutes: 60,
   timezone: 'UTC',
   supports_webhooks: true,

@@ -21,7 +21,7 @@ describe('productFromFixture', () => {
     expect(product.reporting_capabilities).toMatchObject({
       vendor_metrics: [vendor],
       timezone: 'America/New_York',
-      available_reporting_frequencies: ['daily'],
+      available_reporting_frequencies: ['hourly', 'daily'],
       supports_webhooks: true,
     })
   })

@@ -153,7 +153,7 @@ export function productFromFixture(
     // A fixture's reporting_capabilities (often only vendor_metrics) completes the defaults: the official
     // schema requires the rest, and a product without it fails every client that checks get_products.
     reporting_capabilities: {
-      available_reporting_frequencies: ['daily'],
+      available_reporting_frequencies: ['hourly', 'daily'],
       expected_delay_minutes: 60,
       timezone: 'UTC',
       supports_webhooks: true,

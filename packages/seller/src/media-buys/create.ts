@@ -16,6 +16,7 @@ import { resolveFlight } from './flight.js'
 import { creativeImpairments, settledStatus } from './lifecycle.js'
 import { buySandbox } from '../catalog/product-source.js'
 import { packageFromRequest } from './packages.js'
+import { assertReportingFrequency } from './reporting-frequency.js'
 import { scheduleWork } from '../async/due-work.js'
 import { moveTask, openTask, pushTaskStatus, TASK_KIND, type TaskRecord } from '../async/task-records.js'
 import { BUY_KIND } from './repository.js'
@@ -69,6 +70,7 @@ async function buildBuy(
         status: 400,
       },
     )
+  assertReportingFrequency(request.reporting_webhook, products)
   const sum = packages.reduce((total, pkg) => total + pkg.budget, 0)
   const at = isoAt(now)
   const paused = request.paused === true
