@@ -21,6 +21,11 @@ export interface SellerSettings {
   readonly reviewBudgetThreshold: number
   /** How long a review takes, seconds. */
   readonly reviewSeconds: number
+  /**
+   * The review refuses a buy whose total budget is above this (the buyer's credit limit): its task ends
+   * `failed` with BUDGET_EXCEEDED and nothing is booked. Unset: the review approves every buy.
+   */
+  readonly reviewCreditLimit?: number
   /** Creatives in known formats: approved at once (`auto`) or after `reviewSeconds` (`manual`). */
   readonly creativeReview: 'auto' | 'manual'
   /** comply_test_controller is served (test only); otherwise it answers UNSUPPORTED_FEATURE. */

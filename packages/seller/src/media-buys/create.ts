@@ -153,6 +153,27 @@ export async function finishBuyReview(seller: Seller, taskId: string): Promise<v
   await moveTask(seller, taskId, 'submitted', 'working')
   await pushTaskStatus(seller, taskId, REVIEW_PROGRESS)
   const stored = await seller.records.get<TaskRecord>(TASK_KIND, taskId)
+  const limit = seller.env.reviewCreditLimit
+  if (stored?.body.status === 'working' && stored.body.pending_buy && limit !== undefined) {
+    const pending = stored.body.pending_buy
+    if (pending.total_budget > limit) {
+      // The review refuses it: the task fails with the reason, and nothing is booked.
+      await moveTask(seller, taskId, 'working', 'failed', {
+        errors: [
+          {
+            code: 'BUDGET_EXCEEDED',
+            message: `the seller's review refused the buy: its total budget ${pending.total_budget} ${pending.currency} is above the credit limit of ${limit} ${pending.currency}`,
+            field: 'total_budget',
+            recovery: 'correctable',
+            details: { credit_limit: limit, total_budget: pending.total_budget },
+          },
+        ],
+        ...(stored.body.context ? { context: stored.body.context } : {}),
+      })
+      await pushTaskStatus(seller, taskId)
+      return
+    }
+  }
   if (stored?.body.status === 'working' && stored.body.pending_buy) {
     const buy = { ...stored.body.pending_buy, confirmed_at: isoAt(seller.now()) }
     const response = await commitBuy(seller, buy, 'seller-review')
