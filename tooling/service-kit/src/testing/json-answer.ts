@@ -1,7 +1,4 @@
-/**
- * What the services' tests share (`@adwire/service-kit/testing`, for tests only: it asserts with vitest and is not
- * part of the build).
- */
+/** The newline check of the services' JSON answers (see `withJsonNewline`), for each app's json-newline test. */
 import { expect } from 'vitest'
 
 /**
