@@ -38,6 +38,7 @@ const common = {
       'creative-status-changed',
       'creative-purged',
       'capabilities-changed',
+      'account-status-changed',
     ])
     .optional(),
   /**

@@ -105,6 +105,12 @@ const setup = () =>
       sender: SELLER,
       shape: 'capabilities-changed',
     },
+    {
+      id: 'account-status-changed',
+      auth: { mode: 'rfc9421', keys: key.jwks },
+      sender: SELLER,
+      shape: 'account-status-changed',
+    },
   ])
 const deliver = (shape: PayloadShape, payload: unknown) =>
   shape === 'revocation-notification' ? hmacSigned(shape, payload) : signed(key, shape, payload)
@@ -180,5 +186,27 @@ describe('receiver: artifact pushes and revocation notifications', () => {
     expect((await receiver.handle(await signed(key, 'capabilities-changed', bare))).status).toBe(400)
     expect(published).toHaveLength(1)
     expect(published[0]).toMatchObject({ shape: 'capabilities-changed', data: payload })
+  })
+
+  it('account-status-changed: needs account_id and a transition, publishes once, a retry is a duplicate', async () => {
+    const { receiver, published } = setup()
+    const payload = {
+      idempotency_key: `whk_${crypto.randomUUID()}`,
+      notification_id: 'account:acct_1:suspended:2026-11-28T10:00:00Z',
+      notification_type: 'account.status_changed',
+      fired_at: '2026-11-28T10:00:00Z',
+      subscriber_id: 'ops',
+      account_id: 'acct_1',
+      transition: { from: 'active', to: 'suspended', observed_at: '2026-11-28T10:00:00Z' },
+    }
+    const send = async (body: unknown) => receiver.handle(await signed(key, 'account-status-changed', body))
+    expect((await answer(await send(payload))).status).toBe(200)
+    expect((await answer(await send(payload))).body).toEqual({ status: 'duplicate' })
+    const { transition: _t, ...bare } = { ...payload, idempotency_key: `whk_${crypto.randomUUID()}` }
+    expect((await send(bare)).status).toBe(400)
+    const wrongType = { ...payload, idempotency_key: `whk_${crypto.randomUUID()}`, notification_type: 'x' }
+    expect((await send(wrongType)).status).toBe(400)
+    expect(published).toHaveLength(1)
+    expect(published[0]).toMatchObject({ shape: 'account-status-changed', data: payload })
   })
 })

@@ -22,7 +22,10 @@ export const ACCOUNT_EVENT_TYPES: ReadonlySet<string> = new Set([
 ])
 
 /** Event types an agent-level subscriber may ask for (the seed's agent-level events). */
-export const AGENT_EVENT_TYPES: ReadonlySet<string> = new Set(['capabilities.changed'])
+export const AGENT_EVENT_TYPES: ReadonlySet<string> = new Set([
+  'capabilities.changed',
+  'account.status_changed',
+])
 
 /** The first problem of a config set: its field (relative to the set's owner) and message. */
 export interface ConfigProblem {

@@ -9,6 +9,12 @@ import type { RecordStore } from '../storage/types.js'
 /** The agent-level event type of a new capability snapshot. */
 export const CAPABILITIES_CHANGED = 'capabilities.changed'
 
+/**
+ * The agent-level event type of an account's status change (the seed's account-status-changed webhook). 3.1.19
+ * refuses `account.status_changed` on account-level configs, so it is pushed to the owner's agent-level ones.
+ */
+export const ACCOUNT_STATUS_CHANGED = 'account.status_changed'
+
 /** Every principal's agent-level configs, in registration order. */
 export async function allAgentConfigs(records: RecordStore): Promise<AgentConfigs[]> {
   const all: AgentConfigs[] = []

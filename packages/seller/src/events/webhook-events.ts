@@ -17,7 +17,8 @@ import { WebhookError } from '@adwire/webhooks'
 import { recordFire, webhookActivity } from '../activity/webhook-activity.js'
 import type { MediaBuyRecord } from '../media-buys/types.js'
 import type { Storage } from '../storage/types.js'
-import { allAgentConfigs, CAPABILITIES_CHANGED } from './agent-configs.js'
+import { ACCOUNT_STATUS_CHANGED, allAgentConfigs, CAPABILITIES_CHANGED } from './agent-configs.js'
+import { AGENT_CONFIGS_KIND, type AgentConfigs } from '../accounts/governance.js'
 import { buyDestination, notificationsOf } from './buy-registrations.js'
 import { creativeFires } from './creative-fires.js'
 import { deliveryReports, type DataDelay, type OffCadenceType } from './delivery-reports.js'
@@ -162,7 +163,25 @@ export function createWebhookEvents(options: WebhookEventsOptions): WebhookEvent
     },
 
     async accountStatusChanged(account, from) {
-      // notification-type.json defines no account.* event: buyers observe account status through list_accounts.
+      // To the owner's agent-level configs that list it (3.1.19 has no account-level account.* event).
+      const configs = (await records.get<AgentConfigs>(AGENT_CONFIGS_KIND, account.owner))?.body
+      const observedAt = new Date(Math.floor(now()) * 1000).toISOString().replace('.000Z', 'Z')
+      await fires.fire(
+        account.owner,
+        `agent:${account.owner}`,
+        configs?.notification_configs,
+        ACCOUNT_STATUS_CHANGED,
+        (common) => ({
+          ...common,
+          notification_id: `account:${account.account_id}:${account.status}:${observedAt}`,
+          account_id: account.account_id,
+          transition: {
+            ...(from !== undefined ? { from } : {}),
+            to: account.status,
+            observed_at: observedAt,
+          },
+        }),
+      )
       log({ event: 'accountStatusChanged', account_id: account.account_id, from, to: account.status })
     },
 

@@ -64,6 +64,7 @@ export function readEnvelope(payload: unknown, declared: PayloadShape | undefine
     case 'creative-status-changed':
     case 'creative-purged':
     case 'capabilities-changed':
+    case 'account-status-changed':
       return readKeyedEvent(payload, shape)
   }
 }

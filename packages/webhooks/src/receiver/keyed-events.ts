@@ -21,6 +21,7 @@ export type KeyedEventShape =
   | 'creative-status-changed'
   | 'creative-purged'
   | 'capabilities-changed'
+  | 'account-status-changed'
 
 /** `^[A-Za-z0-9_.:-]{16,255}$`: the idempotency_key pattern of both schemas. */
 const KEY_PATTERN = /^[A-Za-z0-9_.:-]{16,255}$/
@@ -77,6 +78,14 @@ export const KEYED_EVENT_MEMBERS: Readonly<Record<KeyedEventShape, Readonly<Reco
   'capabilities-changed': {
     capabilities_version: string,
   },
+  'account-status-changed': {
+    notification_id: string,
+    notification_type: (value) => value === 'account.status_changed',
+    fired_at: dateTime,
+    subscriber_id: subscriber,
+    account_id: string,
+    transition: (value) => isObject(value) && string(value.to) && dateTime(value.observed_at),
+  },
 }
 
 /** Optional members with a shape worth refusing early. */
@@ -91,12 +100,14 @@ const OPTIONAL_MEMBERS: Readonly<Record<KeyedEventShape, Readonly<Record<string,
   'creative-status-changed': { ext: isObject },
   'creative-purged': { ext: isObject },
   'capabilities-changed': { fired_at: dateTime, subscriber_id: subscriber },
+  'account-status-changed': { ext: isObject },
 }
 
 const invalid = (code: string, message: string) => new Rejection(400, code, message)
 
 /**
- * Validates a keyed event (artifact push, revocation notification, creative event, capabilities.changed) and returns its envelope: the idempotency key
+ * Validates a keyed event (artifact push, revocation notification, creative event, capabilities.changed, account
+ * status change) and returns its envelope: the idempotency key
  * (required; `missing_idempotency_key` without it), no task, `data` the whole payload. Other problems are
  * `invalid_envelope`, naming the member.
  */

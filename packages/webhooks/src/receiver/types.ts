@@ -29,7 +29,8 @@ export type ReceiverAuth =
  * artifacts), `revocation-notification` is `brand/revocation-notification.json` (a rights holder revoking
  * rights); `creative-status-changed` and `creative-purged` are the account-level creative events
  * (`creative/creative-*-webhook.json`, to `notification_configs[]`), `capabilities-changed` the seed's
- * agent-level capabilities.changed (`capabilities_version`); all are deduplicated on their `idempotency_key`,
+ * agent-level capabilities.changed (`capabilities_version`), `account-status-changed` the seed's account
+ * status change (`account_id`, `transition`), pushed to agent-level configs; all are deduplicated on their `idempotency_key`,
  * like the list events.
  */
 export type PayloadShape =
@@ -42,6 +43,7 @@ export type PayloadShape =
   | 'creative-status-changed'
   | 'creative-purged'
   | 'capabilities-changed'
+  | 'account-status-changed'
 
 /** One webhook registration: a URL the buyer gave a seller, and how deliveries to it are authenticated. */
 export interface Registration {
