@@ -41,8 +41,9 @@ interface EntryFacts {
  * builds the payload for the registration's channel, serialises it once, and stores it in the durable outbox
  * before resolving; the worker (`start`) then delivers it: every attempt signed anew over those exact bytes
  * (RFC 9421 with a fresh nonce, or the legacy HMAC/Bearer scheme the buyer registered), retried with
- * exponential back-off and jitter on 5xx, 429, network errors, timeouts and plain 401s, within
- * `retryHorizonSeconds`; a 409, or a 401 naming a `webhook_*` signature error, stops that delivery. Every
+ * exponential back-off and jitter on 5xx, 429, network errors, timeouts and 401s (a `webhook_*` signature
+ * error too: a receiver misconfiguration, never a reason to drop the push or the destination), within
+ * `retryHorizonSeconds`; a 409 stops that delivery. Every
  * attempt is a webhook_activity row. A restarted sender on the same outbox delivers what a crashed one left.
  *
  * A media buy's end (`mediaBuy().finish`, or a `final` delivery report through `notify`): its impairments
