@@ -5,6 +5,8 @@
  * webhook_activity rows come from the same fires.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- tests read JSON payloads freely */
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ACCOUNT_KIND } from '../accounts/resolve.js'
 import type { CreativeRecord } from '../creatives/types.js'
@@ -69,7 +71,11 @@ afterAll(async () => {
 })
 
 /** A stored buy with its registrations at the buyer's receiver. */
-async function storedBuy(id: string, reporting: Record<string, unknown> = {}): Promise<MediaBuyRecord> {
+async function storedBuy(
+  id: string,
+  reporting: Record<string, unknown> = {},
+  pushUrl = `${buyer.origin}/hooks/mcp/${id}`,
+): Promise<MediaBuyRecord> {
   const at = iso(now())
   const buy = {
     media_buy_id: id,
@@ -106,7 +112,7 @@ async function storedBuy(id: string, reporting: Record<string, unknown> = {}): P
       },
     ],
     context: { correlation_id: `ctx-${id}` },
-    push_notification_config: { url: `${buyer.origin}/hooks/mcp/${id}`, operation_id: `op_${id}` },
+    push_notification_config: { url: pushUrl, operation_id: `op_${id}` },
     reporting_webhook: {
       url: `${buyer.origin}/hooks/mcp/${id}-reports`,
       reporting_frequency: 'hourly',
@@ -209,8 +215,7 @@ describe('SellerEvents through the outbox', () => {
     expectOfficial('media-buy/media-buy-delivery-webhook-result.json', final.payload.result)
     expect(final.payload.result).toMatchObject({ notification_type: 'final', sequence_number: 1 })
     expect(final.payload.result).not.toHaveProperty('next_expected_at')
-    const order = buyer.published.map((event) => event.idempotencyKey)
-    expect(order.indexOf(impaired.idempotencyKey)).toBeLessThan(order.indexOf(final.idempotencyKey))
+    // Made due before the final report was queued; the two URLs are ordered independently of each other.
     // Nothing more for a closed buy.
     offset += 7200
     await events.deliveryAdvanced(buy)
@@ -224,6 +229,40 @@ describe('SellerEvents through the outbox', () => {
     await agent.runtime.deps.sender.drain()
     expect(of('hooks-mcp-mb_close')).toHaveLength(2)
     expect(of('hooks-mcp-mb_close-reports')).toHaveLength(1)
+  })
+
+  it('a push URL answering 503 does not hold back the final report to the reporting URL', async () => {
+    let pushAttempts = 0
+    const failing = createServer((request, response) => {
+      request.resume()
+      request.on('end', () => {
+        pushAttempts += 1
+        response.writeHead(503, { 'retry-after': '1' }).end()
+      })
+    })
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = failing.address() as AddressInfo
+      const buy = await storedBuy('mb_split', {}, `http://127.0.0.1:${port}/push`)
+      await events.impairmentRaised({
+        buy,
+        impairment: impairment('imp_s', 'cr_s', 'policy_violation'),
+        resourceKey: 'creative:cr_s',
+      })
+      await buyer.waitFor(() => pushAttempts > 0)
+      buy.status = 'completed'
+      await events.buyClosed(buy)
+      await buyer.waitFor(() => of('hooks-mcp-mb_split-reports').length === 1)
+      expect(of('hooks-mcp-mb_split-reports')[0]!.payload.result).toMatchObject({
+        notification_type: 'final',
+      })
+      // The impairment is still retried at the push URL, not dropped.
+      const pending = await agent.runtime.deps.storage.outbox.pending()
+      expect(pending.filter((entry) => entry.url.endsWith('/push'))).toHaveLength(1)
+    } finally {
+      failing.closeAllConnections()
+      await new Promise((resolve) => failing.close(resolve))
+    }
   })
 
   it('off-cadence reports: delayed, adjusted, window_update take the next sequence numbers', async () => {

@@ -248,9 +248,9 @@ export interface MediaBuyWebhooks {
   report(report: DeliveryReport): Promise<string>
   /**
    * The buy reached completed, canceled or rejected: queued impairments are made due first, then the `final`
-   * delivery report is queued as an outbox barrier, sent only once every earlier event of the buy is
-   * delivered or has failed (whatever the worker concurrency, however many senders share the outbox); then
-   * nothing more fires. The outbox keeps the buy closed (also without a reporting registration), so events
+   * delivery report is queued as an outbox barrier, sent only once every earlier event of the buy to the same
+   * URL is delivered or has failed, whatever the worker concurrency, however many senders share the outbox
+   * (events to other URLs, such as a push URL answering errors, never delay it); then nothing more fires. The outbox keeps the buy closed (also without a reporting registration), so events
    * after a restart are refused too. Resolves with the final report's key (undefined without a reporting
    * registration); throws `webhook_after_final` when the buy was closed already.
    */
