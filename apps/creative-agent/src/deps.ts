@@ -144,6 +144,8 @@ export async function openDeps(
         'AdCP 3.1 creative agent: a catalog of standard formats, list_creative_formats, build_creative and preview_creative',
       url: publicUrl,
       auth: { tokens: tokens.lookup },
+      // A2A push registrations pass the same URL policy as push_notification_config (tasks.ts).
+      allowInsecureWebhookUrls: env.allowInsecureWebhookUrls,
       idempotency: {
         store: storage.claims,
         replayTtlSeconds: env.idempotencyTtlSeconds,
