@@ -153,7 +153,12 @@ export function createA2AHandler(options: {
           protocol: 'a2a',
           ...(signer ? { signer } : {}),
           ...(a2aPush
-            ? { a2aPush, a2aVersion: requestContext.context.state.get(VERSION) as '0.3' | '1.0' }
+            ? {
+                a2aPush,
+                a2aVersion: requestContext.context.state.get(VERSION) as '0.3' | '1.0',
+                // The pushes name the A2A Task this message created, which the buyer holds (GetTask works).
+                a2aTask: { id: taskId, contextId },
+              }
             : {}),
         })
       } catch (error) {

@@ -67,6 +67,12 @@ export type WebhookRegistration =
        * Default: the sender's `a2aVersion`.
        */
       readonly a2aVersion?: A2AVersion
+      /**
+       * The A2A Task the buyer holds (the one its SendMessage answered with): every push carries its `id` and
+       * `contextId`, so that the buyer matches it and GetTask on them works. Default: the event's `task_id`
+       * and `context_id` (for a registration made outside an A2A task).
+       */
+      readonly task?: { readonly id: string; readonly contextId: string }
     }
 
 /** One event to deliver: the MCP envelope members the seller decides (the rest come from the registration). */
