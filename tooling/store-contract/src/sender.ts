@@ -214,7 +214,9 @@ export function describeSenderFinalRules(name: string, open: () => Promise<Sende
       expect(
         failing.received.every((request) => request.event === 'imp_stuck' && request.status === 503),
       ).toBe(true)
-      expect((await stores.outbox.pending()).map((entry) => entry.mediaBuyIds)).toEqual([['mb_split']])
+      // The final report's delivery is recorded just after the buyer answered it.
+      await until('the final report recorded', async () => (await stores.outbox.pending()).length === 1)
+      expect((await stores.outbox.pending()).map((entry) => entry.url)).toEqual([`${failing.origin}/events`])
       expect(await rejection(buy.impairment(impairment('imp_late'), { key: 'creative:1' }))).toBe(
         'webhook_after_final',
       )
