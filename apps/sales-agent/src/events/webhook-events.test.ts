@@ -388,6 +388,44 @@ describe('SellerEvents through the outbox', () => {
     expect(await events.webhookActivity(buy, 'reader-1')).toEqual([])
   })
 
+  it('a 401 naming a webhook_* signature error: retried with back-off and recorded, then delivered', async () => {
+    const answers: number[] = []
+    const receiver = createServer((request, response) => {
+      request.resume()
+      request.on('end', () => {
+        const status = answers.length < 2 ? 401 : 200
+        answers.push(status)
+        if (status === 401)
+          response.writeHead(401, { 'www-authenticate': 'Signature error="webhook_signature_key_unknown"' })
+        else response.writeHead(200)
+        response.end()
+      })
+    })
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = receiver.address() as AddressInfo
+      const buy = await storedBuy('mb_401', { url: `http://127.0.0.1:${port}/reports` })
+      offset += 3601
+      expect(await events.tick()).toBeGreaterThanOrEqual(1)
+      for (let attempt = 0; attempt < 40 && !answers.includes(200); attempt++) {
+        offset += 30
+        await agent.runtime.deps.sender.drain()
+      }
+      expect(answers).toEqual([401, 401, 200])
+      const activity = await events.webhookActivity(buy, 'buyer-1')
+      for (const row of activity) expectOfficial('core/webhook-activity-record.json', row)
+      expect(activity.map((row) => [row.attempt, row.status, row.http_status_code])).toEqual([
+        [3, 'success', 200],
+        [2, 'failed', 401],
+        [1, 'failed', 401],
+      ])
+      expect(activity[2]!.error_message).toContain('webhook_signature_key_unknown')
+    } finally {
+      receiver.closeAllConnections()
+      await new Promise((resolve) => receiver.close(resolve))
+    }
+  })
+
   it('legacy HMAC-SHA256 when the reporting registration asks for it (no RFC 9421 headers)', async () => {
     const buy = await storedBuy('mb_hmac', {
       url: `${buyer.origin}/hmac/mcp/mb_hmac`,
