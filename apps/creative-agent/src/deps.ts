@@ -148,6 +148,8 @@ export async function openDeps(
         // A wrong bearer is refused on public tasks too (401 AUTH_INVALID), never served as anonymous.
         refuseInvalidOnPublicTasks: true,
       },
+      // A2A push registrations pass the same URL policy as push_notification_config (tasks.ts).
+      allowInsecureWebhookUrls: env.allowInsecureWebhookUrls,
       idempotency: {
         store: storage.claims,
         replayTtlSeconds: env.idempotencyTtlSeconds,

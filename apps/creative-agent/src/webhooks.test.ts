@@ -112,7 +112,8 @@ const ofTask = (taskId: string) => events.filter((event) => event.taskId === tas
 
 /**
  * One raw A2A JSON-RPC call (`SendMessage` on 1.0, `message/send` on 0.3) with the given `configuration`,
- * for registrations the typed SDK client cannot send (the earlier 3.x key, AdCP's `schemes` array).
+ * for registrations the typed SDK client cannot send (the earlier 3.x key, AdCP's `schemes` array): the AdCP
+ * data, with `a2a_task_id`, the A2A Task it created (which its A2A pushes name).
  */
 async function a2aRaw(
   version: '1.0' | '0.3',
@@ -125,7 +126,8 @@ async function a2aRaw(
     headers: { ...headers, authorization: `Bearer ${BUYER_TOKEN}` },
     body: JSON.stringify(body),
   })
-  return a2aResponseData(await response.json())
+  const json = (await response.json()) as { result?: { task?: { id?: string }; id?: string } }
+  return { ...a2aResponseData(json), a2a_task_id: json.result?.task?.id ?? json.result?.id }
 }
 
 /** Waits for the working and completed pushes of `taskId` and returns them. */
@@ -317,8 +319,9 @@ describe('async build over A2A', () => {
     const answer = artifactData(task)
     expectOfficial('media-buy/build-creative-response.json', answer)
     expect(answer).toMatchObject({ status: 'submitted', task_id: expect.any(String) })
-    await until(() => ofTask(answer.task_id).length >= 2)
-    const delivered = ofTask(answer.task_id)
+    // The A2A pushes name the A2A Task the client holds.
+    await until(() => ofTask(task.id).length >= 2)
+    const delivered = ofTask(task.id)
     expect(delivered.map((event) => [event.shape, event.status, event.sender])).toEqual([
       ['a2a', 'working', `rfc9421:${agent.publicUrl}`],
       ['a2a', 'completed', `rfc9421:${agent.publicUrl}`],
@@ -337,7 +340,7 @@ describe('async build over A2A', () => {
         { pushNotificationConfig: { url: `${hooks}/a2a`, id: `earlier-${version}` } },
       )
       expect(answer).toMatchObject({ status: 'submitted', task_id: expect.any(String) })
-      const delivered = await pushesOf(answer.task_id)
+      const delivered = await pushesOf(answer.a2a_task_id)
       for (const event of delivered) {
         expect(event.shape).toBe('a2a')
         expect(event.sender).toBe(`rfc9421:${agent.publicUrl}`)
@@ -357,7 +360,7 @@ describe('async build over A2A', () => {
         },
       },
     )
-    const delivered = await pushesOf(answer.task_id)
+    const delivered = await pushesOf(answer.a2a_task_id)
     for (const event of delivered) {
       expect(event.registrationId).toBe('buyer-a2a-hmac')
       expect(event.sender).toBe('hmac:buyer-a2a-hmac')

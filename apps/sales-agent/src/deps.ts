@@ -231,6 +231,8 @@ export async function openDeps(
       // The media-buy storyboards and the official AdCP client register push_notification_config without
       // operation_id (the spec's MAY): their webhooks carry the task id as operation_id (agent-server).
       requireOperationId: false,
+      // A2A push registrations pass the same URL policy as push_notification_config (tasks/define.ts).
+      allowInsecureWebhookUrls: env.allowInsecureWebhookUrls,
       ...(overrides.now ? { now: overrides.now } : {}),
       onError: (error, task) => {
         if (error.code === 'INTERNAL_ERROR')

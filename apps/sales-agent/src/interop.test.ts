@@ -246,7 +246,13 @@ describe.each(['1.0', '0.3'] as const)('the official A2A client in %s mode', (ve
     expect(states).toEqual(
       version === '1.0' ? ['TASK_STATE_WORKING', 'TASK_STATE_COMPLETED'] : ['working', 'completed'],
     )
-    expect(JSON.stringify(working)).toContain(created.data.task_id)
+    // Both name the A2A Task the client holds (not the AdCP task_id, another namespace), and GetTask on it works.
+    for (const push of [working, completed]) {
+      const body = version === '1.0' ? (push.statusUpdate ?? push.task) : push
+      expect([body.taskId ?? body.id, body.contextId]).toEqual([created.task.id, created.task.contextId])
+    }
+    const held = await client.getTask({ tenant: '', id: created.task.id, historyLength: undefined })
+    expect([held.id, held.contextId]).toEqual([created.task.id, created.task.contextId])
     const result = pushData(completed, version).data
     expectOfficial('media-buy/create-media-buy-response.json', result)
     expect(result.media_buy_id).toEqual(expect.any(String))

@@ -10,9 +10,11 @@ import { Role, type Task } from '@a2a-js/sdk'
 import {
   ClientFactory,
   ClientFactoryOptions,
+  DefaultAgentCardResolver,
   JsonRpcTransportFactory,
   ServiceParameters,
   withA2AExtensions,
+  type Client as A2AClient,
 } from '@a2a-js/sdk/client'
 import { generateSigningKey, MemoryReplayStore } from '@adwire/http-signatures'
 import {
@@ -143,7 +145,10 @@ const buildInput = () => ({
   message: 'async',
 })
 
-/** One JSON-RPC SendMessage (A2A 1.0) or message/send (A2A 0.3) with `configuration` as given. */
+/**
+ * One JSON-RPC SendMessage (A2A 1.0) or message/send (A2A 0.3) with `configuration` as given: the AdCP data,
+ * with `a2a_task_id`, the id of the A2A Task it created (which its A2A pushes name).
+ */
 async function rpc(
   version: '1.0' | '0.3',
   invocation: { skill: string; input: Record<string, unknown> },
@@ -155,7 +160,8 @@ async function rpc(
     headers: { ...headers, authorization: `Bearer ${BUYER_TOKEN}` },
     body: JSON.stringify(body),
   })
-  return a2aResponseData(await response.json())
+  const json = (await response.json()) as { result?: { task?: { id?: string }; id?: string } }
+  return { ...a2aResponseData(json), a2a_task_id: json.result?.task?.id ?? json.result?.id }
 }
 
 describe('A2A push registrations', () => {
@@ -212,7 +218,7 @@ describe('A2A push registrations', () => {
     )) as Task
     const answer = task.artifacts[0]?.parts[0]?.content?.value as Record<string, any>
     expect(answer).toMatchObject({ status: 'submitted', task_id: expect.any(String) })
-    await expectBuildPushes(answer.task_id, 'hmac', 'hmac:hmac')
+    await expectBuildPushes(task.id, 'hmac', 'hmac:hmac')
   })
 
   it('forwards the AdCP form `{schemes: ["HMAC-SHA256"], credentials}` sent on the 1.0 wire', async () => {
@@ -226,7 +232,7 @@ describe('A2A push registrations', () => {
         },
       },
     )
-    await expectBuildPushes(answer.task_id, 'hmac', 'hmac:hmac')
+    await expectBuildPushes(answer.a2a_task_id, 'hmac', 'hmac:hmac')
   })
 
   it('takes the earlier 3.x key `configuration.pushNotificationConfig` on the 0.3 wire, with Bearer', async () => {
@@ -241,11 +247,11 @@ describe('A2A push registrations', () => {
       },
     )
     expect(answer).toMatchObject({ status: 'submitted' })
-    await until(() => ofTask(answer.task_id).length >= 1, 'the Bearer push')
-    expect(ofTask(answer.task_id).map((event) => [event.sender, event.status])).toEqual([
+    await until(() => ofTask(answer.a2a_task_id).length >= 1, 'the Bearer push')
+    expect(ofTask(answer.a2a_task_id).map((event) => [event.sender, event.status])).toEqual([
       ['bearer:bearer', 'completed'],
     ])
-    expect(ofTask(answer.task_id)[0]!.data).toEqual({ creatives: [] })
+    expect(ofTask(answer.a2a_task_id)[0]!.data).toEqual({ creatives: [] })
   })
 
   it('takes the earlier 3.x key on the 1.0 wire too, signed RFC 9421 without authentication', async () => {
@@ -254,7 +260,7 @@ describe('A2A push registrations', () => {
       { skill: 'build_creative', input: buildInput() },
       { pushNotificationConfig: { url: `${hooks}/rfc`, id: 'push-rfc' } },
     )
-    await expectBuildPushes(answer.task_id, 'rfc', 'rfc9421:rfc')
+    await expectBuildPushes(answer.a2a_task_id, 'rfc', 'rfc9421:rfc')
   })
 
   it('sends a push_notification_config given inside the typed A2A input as MCP-shape envelopes', async () => {
@@ -290,13 +296,18 @@ describe('A2A push registrations', () => {
       },
       { taskPushNotificationConfig: { url: `${hooks}/rfc`, id: 'both-a2a' } },
     )
-    await until(() => ofTask(answer.task_id).length >= 4, `the pushes of ${answer.task_id}`)
-    const seen = ofTask(answer.task_id).map((event) => [event.registrationId, event.shape, event.status])
+    // The MCP envelopes name the AdCP task, the A2A events the A2A Task the buyer holds.
+    const both = () => [...ofTask(answer.task_id), ...ofTask(answer.a2a_task_id)]
+    await until(() => both().length >= 4, `the pushes of ${answer.task_id}`)
+    const seen = both().map((event) => [event.registrationId, event.shape, event.status])
     expect(seen.filter(([id]) => id === 'mcp')).toEqual([
       ['mcp', 'mcp', 'working'],
       ['mcp', 'mcp', 'completed'],
     ])
-    expect(seen.filter(([id]) => id === 'rfc').map(([, shape]) => shape)).toEqual(['a2a', 'a2a'])
+    expect(ofTask(answer.a2a_task_id).map((event) => [event.registrationId, event.shape])).toEqual([
+      ['rfc', 'a2a'],
+      ['rfc', 'a2a'],
+    ])
     for (const event of ofTask(answer.task_id).filter((event) => event.shape === 'mcp')) {
       expect(event.operationId).toBe('op-both')
       expect(event.payload.context).toEqual({ correlation_id: 'both' })
@@ -322,5 +333,87 @@ describe('A2A push registrations', () => {
 
   it('leaves no delivery refused by a receiver', () => {
     expect(refusals).toEqual([])
+  })
+})
+
+/** The official A2A client with the buyer's bearer token, speaking A2A 1.0 or (legacy compat) 0.3. */
+async function officialClient(version: '1.0' | '0.3'): Promise<A2AClient> {
+  const fetchImpl: typeof fetch = (input, init) => {
+    const headers = new Headers(init?.headers)
+    headers.set('authorization', `Bearer ${BUYER_TOKEN}`)
+    return fetch(input, { ...init, headers })
+  }
+  const legacy = version === '0.3'
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [
+        new JsonRpcTransportFactory({ fetchImpl, ...(legacy ? { legacyCompat: { enabled: true } } : {}) }),
+      ],
+      ...(legacy ? { cardResolver: new DefaultAgentCardResolver({ legacyCompat: { enabled: true } }) } : {}),
+    }),
+  )
+  if (!legacy) return factory.createFromUrl(agent.origin)
+  // What a 0.3 client knows of the card: no supportedInterfaces, no securityRequirements.
+  const card = (await (await fetch(`${agent.origin}/.well-known/agent-card.json`)).json()) as any
+  const { supportedInterfaces: _interfaces, securityRequirements: _requirements, ...legacyView } = card
+  return factory.createFromAgentCard(legacyView)
+}
+
+describe.each(['1.0', '0.3'] as const)('A2A %s pushes and the A2A Task the client holds', (version) => {
+  it('carry its id and contextId, and GetTask on them answers that Task', async () => {
+    const client = await officialClient(version)
+    expect(client.protocolVersion).toMatch(version === '1.0' ? /^1\./ : /^0\.3/)
+    const held = (await client.sendMessage(
+      {
+        tenant: '',
+        message: {
+          messageId: crypto.randomUUID(),
+          contextId: '',
+          taskId: '',
+          role: Role.ROLE_USER,
+          parts: [
+            {
+              content: { $case: 'data', value: { skill: 'build_creative', input: buildInput() } },
+              metadata: undefined,
+              filename: '',
+              mediaType: 'application/json',
+            },
+          ],
+          metadata: undefined,
+          extensions: [],
+          referenceTaskIds: [],
+        },
+        configuration: {
+          acceptedOutputModes: [],
+          taskPushNotificationConfig: {
+            tenant: '',
+            id: `push-ids-${version}`,
+            taskId: '',
+            url: `${hooks}/rfc`,
+            token: '',
+            authentication: undefined,
+          },
+          returnImmediately: false,
+        },
+        metadata: undefined,
+      },
+      { serviceParameters: ServiceParameters.create(withA2AExtensions(ADCP_A2A_EXTENSION)) },
+    )) as Task
+    expect(held.id).not.toBe('')
+    expect(held.contextId).not.toBe('')
+    const answer = held.artifacts[0]?.parts[0]?.content?.value as Record<string, any>
+    expect(answer).toMatchObject({ status: 'submitted', task_id: expect.any(String) })
+    // The A2A Task and the AdCP task are separate namespaces: the pushes name the one the client holds.
+    expect(answer.task_id).not.toBe(held.id)
+    await expectBuildPushes(held.id, 'rfc', 'rfc9421:rfc')
+    for (const event of ofTask(held.id)) {
+      const body = (event.payload.task ?? event.payload.statusUpdate ?? event.payload) as Record<string, any>
+      expect([body.id ?? body.taskId, body.contextId]).toEqual([held.id, held.contextId])
+      if (body.status?.message)
+        expect(body.status.message).toMatchObject({ taskId: held.id, contextId: held.contextId })
+      const fetched = await client.getTask({ tenant: '', id: event.taskId!, historyLength: undefined })
+      expect([fetched.id, fetched.contextId]).toEqual([held.id, held.contextId])
+    }
+    expect(ofTask(answer.task_id)).toEqual([])
   })
 })

@@ -1,5 +1,6 @@
 import type { TaskPushNotificationConfigInput } from '@adwire/webhooks'
 import { AgentError } from './errors.js'
+import { assertWebhookUrl } from './webhook-urls.js'
 
 const LEGACY_SCHEMES = ['HMAC-SHA256', 'Bearer'] as const
 
@@ -50,11 +51,17 @@ function readAuthentication(
  * The A2A push registration of a SendMessage: `configuration.taskPushNotificationConfig` (A2A 1.0, AdCP 3.2)
  * or the earlier 3.x key `configuration.pushNotificationConfig` (A2A 0.3), with `url`, `id`, `token` and a
  * legacy `authentication` forwarded to the sender. `raw` is the request's `configuration` as sent (the SDK's
- * parsed form drops AdCP's `schemes` array on the 1.0 wire and the 0.3 key), `parsed` the SDK's.
+ * parsed form drops AdCP's `schemes` array on the 1.0 wire and the 0.3 key), `parsed` the SDK's. The URL must
+ * pass the webhook URL policy of `push_notification_config` ({@link assertWebhookUrl}: https, a public
+ * address, no userinfo; `allowInsecure` for development), else INVALID_REQUEST on `….url`.
+ *
+ * @example
+ * readA2APush({ taskPushNotificationConfig: { url: 'https://buyer.example/a2a' } }, undefined, false)
  */
 export function readA2APush(
   raw: unknown,
   parsed: { url: string; id: string; token: string; authentication: unknown } | undefined,
+  allowInsecure = false,
 ): TaskPushNotificationConfigInput | undefined {
   const rawConfiguration = isObject(raw) ? raw : {}
   const [key, rawConfig] = isObject(rawConfiguration.taskPushNotificationConfig)
@@ -66,6 +73,7 @@ export function readA2APush(
   const url = nonEmpty(config?.url)
   if (!config || url === undefined) return undefined
   const field = `configuration.${key}`
+  assertWebhookUrl(url, allowInsecure, `${field}.url`)
   const id = nonEmpty(config.id)
   const token = nonEmpty(config.token)
   const authentication = readAuthentication(config.authentication, `${field}.authentication`)

@@ -1,6 +1,6 @@
 import { Role, TaskState, type AgentCard, type Part, type Task } from '@a2a-js/sdk'
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server'
-import { ExtensionSupportRequiredError } from '@a2a-js/sdk/errors'
+import { ExtensionSupportRequiredError, RequestMalformedError } from '@a2a-js/sdk/errors'
 import {
   AgentEvent,
   DefaultRequestHandler,
@@ -15,6 +15,7 @@ import { readA2APush } from './a2a-push.js'
 import { rawContext, type TaskCall, type TaskOutcome } from './core.js'
 import { AgentError, failedTaskBody } from './errors.js'
 import type { AnyTask, VerifiedSigner } from './types.js'
+import { webhookUrlProblem } from './webhook-urls.js'
 
 /** The AdCP A2A profile extension (a2a-profile-extension.mdx). */
 export const ADCP_A2A_EXTENSION = 'https://adcontextprotocol.org/extensions/adcp/v3'
@@ -117,7 +118,10 @@ export function createA2AHandler(options: {
   tasks: readonly AnyTask[]
   call: (call: TaskCall) => Promise<TaskOutcome>
   a2a: A2AOptions
+  /** The webhook URL policy's development relaxation (http, local addresses) for A2A push registrations. */
+  allowInsecureWebhookUrls?: boolean
 }): (request: Request, signer?: VerifiedSigner) => Promise<Response> {
+  const allowInsecure = options.allowInsecureWebhookUrls === true
   const byName = new Map(options.tasks.map((task) => [task.name, task]))
   const executor: AgentExecutor = {
     async execute(requestContext, eventBus) {
@@ -138,6 +142,7 @@ export function createA2AHandler(options: {
         const a2aPush = readA2APush(
           requestContext.context.state.get(CONFIGURATION),
           requestContext.request.configuration?.taskPushNotificationConfig,
+          allowInsecure,
         )
         const authorization = requestContext.context.state.get(AUTHORIZATION) as string | null
         const signer = requestContext.context.state.get(SIGNER) as VerifiedSigner | undefined
@@ -148,7 +153,12 @@ export function createA2AHandler(options: {
           protocol: 'a2a',
           ...(signer ? { signer } : {}),
           ...(a2aPush
-            ? { a2aPush, a2aVersion: requestContext.context.state.get(VERSION) as '0.3' | '1.0' }
+            ? {
+                a2aPush,
+                a2aVersion: requestContext.context.state.get(VERSION) as '0.3' | '1.0',
+                // The pushes name the A2A Task this message created, which the buyer holds (GetTask works).
+                a2aTask: { id: taskId, contextId },
+              }
             : {}),
         })
       } catch (error) {
@@ -166,7 +176,18 @@ export function createA2AHandler(options: {
   // Pushes go through the @adwire/webhooks sender (signed, durable, per AdCP status); the SDK's own
   // sender would POST every A2A task event unsigned to the buyer's URL, which its receiver refuses.
   const noSdkPushes: PushNotificationSender = { send: async () => undefined }
-  const handler = new DefaultRequestHandler(
+  // The push-config methods (CreateTaskPushNotificationConfig, 0.3 tasks/pushNotificationConfig/set) register
+  // a URL too: the same policy as at SendMessage, refused as invalid params.
+  class PolicedRequestHandler extends DefaultRequestHandler {
+    override async createTaskPushNotificationConfig(
+      ...[params, context]: Parameters<DefaultRequestHandler['createTaskPushNotificationConfig']>
+    ) {
+      const problem = webhookUrlProblem(params.url, allowInsecure)
+      if (problem) throw new RequestMalformedError(`taskPushNotificationConfig.url ${problem}`)
+      return super.createTaskPushNotificationConfig(params, context)
+    }
+  }
+  const handler = new PolicedRequestHandler(
     options.card,
     new InMemoryTaskStore(),
     executor,

@@ -21,6 +21,8 @@ export interface TaskCall {
   readonly a2aPush?: TaskPushNotificationConfigInput
   /** The A2A version the message was sent in: the A2A pushes take its shape. */
   readonly a2aVersion?: '0.3' | '1.0'
+  /** The A2A Task the message created, which the buyer holds: the A2A pushes carry its id and contextId. */
+  readonly a2aTask?: { readonly id: string; readonly contextId: string }
   /** The verified signer of the request, when it was signed. */
   readonly signer?: VerifiedSigner
 }
@@ -102,7 +104,7 @@ export function createCore(options: CoreOptions): (call: TaskCall) => Promise<Ta
         throw new AgentError('INVALID_REQUEST', 'push_notification_config requires operation_id', {
           field: 'push_notification_config.operation_id',
         })
-      const registrations = registrationsFor(envelope, call.a2aPush, call.a2aVersion)
+      const registrations = registrationsFor(envelope, call.a2aPush, call.a2aVersion, call.a2aTask)
       for (const registration of registrations) refuseBearerNow(registration, task.name)
       const nowSeconds = options.now()
       const context: TaskContext = {

@@ -186,3 +186,43 @@ describe('MCP', () => {
     },
   )
 })
+
+describe('MCP transport methods', () => {
+  it('answers GET and DELETE on /mcp with 405 and Allow: POST, never 200 with an empty body', async () => {
+    const cases: [string, Record<string, string>][] = [
+      ['GET', {}],
+      ['GET', { accept: 'text/event-stream' }],
+      ['GET', { accept: 'application/json, text/event-stream', authorization: `Bearer ${BUYER_TOKEN}` }],
+      ['DELETE', { 'mcp-session-id': 'none' }],
+      ['PUT', {}],
+    ]
+    for (const [method, headers] of cases) {
+      const response = await fetch(`${agent.origin}/mcp`, { method, headers })
+      expect([method, response.status, response.headers.get('allow')]).toEqual([method, 405, 'POST'])
+      expect(await response.text()).toBe('')
+    }
+  })
+
+  // Each new client compiles every tool's output schema on listTools: seconds in all on a busy machine.
+  it(
+    'the official client connects, lists tools and calls a tool, 50 times in a row',
+    { timeout: 120_000 },
+    async () => {
+      for (let round = 0; round < 50; round += 1) {
+        const client = await connect()
+        try {
+          const { tools } = await client.listTools()
+          expect(tools.map((tool) => tool.name)).toContain('get_adcp_capabilities')
+          const result = (await client.callTool({
+            name: 'get_adcp_capabilities',
+            arguments: { context: { correlation_id: `round-${round}` }, adcp_major_version: 3 },
+          })) as ToolResult
+          expect(result.isError).toBeFalsy()
+          expect(result.structuredContent?.context).toEqual({ correlation_id: `round-${round}` })
+        } finally {
+          await client.close()
+        }
+      }
+    },
+  )
+})

@@ -36,7 +36,9 @@ export function toolResult(outcome: TaskOutcome): {
 
 /**
  * Serves the tasks over MCP streamable HTTP in stateless mode (a server and transport per request, JSON
- * responses), with the official SDK's web-standard transport.
+ * responses), with the official SDK's web-standard transport. Only POST is served: a stateless server has no
+ * stream to offer on GET nor a session to end on DELETE, so both (and any other method) are `405` with
+ * `Allow: POST`, which MCP clients read as "no server-initiated stream" (never a `200` with an empty body).
  */
 export function createMcpHandler(options: {
   name: string
@@ -53,6 +55,8 @@ export function createMcpHandler(options: {
     annotations: toolAnnotations(task),
   }))
   return async (request, signer) => {
+    if (request.method !== 'POST')
+      return new Response(null, { status: 405, headers: { allow: 'POST', 'cache-control': 'no-store' } })
     const malformed = await argumentsNotAnObject(request)
     if (malformed) return malformed
     const authorization = request.headers.get('authorization')

@@ -29,6 +29,13 @@ export interface AgentServerOptions {
   readonly sender?: WebhookSender
   /** Reject a push_notification_config without operation_id (INVALID_REQUEST). Default true. */
   readonly requireOperationId?: boolean
+  /**
+   * Relax the webhook URL policy that A2A push registrations (`taskPushNotificationConfig` at SendMessage and
+   * through the push-config methods) must pass, as tasks check `push_notification_config` with
+   * `assertWebhookUrl`: http and loopback/private addresses for local development. Userinfo stays refused.
+   * Default false: https on a public address.
+   */
+  readonly allowInsecureWebhookUrls?: boolean
   readonly a2a?: A2AOptions
   /**
    * Verify RFC 9421 request signatures on every call (the AdCP request profile): signed calls name their
@@ -109,7 +116,13 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     ...(options.auth?.resourceMetadataUrl ? { resourceMetadataUrl: options.auth.resourceMetadataUrl } : {}),
   })
   const mcp = createMcpHandler({ name: options.name, version: options.version, tasks: options.tasks, call })
-  const a2a = createA2AHandler({ card, tasks: options.tasks, call, a2a: options.a2a ?? {} })
+  const a2a = createA2AHandler({
+    card,
+    tasks: options.tasks,
+    call,
+    a2a: options.a2a ?? {},
+    allowInsecureWebhookUrls: options.allowInsecureWebhookUrls === true,
+  })
   const register = options.oauth ? createOAuthRegistration(options.oauth, now) : undefined
   const base = new URL(options.url).pathname.replace(/\/$/, '')
   const cardBody = JSON.stringify(agentCardJson(cardOptions))

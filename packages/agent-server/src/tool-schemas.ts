@@ -148,18 +148,30 @@ export function toolInputSchema(task: AnyTask): Json {
   return { ...json, properties, ...(required.size ? { required: [...required] } : {}) }
 }
 
+/** What the server adds to every successful response (version envelope, echoed context, replay flag). */
+const RESPONSE_ENVELOPE_PROPERTIES: Json = {
+  adcp_version: { type: 'string' },
+  context: { type: 'object' },
+  replayed: { type: 'boolean' },
+}
+
 /**
  * The tool's `outputSchema`: the official response schema (else the task's `output`) or the failed-task
- * body — MCP clients validate `structuredContent` against it, error results included.
+ * body — MCP clients validate `structuredContent` against it, error results included. The success branch
+ * lists the members the server adds to every response, so that a closed `output` (a zod object) still
+ * accepts them.
  */
 export function toolOutputSchema(task: AnyTask): Json {
   const source = task.responseSchema ?? officialSchema(task.name, 'Response') ?? task.output
   // Shared subschemas stay at the root, where their `#/definitions/…` references point.
   const { definitions, ...json } = toJson(source, 'output') ?? { type: 'object' }
+  const success = isObject(json.properties)
+    ? { ...json, properties: { ...RESPONSE_ENVELOPE_PROPERTIES, ...json.properties } }
+    : json
   return {
     type: 'object',
     ...(definitions ? { definitions } : {}),
-    anyOf: [json, FAILED_BODY_JSON],
+    anyOf: [success, FAILED_BODY_JSON],
   }
 }
 

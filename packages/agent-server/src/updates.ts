@@ -13,13 +13,14 @@ import { parseOutput } from './validate.js'
 /**
  * Where the status pushes of one call go, decided by how the buyer registered: the `push_notification_config`
  * task argument (MCP-shape envelopes) and the A2A `taskPushNotificationConfig` (A2A-shape, in the A2A version the
- * message was sent in), each when given.
+ * message was sent in, carrying the id and contextId of the A2A Task the message created), each when given.
  * The channels are independent: a buyer that registered both gets one webhook per channel per change.
  */
 export function registrationsFor(
   envelope: Envelope,
   a2aPush: TaskPushNotificationConfigInput | undefined,
   a2aVersion?: '0.3' | '1.0',
+  a2aTask?: { readonly id: string; readonly contextId: string },
 ): WebhookRegistration[] {
   const context = envelope.context
   const registrations: WebhookRegistration[] = []
@@ -34,6 +35,7 @@ export function registrationsFor(
       channel: 'a2a',
       config: a2aPush,
       ...(a2aVersion ? { a2aVersion } : {}),
+      ...(a2aTask ? { task: { id: a2aTask.id, contextId: a2aTask.contextId } } : {}),
       ...(context ? { context } : {}),
     })
   return registrations

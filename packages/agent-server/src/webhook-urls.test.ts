@@ -54,6 +54,23 @@ describe('webhook destinations', () => {
     expect(seen).toEqual([])
   })
 
+  it('refuses a userinfo (user:password@, user@, an empty one) with or without ALLOW_INSECURE_WEBHOOK_URLS', () => {
+    for (const allowInsecure of [false, true])
+      for (const url of [
+        'https://user:secret@buyer.example/hook',
+        'https://user@buyer.example/hook',
+        'https://:secret@buyer.example/hook',
+        'https://@buyer.example/hook',
+        'HTTPS://u:p@Buyer.example:8443/hook?x=@y',
+      ])
+        expect([url, webhookUrlProblem(url, allowInsecure)]).toEqual([
+          url,
+          'must not carry credentials (user:password@)',
+        ])
+    // An @ after the authority is not a userinfo.
+    expect(webhookUrlProblem('https://buyer.example/hooks/@me?who=a@b#c@d', false)).toBeUndefined()
+  })
+
   it('delivers to a local receiver when insecure URLs are allowed, without following redirects', async () => {
     const fetch = webhookFetch({ allowInsecure: true })
     expect((await fetch(`http://127.0.0.1:${port}/hook`, { method: 'POST', body: '{}' })).status).toBe(204)

@@ -1,5 +1,6 @@
 /**
- * Where an agent may push webhooks (AdCP security: push URLs are https on public addresses): checked when the
+ * Where an agent may push webhooks (AdCP security: push URLs are https on public addresses, and carry no
+ * credentials in a `user:password@` userinfo, which would be logged and echoed wherever the URL is): checked when the
  * buyer registers (a clear INVALID_REQUEST naming the field) and again at every delivery by the address-pinned
  * fetch of `@adwire/http-signatures/node` (the host is resolved once, every answer must pass the policy, and the
  * socket connects to the checked address, so DNS rebinding cannot reach the agent's own network).
@@ -26,6 +27,9 @@ export function webhookUrlProblem(url: string, allowInsecure: boolean): string |
   const parsed = new URL(url)
   if (parsed.protocol !== 'https:' && !(allowInsecure && parsed.protocol === 'http:'))
     return allowInsecure ? 'must be http(s)' : 'must be https'
+  // Also an empty one (`https://@host/`), which the parsed URL no longer shows; the dev flag never allows it.
+  if (parsed.username !== '' || parsed.password !== '' || /^[a-z][a-z\d+.-]*:\/\/[^/?#]*@/i.test(url.trim()))
+    return 'must not carry credentials (user:password@)'
   const host = bareHost(parsed.hostname)
   if (!allowInsecure && (host === 'localhost' || host.endsWith('.localhost')))
     return 'must not point at this host'

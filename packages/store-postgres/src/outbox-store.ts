@@ -48,7 +48,8 @@ const inOrder = (ids: readonly string[], found: readonly string[]) => ids.filter
  *   two concurrent enqueues the later one always supersedes the earlier, and an entry of a buy either commits
  *   before the buy's final report (which then waits for it) or sees the buy closed and is refused;
  * - `lease` is one statement: `FOR UPDATE SKIP LOCKED` hands each due entry to exactly one leaser, with a
- *   fresh fence per entry; a barrier whose buys have an earlier pending entry is not due;
+ *   fresh fence per entry; a barrier whose buys have an earlier pending entry to its URL is not due (entries
+ *   to another URL never hold it back);
  * - `record` is one statement: the fenced update, its webhook_activity row and, once the entry is settled,
  *   the removal of its pending media buy rows commit together or not at all.
  *
@@ -86,6 +87,8 @@ export class PostgresOutboxStore implements OutboxStore {
               SELECT 1 FROM $schema.outbox_media_buys mine
                 JOIN $schema.outbox_media_buys earlier
                   ON earlier.media_buy_id = mine.media_buy_id AND earlier.entry_seq < mine.entry_seq
+                JOIN $schema.outbox earlier_entry
+                  ON earlier_entry.seq = earlier.entry_seq AND earlier_entry.url = candidate.url
                WHERE mine.entry_seq = candidate.seq))
           ORDER BY candidate.next_attempt_at, candidate.created_at, candidate.seq
           LIMIT $2 FOR UPDATE OF candidate SKIP LOCKED

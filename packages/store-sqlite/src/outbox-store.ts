@@ -3,7 +3,8 @@
  * `webhook_activity` (one row per attempt), `outbox_media_buys` (the media buys of pending entries, kept by
  * triggers) and `media_buys_closed`. Enqueue, lease and record are IMMEDIATE transactions, so that a worker in
  * another process never leases an entry twice nor records an attempt under a lost fence, an entry of a closed
- * media buy is never stored, and a barrier is never leased while an earlier entry of its buys is pending.
+ * media buy is never stored, and a barrier is never leased while an earlier entry of its buys to the same URL
+ * is pending.
  */
 import { randomUUID } from 'node:crypto'
 import type Database from 'better-sqlite3'
@@ -145,8 +146,8 @@ export class SqliteOutboxStore implements OutboxStore {
       return { superseded }
     })
 
-    // A barrier waits while an earlier entry sharing one of its buys is pending (outbox_media_buys holds
-    // pending entries only).
+    // A barrier waits while an earlier entry to its URL sharing one of its buys is pending (outbox_media_buys
+    // holds pending entries only); entries to another URL never hold it back.
     const selectDue = database.prepare<[now: number, now: number, limit: number], EntryRow>(
       `SELECT ${entryColumns} FROM outbox o
        WHERE state = 'pending' AND next_attempt_at <= ? AND lease_until <= ?
@@ -154,6 +155,7 @@ export class SqliteOutboxStore implements OutboxStore {
            SELECT 1 FROM outbox_media_buys mine
              JOIN outbox_media_buys earlier
                ON earlier.media_buy_id = mine.media_buy_id AND earlier.entry_seq < mine.entry_seq
+             JOIN outbox earlier_entry ON earlier_entry.seq = earlier.entry_seq AND earlier_entry.url = o.url
             WHERE mine.entry_seq = o.seq))
        ORDER BY next_attempt_at, created_at, seq LIMIT ?`,
     )

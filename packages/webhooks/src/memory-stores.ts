@@ -206,11 +206,15 @@ export class MemoryOutboxStore implements OutboxStore {
     return { superseded }
   }
 
-  /** Whether an earlier entry sharing one of this barrier's media buys is still pending. */
+  /** Whether an earlier entry to this barrier's URL sharing one of its media buys is still pending. */
   #blocked(barrier: OutboxRecord): boolean {
     for (const earlier of this.#entries) {
       if (earlier === barrier) return false
-      if (earlier.state === 'pending' && earlier.mediaBuyIds.some((id) => barrier.mediaBuyIds.includes(id)))
+      if (
+        earlier.state === 'pending' &&
+        earlier.url === barrier.url &&
+        earlier.mediaBuyIds.some((id) => barrier.mediaBuyIds.includes(id))
+      )
         return true
     }
     return false

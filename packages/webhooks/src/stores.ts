@@ -123,8 +123,10 @@ export interface OutboxEntry {
   readonly mediaBuyIds: readonly string[]
   /**
    * A media buy's final delivery report: it closes its buys (see {@link OutboxStore.enqueue}) and is never
-   * leased while an earlier entry sharing one of its buys is still pending (in any destination, whether due,
-   * leased, scheduled for retry or coalescing). It goes once those are delivered, failed or superseded.
+   * leased while an earlier entry to the same `url` sharing one of its buys is still pending (in any
+   * destination, whether due, leased, scheduled for retry or coalescing). It goes once those are delivered,
+   * failed or superseded. Order is kept per receiver URL and resource, not across URLs: a push URL answering
+   * errors never delays the final report to a healthy reporting URL.
    */
   readonly barrier: boolean
 }
@@ -207,7 +209,7 @@ export interface OutboxStore {
   enqueue(entry: NewOutboxEntry): Promise<EnqueueResult>
   /**
    * Leases up to `limit` entries due at `now` (pending, nextAttemptAt ≤ now, not leased by anyone alive),
-   * leaving out barriers that still wait for an earlier pending entry of one of their media buys.
+   * leaving out barriers that still wait for an earlier pending entry to their URL of one of their media buys.
    */
   lease(now: number, limit: number, leaseSeconds: number): Promise<LeasedOutboxEntry[]>
   /** Records an attempt of a leased entry (fence checked) and its webhook_activity row. False if the fence was lost. */

@@ -233,19 +233,19 @@ describe('sales agent → reference receiver', () => {
       version: '1.0',
       configuration: { taskPushNotificationConfig: { url: hooks.a2a!.url, id: 'e2e-a2a' } },
     })
-    const answer = a2aResponseData(
-      await (
-        await fetch(`${agent.url}/a2a`, {
-          method: 'POST',
-          headers: { ...headers, authorization: `Bearer ${TOKEN}` },
-          body: JSON.stringify(body),
-        })
-      ).json(),
-    ) as any
-    expect(answer).toMatchObject({ status: 'submitted' })
+    const sent = (await (
+      await fetch(`${agent.url}/a2a`, {
+        method: 'POST',
+        headers: { ...headers, authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify(body),
+      })
+    ).json()) as any
+    const answer = a2aResponseData(sent) as any
+    expect(answer, JSON.stringify(answer)).toMatchObject({ status: 'submitted' })
+    // The A2A events name the A2A Task the call created, the envelopes the AdCP task.
     await until(
       'the A2A task pushes',
-      () => of('a2a').filter((e) => e.taskId === answer.task_id).length === 2,
+      () => of('a2a').filter((e) => e.taskId === sent.result.task.id).length === 2,
     )
     await until(
       'the envelopes of the A2A call',

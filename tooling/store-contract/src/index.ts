@@ -395,7 +395,7 @@ export function describeStoreContract(
         expect(leasedOne(leased, tagged.id)).toMatchObject({ mediaBuyIds: [second, first], barrier: false })
       })
 
-      it('holds a barrier back while an earlier entry of its media buy is pending, leased or retrying, in any destination', async () => {
+      it('holds a barrier back while an earlier entry of its media buy to its URL is pending, leased or retrying, in any destination', async () => {
         const outbox = get('outbox')
         const [events, reports] = [unique('registration'), unique('registration')]
         const [buy, other] = [unique('mb'), unique('mb')]
@@ -433,6 +433,44 @@ export function describeStoreContract(
         const last = await outbox.lease(4_011, 100, 60)
         expect(idsOf(last, events, reports)).toEqual([final.id])
         expect(leasedOne(last, final.id)).toMatchObject({ barrier: true, mediaBuyIds: [buy] })
+      })
+
+      it('never holds a barrier back for an entry of its buy to another URL, in the same destination too', async () => {
+        const outbox = get('outbox')
+        const destination = unique('registration')
+        const buy = unique('mb')
+        const push = entry(destination, {
+          url: 'https://buyer.example/push',
+          mediaBuyIds: [buy],
+          createdAt: 4_500,
+          nextAttemptAt: 4_500,
+        })
+        const report = entry(destination, {
+          url: 'https://buyer.example/reports',
+          mediaBuyIds: [buy],
+          createdAt: 4_500,
+          nextAttemptAt: 4_500,
+        })
+        const final = entry(destination, {
+          url: 'https://buyer.example/reports',
+          mediaBuyIds: [buy],
+          barrier: true,
+          createdAt: 4_500,
+          nextAttemptAt: 4_500,
+        })
+        for (const item of [push, report, final]) await outbox.enqueue(item)
+        // The earlier report to its own URL holds it back; the push does not.
+        const first = await outbox.lease(4_500, 100, 60)
+        expect(idsOf(first, destination)).toEqual([push.id, report.id])
+        expect(await outbox.record(push.id, leasedOne(first, push.id).fence, retryAt(9_000), 4_501)).toBe(
+          true,
+        )
+        expect(await outbox.record(report.id, leasedOne(first, report.id).fence, delivered, 4_501)).toBe(true)
+        // The push URL answers errors and waits for its retry: the final report goes all the same.
+        const next = await outbox.lease(4_502, 100, 60)
+        expect(idsOf(next, destination)).toEqual([final.id])
+        expect(await outbox.record(final.id, leasedOne(next, final.id).fence, delivered, 4_503)).toBe(true)
+        expect((await outbox.pending(destination)).map((item) => item.id)).toEqual([push.id])
       })
 
       it('lets a barrier go at once without earlier entries, and once the earlier one failed', async () => {

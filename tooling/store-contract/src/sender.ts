@@ -146,7 +146,7 @@ export function describeSenderFinalRules(name: string, open: () => Promise<Sende
       config: { url: `${origin}/${path}`, operation_id: `op_${path}` },
     })
 
-    it('with 4 workers in each of two senders, the final report goes only after the impairment that failed first', async () => {
+    it('with 4 workers in each of two senders, the final report to the same URL goes only after the impairment that failed first', async () => {
       const stores = await setup()
       const buyer = await startBuyer({ imp_retried: 2 })
       cleanups.push(() => buyer.close())
@@ -154,7 +154,7 @@ export function describeSenderFinalRules(name: string, open: () => Promise<Sende
       const buy = first.mediaBuy({
         mediaBuyId: 'mb_ordered',
         notifications: registration(buyer.origin, 'events'),
-        reporting: registration(buyer.origin, 'reports'),
+        reporting: registration(buyer.origin, 'events'),
       })
       const other = second.mediaBuy({
         mediaBuyId: 'mb_other',
@@ -188,6 +188,38 @@ export function describeSenderFinalRules(name: string, open: () => Promise<Sende
           }),
         ),
       ).toBe('webhook_after_final')
+    })
+
+    it('a push URL answering 503 never delays the final report to a healthy reporting URL', async () => {
+      const stores = await setup()
+      const failing = await startBuyer({ imp_stuck: 1_000_000 })
+      const healthy = await startBuyer({})
+      cleanups.push(
+        () => failing.close(),
+        () => healthy.close(),
+      )
+      const sender = senderOn(stores.outbox)
+      const buy = sender.mediaBuy({
+        mediaBuyId: 'mb_split',
+        notifications: registration(failing.origin, 'events'),
+        reporting: registration(healthy.origin, 'reports'),
+      })
+      sender.start()
+      await buy.impairment(impairment('imp_stuck'), { key: 'creative:1', class: 'latency-sensitive' })
+      await until('the first 503', () => failing.received.length > 0)
+      await buy.finish('completed', report('mb_split', 'final'))
+      await until('the final report', () => healthy.received.some((request) => request.event === 'final'))
+      expect(healthy.received.map((request) => `${request.event} ${request.status}`)).toEqual(['final 200'])
+      // The impairment is still being retried at its own URL, not given up.
+      expect(
+        failing.received.every((request) => request.event === 'imp_stuck' && request.status === 503),
+      ).toBe(true)
+      // The final report's delivery is recorded just after the buyer answered it.
+      await until('the final report recorded', async () => (await stores.outbox.pending()).length === 1)
+      expect((await stores.outbox.pending()).map((entry) => entry.url)).toEqual([`${failing.origin}/events`])
+      expect(await rejection(buy.impairment(impairment('imp_late'), { key: 'creative:1' }))).toBe(
+        'webhook_after_final',
+      )
     })
 
     it('after a restart, refuses every event of a buy whose final report was queued, or which closed without one', async () => {

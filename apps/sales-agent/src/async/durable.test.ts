@@ -123,15 +123,16 @@ describe('reviews and forced tasks across a restart', () => {
     )
     expect(mcpTask).toMatchObject({ status: 'submitted', task_id: expect.stringMatching(/^task_/) })
     // Registered only through A2A: still a push registration, so the buy goes to review.
-    const a2aAnswer = artifactData(
-      await a2aSend(
-        agent,
-        BUYER_TOKEN,
-        'create_media_buy',
-        buyRequest({ context: { correlation_id: 'restart-a2a' } }),
-        { url: `${buyer.origin}/hooks/a2a/restart` },
-      ),
+    const a2aTask = await a2aSend(
+      agent,
+      BUYER_TOKEN,
+      'create_media_buy',
+      buyRequest({ context: { correlation_id: 'restart-a2a' } }),
+      { url: `${buyer.origin}/hooks/a2a/restart` },
     )
+    const a2aAnswer = artifactData(a2aTask)
+    // Its A2A pushes name the A2A Task the client holds, also after the restart.
+    const a2aPushes = () => ofTask(a2aTask.id)
     expect(a2aAnswer).toMatchObject({ status: 'submitted', task_id: expect.stringMatching(/^task_/) })
 
     await control('force_create_media_buy_arm', { arm: 'submitted', task_id: 'task_forced_restart' })
@@ -158,7 +159,7 @@ describe('reviews and forced tasks across a restart', () => {
     await buyer.waitFor(
       () =>
         ofTask(mcpTask.task_id).length >= 2 &&
-        ofTask(a2aAnswer.task_id).length >= 2 &&
+        a2aPushes().length >= 2 &&
         buyer.published.some((event) => event.registrationId === 'hooks-creative-status-changed-restart'),
       30_000,
     )
@@ -189,7 +190,7 @@ describe('reviews and forced tasks across a restart', () => {
     )
     expect(read.media_buys[0]).toMatchObject({ media_buy_id: result.media_buy_id, context })
 
-    expect(ofTask(a2aAnswer.task_id).map((event) => [event.shape, event.status])).toEqual([
+    expect(a2aPushes().map((event) => [event.shape, event.status])).toEqual([
       ['a2a', 'working'],
       ['a2a', 'completed'],
     ])
@@ -243,7 +244,7 @@ describe('reviews and forced tasks across a restart', () => {
         buyer.deliveries.filter((delivery) => delivery.path === path && delivery.status !== 200),
       ).toEqual([])
     expect(ofTask(mcpTask.task_id)).toHaveLength(2)
-    expect(ofTask(a2aAnswer.task_id)).toHaveLength(2)
+    expect(a2aPushes()).toHaveLength(2)
   }, 120_000)
 
   it('resumes a review whose instance died between its steps, once its lease expires', async () => {

@@ -20,7 +20,6 @@ import {
   mcpOk,
   newKey,
   startTestAgent,
-  until,
 } from '../test-support.js'
 import { LEGACY_SECRET, startBuyerReceiver, type BuyerReceiver } from '../testing/buyer-receiver.js'
 import type { WebhookEvents } from '@adwire/seller'
@@ -146,26 +145,30 @@ describe("a buyer's walk with webhooks", () => {
     )
     const answer = artifactData(task)
     expect(answer).toMatchObject({ status: 'submitted', task_id: expect.any(String) })
-    // The receiver shares one keyspace for the seller's registrations: the second channel's terminal
-    // observation of the same outcome is a duplicate (delivered, acknowledged, not published twice).
-    await buyer.waitFor(() => ofTask(answer.task_id).length === 3)
+    // Two namespaces: the MCP envelopes name the AdCP task, the A2A events the A2A Task the client holds, so
+    // the receiver publishes each channel's statuses under its own task.
+    await buyer.waitFor(() => ofTask(answer.task_id).length === 2 && ofTask(task.id).length === 2)
     const a2aPath = '/hooks/a2a/walk-a2a'
-    await until(() => buyer.deliveries.filter((delivery) => delivery.path === a2aPath).length === 2)
-    const seen = ofTask(answer.task_id).map((event) => [event.registrationId, event.shape, event.status])
-    expect(seen.filter(([id]) => id === 'hooks-mcp-walk-a2a')).toEqual([
+    const seen = [...ofTask(answer.task_id), ...ofTask(task.id)].map((event) => [
+      event.registrationId,
+      event.shape,
+      event.status,
+    ])
+    expect(seen).toEqual([
       ['hooks-mcp-walk-a2a', 'mcp', 'working'],
       ['hooks-mcp-walk-a2a', 'mcp', 'completed'],
-    ])
-    expect(seen.filter(([id]) => id === 'hooks-a2a-walk-a2a')).toEqual([
       ['hooks-a2a-walk-a2a', 'a2a', 'working'],
+      ['hooks-a2a-walk-a2a', 'a2a', 'completed'],
     ])
     const a2aDeliveries = buyer.deliveries.filter((delivery) => delivery.path === a2aPath)
     expect(a2aDeliveries.map((delivery) => [delivery.status, JSON.parse(delivery.answer).status])).toEqual([
       [200, 'accepted'],
-      [200, 'duplicate'],
+      [200, 'accepted'],
     ])
     const native = JSON.parse(a2aDeliveries[1]!.body)
     expect(native.kind ?? Object.keys(native)[0]).toMatch(/task/)
+    const body = native.task ?? native
+    expect([body.id, body.contextId]).toEqual([task.id, task.contextId])
     expect(JSON.stringify(native)).toContain('completed')
   })
 

@@ -5,6 +5,8 @@
  * webhook_activity rows come from the same fires.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- tests read JSON payloads freely */
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   ACCOUNT_KIND,
@@ -71,7 +73,11 @@ afterAll(async () => {
 })
 
 /** A stored buy with its registrations at the buyer's receiver. */
-async function storedBuy(id: string, reporting: Record<string, unknown> = {}): Promise<MediaBuyRecord> {
+async function storedBuy(
+  id: string,
+  reporting: Record<string, unknown> = {},
+  pushUrl = `${buyer.origin}/hooks/mcp/${id}`,
+): Promise<MediaBuyRecord> {
   const at = iso(now())
   const buy = {
     media_buy_id: id,
@@ -108,7 +114,7 @@ async function storedBuy(id: string, reporting: Record<string, unknown> = {}): P
       },
     ],
     context: { correlation_id: `ctx-${id}` },
-    push_notification_config: { url: `${buyer.origin}/hooks/mcp/${id}`, operation_id: `op_${id}` },
+    push_notification_config: { url: pushUrl, operation_id: `op_${id}` },
     reporting_webhook: {
       url: `${buyer.origin}/hooks/mcp/${id}-reports`,
       reporting_frequency: 'hourly',
@@ -211,8 +217,7 @@ describe('SellerEvents through the outbox', () => {
     expectOfficial('media-buy/media-buy-delivery-webhook-result.json', final.payload.result)
     expect(final.payload.result).toMatchObject({ notification_type: 'final', sequence_number: 1 })
     expect(final.payload.result).not.toHaveProperty('next_expected_at')
-    const order = buyer.published.map((event) => event.idempotencyKey)
-    expect(order.indexOf(impaired.idempotencyKey)).toBeLessThan(order.indexOf(final.idempotencyKey))
+    // Made due before the final report was queued; the two URLs are ordered independently of each other.
     // Nothing more for a closed buy.
     offset += 7200
     await events.deliveryAdvanced(buy)
@@ -226,6 +231,40 @@ describe('SellerEvents through the outbox', () => {
     await agent.runtime.deps.sender.drain()
     expect(of('hooks-mcp-mb_close')).toHaveLength(2)
     expect(of('hooks-mcp-mb_close-reports')).toHaveLength(1)
+  })
+
+  it('a push URL answering 503 does not hold back the final report to the reporting URL', async () => {
+    let pushAttempts = 0
+    const failing = createServer((request, response) => {
+      request.resume()
+      request.on('end', () => {
+        pushAttempts += 1
+        response.writeHead(503, { 'retry-after': '1' }).end()
+      })
+    })
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = failing.address() as AddressInfo
+      const buy = await storedBuy('mb_split', {}, `http://127.0.0.1:${port}/push`)
+      await events.impairmentRaised({
+        buy,
+        impairment: impairment('imp_s', 'cr_s', 'policy_violation'),
+        resourceKey: 'creative:cr_s',
+      })
+      await buyer.waitFor(() => pushAttempts > 0)
+      buy.status = 'completed'
+      await events.buyClosed(buy)
+      await buyer.waitFor(() => of('hooks-mcp-mb_split-reports').length === 1)
+      expect(of('hooks-mcp-mb_split-reports')[0]!.payload.result).toMatchObject({
+        notification_type: 'final',
+      })
+      // The impairment is still retried at the push URL, not dropped.
+      const pending = await agent.runtime.deps.storage.outbox.pending()
+      expect(pending.filter((entry) => entry.url.endsWith('/push'))).toHaveLength(1)
+    } finally {
+      failing.closeAllConnections()
+      await new Promise((resolve) => failing.close(resolve))
+    }
   })
 
   it('off-cadence reports: delayed, adjusted, window_update take the next sequence numbers', async () => {
@@ -349,6 +388,44 @@ describe('SellerEvents through the outbox', () => {
     })
     // Another principal's copy of the buy sees none of these fires.
     expect(await events.webhookActivity(buy, 'reader-1')).toEqual([])
+  })
+
+  it('a 401 naming a webhook_* signature error: retried with back-off and recorded, then delivered', async () => {
+    const answers: number[] = []
+    const receiver = createServer((request, response) => {
+      request.resume()
+      request.on('end', () => {
+        const status = answers.length < 2 ? 401 : 200
+        answers.push(status)
+        if (status === 401)
+          response.writeHead(401, { 'www-authenticate': 'Signature error="webhook_signature_key_unknown"' })
+        else response.writeHead(200)
+        response.end()
+      })
+    })
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = receiver.address() as AddressInfo
+      const buy = await storedBuy('mb_401', { url: `http://127.0.0.1:${port}/reports` })
+      offset += 3601
+      expect(await events.tick()).toBeGreaterThanOrEqual(1)
+      for (let attempt = 0; attempt < 40 && !answers.includes(200); attempt++) {
+        offset += 30
+        await agent.runtime.deps.sender.drain()
+      }
+      expect(answers).toEqual([401, 401, 200])
+      const activity = await events.webhookActivity(buy, 'buyer-1')
+      for (const row of activity) expectOfficial('core/webhook-activity-record.json', row)
+      expect(activity.map((row) => [row.attempt, row.status, row.http_status_code])).toEqual([
+        [3, 'success', 200],
+        [2, 'failed', 401],
+        [1, 'failed', 401],
+      ])
+      expect(activity[2]!.error_message).toContain('webhook_signature_key_unknown')
+    } finally {
+      receiver.closeAllConnections()
+      await new Promise((resolve) => receiver.close(resolve))
+    }
   })
 
   it('legacy HMAC-SHA256 when the reporting registration asks for it (no RFC 9421 headers)', async () => {

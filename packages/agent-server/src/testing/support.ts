@@ -102,7 +102,7 @@ export interface RunningAgent {
   close(): Promise<void>
 }
 
-/** Starts the agent server on an ephemeral port of 127.0.0.1. */
+/** Starts the agent server on an ephemeral port of 127.0.0.1 (webhook URLs on local http allowed). */
 export async function startAgent(
   options: Omit<AgentServerOptions, 'url' | 'name' | 'version' | 'tasks'> &
     Partial<Pick<AgentServerOptions, 'tasks'>>,
@@ -119,6 +119,8 @@ export async function startAgent(
     name: 'demo-agent',
     version: '1.0.0',
     url: origin,
+    // The buyer endpoints of the tests listen on 127.0.0.1 over http.
+    allowInsecureWebhookUrls: true,
     ...options,
   })
   handler = (request) => agent.fetch(request)

@@ -59,22 +59,31 @@ async function buyer() {
   return { endpoint, published, answers }
 }
 
-const registration = (url: string, a2aVersion?: A2AVersion): WebhookRegistration => ({
+const registration = (
+  url: string,
+  a2aVersion?: A2AVersion,
+  task?: { id: string; contextId: string },
+): WebhookRegistration => ({
   channel: 'a2a',
   config: { id: `pnc_${a2aVersion ?? 'default'}`, url },
   context: { correlation_id: 'corr-version' },
   ...(a2aVersion ? { a2aVersion } : {}),
+  ...(task ? { task } : {}),
 })
 
 /** Sends input-required then completed for one task and returns the two bodies as sent. */
-async function deliver(options: { registration?: A2AVersion; sender?: A2AVersion }) {
+async function deliver(options: {
+  registration?: A2AVersion
+  sender?: A2AVersion
+  task?: { id: string; contextId: string }
+}) {
   const target = await buyer()
   const sender = createWebhookSender({
     outbox: new MemoryOutboxStore(),
     key: key.privateJwk,
     ...(options.sender ? { a2aVersion: options.sender } : {}),
   })
-  const hook = registration(`${target.endpoint.origin}/a2a`, options.registration)
+  const hook = registration(`${target.endpoint.origin}/a2a`, options.registration, options.task)
   const task_id = `task_${crypto.randomUUID()}`
   await sender.notify(hook, {
     task_id,
@@ -178,5 +187,29 @@ describe('A2A 1.0 deliveries', () => {
         status: 'working',
       }),
     ).rejects.toMatchObject({ code: 'INVALID_REQUEST' })
+  })
+})
+
+describe('A2A deliveries of a registration made in an A2A task', () => {
+  it.each(['1.0', '0.3'] as const)('carry that Task id and contextId in A2A %s', async (version) => {
+    const task = { id: `a2a-task-${version}`, contextId: `a2a-context-${version}` }
+    const { interim, final, published, task_id } = await deliver({ registration: version, task })
+    const [update, result] = version === '1.0' ? [interim.statusUpdate, final.task] : [interim, final]
+    expect([update.taskId, update.contextId]).toEqual([task.id, task.contextId])
+    expect([update.status.message.taskId, update.status.message.contextId]).toEqual([task.id, task.contextId])
+    expect([result.id, result.contextId]).toEqual([task.id, task.contextId])
+    expect(published.map((event) => event.taskId)).toEqual([task.id, task.id])
+    expect(JSON.stringify([interim, final])).not.toContain(`"${task_id}"`)
+  })
+
+  it('refuses a task without both ids', async () => {
+    const sender = createWebhookSender({ outbox: new MemoryOutboxStore(), key: key.privateJwk })
+    for (const task of [{ id: 'x', contextId: '' }, { id: 7, contextId: 'c' }, 'x'])
+      await expect(
+        sender.notify(
+          { ...registration('https://buyer.example/a2a', '1.0'), task } as unknown as WebhookRegistration,
+          { task_id: 't', task_type: 'get_products', status: 'working' },
+        ),
+      ).rejects.toMatchObject({ code: 'INVALID_REQUEST' })
   })
 })

@@ -144,7 +144,9 @@ export function buildA2ABody(
     )
   const v1 = version === '1.0'
   const kind = (name: string) => (v1 ? {} : { kind: name })
-  const contextId = event.context_id ?? event.task_id
+  // The ids of the A2A Task the buyer holds, when the registration came with one; else the AdCP task's.
+  const taskId = registration.a2aTask?.id ?? event.task_id
+  const contextId = registration.a2aTask?.contextId ?? event.context_id ?? event.task_id
   const data =
     event.result !== undefined || registration.context !== undefined
       ? {
@@ -166,14 +168,14 @@ export function buildA2ABody(
   const body = terminal
     ? {
         ...kind('task'),
-        id: event.task_id,
+        id: taskId,
         contextId,
         status,
         artifacts: [{ artifactId: `${event.task_id}-result`, name: event.task_type, parts }],
       }
     : {
         ...kind('status-update'),
-        taskId: event.task_id,
+        taskId,
         contextId,
         status: {
           ...status,
@@ -181,7 +183,7 @@ export function buildA2ABody(
             ...kind('message'),
             role: v1 ? 'ROLE_AGENT' : 'agent',
             messageId: crypto.randomUUID(),
-            taskId: event.task_id,
+            taskId,
             contextId,
             parts,
           },

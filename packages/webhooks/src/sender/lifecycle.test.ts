@@ -169,7 +169,7 @@ describe('media buy webhooks', () => {
     })
   })
 
-  it('with 4 workers, the final report waits for an earlier impairment being retried; other buys do not', async () => {
+  it('with 4 workers, the final report to the same URL waits for an earlier impairment being retried; other buys do not', async () => {
     const { sender, clock } = await setup({ concurrency: 4, random: () => 0 })
     let failures = 1
     const buyer = await kit.endpoint({
@@ -186,7 +186,8 @@ describe('media buy webhooks', () => {
     const buy = sender.mediaBuy({
       mediaBuyId: 'mb_1',
       notifications: registration('events'),
-      reporting: registration('reports'),
+      // The same receiver URL: order is kept per URL (another URL would not wait).
+      reporting: { channel: 'adcp', config: { url: `${buyer.origin}/events`, operation_id: 'op_reports' } },
     })
     const other = sender.mediaBuy({ mediaBuyId: 'mb_2', notifications: registration('events') })
     const received = () =>

@@ -4,8 +4,9 @@
  * rejected, the queued impairments first, then the `final` delivery report, then nothing more.
  *
  * The order holds at any worker concurrency and across senders sharing one outbox: the final report is an
- * outbox barrier, never leased while an earlier entry of its buy (an impairment being retried, say) is
- * pending. "Nothing more" is durable: the outbox records the buy as closed with its final report (or on
+ * outbox barrier, never leased while an earlier entry of its buy to the same URL (an impairment being retried,
+ * say) is pending; entries to other URLs never hold it back (a push URL answering errors does not delay the
+ * final report to a healthy reporting URL). "Nothing more" is durable: the outbox records the buy as closed with its final report (or on
  * `finish` without a reporting webhook) and refuses later events of the buy, after a restart too.
  *
  * Task trackers hold the last status in memory. After a restart, create them again with the status the

@@ -20,6 +20,8 @@ export interface ResolvedRegistration {
   readonly context?: Readonly<Record<string, unknown>>
   /** A2A registrations only, when the registration names one. */
   readonly a2aVersion?: A2AVersion
+  /** A2A registrations only: the A2A Task whose id and contextId the pushes carry. */
+  readonly a2aTask?: { readonly id: string; readonly contextId: string }
 }
 
 /**
@@ -83,6 +85,7 @@ const invalid = (message: string, cause?: unknown) =>
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
+const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== ''
 
 function checkUrl(url: unknown): string {
   if (typeof url !== 'string') throw invalid('the registration needs a url')
@@ -166,6 +169,12 @@ export function resolveRegistration(registration: WebhookRegistration): Resolved
     const version = registration.a2aVersion
     if (version !== undefined && version !== '0.3' && version !== '1.0')
       throw invalid(`a2aVersion must be "0.3" or "1.0", not ${String(version)}`)
+    const task = registration.task
+    if (
+      task !== undefined &&
+      (!isObject(task) || !nonEmptyString(task.id) || !nonEmptyString(task.contextId))
+    )
+      throw invalid('the A2A task must be {id, contextId}, both non-empty strings')
     return {
       channel,
       destination: registration.destination ?? config.id ?? url,
@@ -174,6 +183,7 @@ export function resolveRegistration(registration: WebhookRegistration): Resolved
       ...(legacy ? { legacy } : {}),
       ...(registration.context ? { context: registration.context } : {}),
       ...(version ? { a2aVersion: version } : {}),
+      ...(task ? { a2aTask: { id: task.id, contextId: task.contextId } } : {}),
     }
   }
   throw invalid(`unknown registration channel "${String(channel)}" (adcp or a2a)`)

@@ -128,14 +128,11 @@ describe('createWebhookSender: retries', () => {
     expect(rows[0]!.error_message).toContain('idempotency_conflict')
   })
 
-  it('401: retried as a transient misconfiguration, unless it names a webhook_* signature error', async () => {
+  it('401, with or without a webhook_* signature error: retried with back-off and recorded, the push and the destination kept', async () => {
     const buyer = await endpoint()
-    buyer.script(
-      reply(401),
-      reply(200),
-      reply(401, { 'www-authenticate': 'Signature error="webhook_signature_key_unknown"' }),
-    )
-    const { sender, clock, outbox } = setup()
+    const challenge = { 'www-authenticate': 'Signature error="webhook_signature_key_unknown"' }
+    buyer.script(reply(401), reply(200), reply(401, challenge), reply(401, challenge), reply(200), reply(200))
+    const { sender, clock, outbox } = setup({ retry: { baseDelaySeconds: 2, jitter: 0 } })
     await sender.notify(registration(`${buyer.origin}/plain`), working)
     await sender.drain()
     const [retrying] = await outbox.pending()
@@ -143,18 +140,42 @@ describe('createWebhookSender: retries', () => {
     clock.set(retrying!.nextAttemptAt)
     await sender.drain()
     await sender.notify(registration(`${buyer.origin}/sig`), { ...working, status: 'completed', result: {} })
+    const delays: number[] = []
+    for (;;) {
+      await sender.drain()
+      const [pending] = await outbox.pending()
+      if (!pending) break
+      delays.push(pending.nextAttemptAt - clock.now())
+      clock.set(pending.nextAttemptAt)
+    }
+    expect(delays).toEqual([2, 4])
+    // The destination still takes new pushes.
+    await sender.notify(registration(`${buyer.origin}/after`), working)
     await sender.drain()
-    clock.advance(3_600)
-    await sender.drain()
-    expect(buyer.requests).toHaveLength(3)
+    const replayStore = new MemoryReplayStore()
+    for (const request of buyer.requests) await verify(request, replayStore, clock.now())
+    expect(buyer.requests.map((request) => new URL(request.url, buyer.origin).pathname)).toEqual([
+      '/plain',
+      '/plain',
+      '/sig',
+      '/sig',
+      '/sig',
+      '/after',
+    ])
+    expect(new Set(buyer.requests.slice(2, 5).map((request) => request.text)).size).toBe(1)
     const rows = (await sender.activity('op_7f3a')).reverse()
     expect(rows.map((row) => [row.status, row.http_status_code, row.attempt])).toEqual([
       ['failed', 401, 1],
       ['success', 200, 2],
       ['failed', 401, 1],
+      ['failed', 401, 2],
+      ['success', 200, 3],
+      ['success', 200, 1],
     ])
     expect(rows[0]!.error_message).toContain('transient')
     expect(rows[2]!.error_message).toContain('webhook_signature_key_unknown')
+    expect(rows[2]!.error_message).toContain('transient')
+    expect(await outbox.pending()).toEqual([])
   })
 
   it('records connection errors and timeouts, and retries them', async () => {

@@ -63,9 +63,11 @@ describe('retry policy', () => {
         httpStatus: status,
         activityStatus: 'failed',
       })
-    expect(
-      decide(response(401, { 'www-authenticate': 'Signature error="webhook_signature_invalid"' })),
-    ).toMatchObject({ kind: 'failed', httpStatus: 401 })
+    const refused = decide(
+      response(401, { 'www-authenticate': 'Signature error="webhook_signature_invalid"' }),
+    )
+    expect(refused).toMatchObject({ kind: 'retry', httpStatus: 401, nextAttemptAt: 1_002 })
+    expect((refused as { error: string }).error).toContain('webhook_signature_invalid')
     expect(decide({ kind: 'timeout', message: 't' })).toMatchObject({
       kind: 'retry',
       activityStatus: 'timeout',

@@ -1,9 +1,14 @@
 /**
- * What an attempt's result means for the delivery (AdCP webhooks.mdx "Reliability"; security.mdx webhook error
- * taxonomy): 2xx delivered; 5xx, 429, a network error or a timeout retried with exponential back-off and
- * jitter within the advertised horizon; 409 (the receiver bound the key to another payload) and a 401 naming a
- * `webhook_*` signature error are terminal for that delivery; any other 401 is a transient receiver
- * misconfiguration (retried and recorded); every other status is a failure.
+ * What an attempt's result means for the delivery (AdCP webhooks.mdx "Reliability" and "Recovery"): 2xx
+ * delivered; 5xx, 429, a network error or a timeout retried with exponential back-off and jitter within the
+ * advertised horizon; a 401 is a transient receiver misconfiguration (a token rotated, a JWKS not refreshed,
+ * a clock off): retried the same way and recorded, with the `webhook_*` code of a `WWW-Authenticate:
+ * Signature` challenge in the activity row; the destination stays enabled. 409 (the receiver bound the key to
+ * another payload) is terminal for that delivery; every other status is a failure.
+ *
+ * The webhook error taxonomy of security.mdx calls the `webhook_*` codes non-retryable; the media-buy
+ * recovery rule (a fire answered 401: retry, record, never disable) wins here, since a buyer whose receiver
+ * is fixed within the horizon gets the push instead of losing it; every retry is signed anew.
  */
 import type { ActivityStatus, AttemptOutcome } from '../stores.js'
 import type { RetryPolicy } from './options.js'
@@ -76,13 +81,8 @@ function decide(result: AttemptResult, now: number): Decision | 'delivered' {
   const base = { activityStatus: 'failed' as const, httpStatus: status }
   if (status === 401) {
     const code = signatureErrorCode(headers)
-    if (code)
-      return {
-        ...base,
-        retry: false,
-        error: `HTTP 401: ${code} (the receiver refused the signature; not retried)`,
-      }
-    return { ...base, retry: true, error: `${detail} (treated as a transient receiver misconfiguration)` }
+    const what = code ? `HTTP 401: ${code}` : detail
+    return { ...base, retry: true, error: `${what} (treated as a transient receiver misconfiguration)` }
   }
   if (status === 409)
     return {

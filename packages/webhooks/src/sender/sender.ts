@@ -31,7 +31,7 @@ const afterFinal = (buys: readonly string[]) => new AfterFinalError(buys)
 interface EntryFacts {
   /** The media buys it concerns. */
   readonly mediaBuyIds: readonly string[]
-  /** The final delivery report: sent only after every earlier entry of its buys. */
+  /** The final delivery report: sent only after every earlier entry of its buys to the same URL. */
   readonly barrier: boolean
   readonly coalesce?: { readonly key: string; readonly policy: CoalesceClass }
 }
@@ -41,15 +41,17 @@ interface EntryFacts {
  * builds the payload for the registration's channel, serialises it once, and stores it in the durable outbox
  * before resolving; the worker (`start`) then delivers it: every attempt signed anew over those exact bytes
  * (RFC 9421 with a fresh nonce, or the legacy HMAC/Bearer scheme the buyer registered), retried with
- * exponential back-off and jitter on 5xx, 429, network errors, timeouts and plain 401s, within
- * `retryHorizonSeconds`; a 409, or a 401 naming a `webhook_*` signature error, stops that delivery. Every
+ * exponential back-off and jitter on 5xx, 429, network errors, timeouts and 401s (a `webhook_*` signature
+ * error too: a receiver misconfiguration, never a reason to drop the push or the destination), within
+ * `retryHorizonSeconds`; a 409 stops that delivery. Every
  * attempt is a webhook_activity row. A restarted sender on the same outbox delivers what a crashed one left.
  *
  * A media buy's end (`mediaBuy().finish`, or a `final` delivery report through `notify`): its impairments
  * still coalescing are made due, then the final report is stored as a barrier that the outbox never leases
- * while an earlier entry of the buy is pending, so it reaches the buyer after them at any concurrency and
- * across senders sharing the outbox; the outbox also records the buy as closed and refuses every later entry
- * of it (`webhook_after_final`), after a restart too. Other entries are never held back.
+ * while an earlier entry of the buy to the same URL is pending, so it reaches that receiver after them at any
+ * concurrency and across senders sharing the outbox; the outbox also records the buy as closed and refuses
+ * every later entry of it (`webhook_after_final`), after a restart too. Other entries, and entries to other
+ * URLs (a failing push URL), never hold anything back.
  *
  * @example
  * const stores = openSqliteStores({ path: './data/seller.db' })
@@ -268,7 +270,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
       // Events of these buys accepted just before must be queued before the flush looks for them.
       await Promise.allSettled([...buys].flatMap((buy) => [...(inFlight.get(buy) ?? [])]))
       await flushQueued(buys)
-      // A barrier: the outbox sends it only after every earlier entry of these buys, whatever the concurrency.
+      // A barrier: the outbox sends it only after every earlier entry of these buys to its URL, at any concurrency.
       await enqueue(registration, built, { mediaBuyIds: [...buys], barrier: true })
     } catch (error) {
       // Not queued: the buys are not closed (unless the outbox says so), the caller may try again.

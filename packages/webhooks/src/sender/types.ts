@@ -67,6 +67,12 @@ export type WebhookRegistration =
        * Default: the sender's `a2aVersion`.
        */
       readonly a2aVersion?: A2AVersion
+      /**
+       * The A2A Task the buyer holds (the one its SendMessage answered with): every push carries its `id` and
+       * `contextId`, so that the buyer matches it and GetTask on them works. Default: the event's `task_id`
+       * and `context_id` (for a registration made outside an A2A task).
+       */
+      readonly task?: { readonly id: string; readonly contextId: string }
     }
 
 /** One event to deliver: the MCP envelope members the seller decides (the rest come from the registration). */
@@ -248,9 +254,9 @@ export interface MediaBuyWebhooks {
   report(report: DeliveryReport): Promise<string>
   /**
    * The buy reached completed, canceled or rejected: queued impairments are made due first, then the `final`
-   * delivery report is queued as an outbox barrier, sent only once every earlier event of the buy is
-   * delivered or has failed (whatever the worker concurrency, however many senders share the outbox); then
-   * nothing more fires. The outbox keeps the buy closed (also without a reporting registration), so events
+   * delivery report is queued as an outbox barrier, sent only once every earlier event of the buy to the same
+   * URL is delivered or has failed, whatever the worker concurrency, however many senders share the outbox
+   * (events to other URLs, such as a push URL answering errors, never delay it); then nothing more fires. The outbox keeps the buy closed (also without a reporting registration), so events
    * after a restart are refused too. Resolves with the final report's key (undefined without a reporting
    * registration); throws `webhook_after_final` when the buy was closed already.
    */
