@@ -19,7 +19,7 @@ export interface StartServiceOptions<R extends ServiceRuntime> extends Omit<List
   /** The handler over the opened runtime. */
   readonly app: (runtime: R) => FetchHandler
   /** Runs once the app serves (before the loops start); its failure is logged, not fatal. */
-  readonly started?: (runtime: R) => Promise<void>
+  readonly started?: (runtime: R) => Promise<unknown>
   /** The periodic work over the runtime. */
   readonly loops?: (runtime: R) => readonly Loop[]
 }
