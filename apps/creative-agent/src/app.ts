@@ -95,6 +95,7 @@ export function createApp(deps: CreativeAgentDeps): AgentHttp {
     jwks: deps.keys.jwks,
     health: deps.storage,
     log: deps.log,
+    ...(deps.maxBodyBytes ? { maxBodyBytes: deps.maxBodyBytes } : {}),
     routes(request) {
       if (request.method !== 'GET' && request.method !== 'HEAD') return undefined
       const path = new URL(request.url).pathname

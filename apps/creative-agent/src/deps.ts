@@ -42,6 +42,8 @@ export interface CreativeAgentKeys extends SigningKeys {
 
 /** What {@link createApp} needs; nothing in it reads the environment. */
 export interface CreativeAgentDeps {
+  /** The largest request body (HTTP_MAX_BODY_BYTES), also checked before the task server; unset: 1 MiB. */
+  readonly maxBodyBytes?: number
   /** The public base URL, no trailing slash. */
   readonly publicUrl: string
   readonly storage: Storage
@@ -191,7 +193,18 @@ export async function openDeps(
     sender.start()
     let closing: Promise<void> | undefined
     return {
-      deps: { publicUrl, storage, keys, tokens, previews, sender, agent, log, clock },
+      deps: {
+        publicUrl,
+        ...(env.http.maxBodyBytes ? { maxBodyBytes: env.http.maxBodyBytes } : {}),
+        storage,
+        keys,
+        tokens,
+        previews,
+        sender,
+        agent,
+        log,
+        clock,
+      },
       close() {
         closing ??= (async () => {
           await Promise.allSettled([...inFlight])
