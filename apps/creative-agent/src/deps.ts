@@ -3,18 +3,23 @@
  * the signing key, the bearer tokens, the webhook sender on the durable outbox, the preview store and the
  * task server.
  */
-import { createAgentServer, webhookFetch, type AgentServer } from '@adwire/agent-server'
+import { createAgentServer, webhookFetch, type AgentServer, type Principal } from '@adwire/agent-server'
+import {
+  resolveSigningKeys,
+  resolveTokens,
+  type ResolvedTokens,
+  type SigningKey,
+  type SigningKeys,
+} from '@adwire/agent-server/host'
 import { createWebhookSender, type SenderLogEntry, type WebhookSender } from '@adwire/webhooks'
 import { capabilities } from './capabilities.js'
 import { standardCatalog, type FormatCatalog } from '@adwire/formats'
 import { supportedFormats } from './creative/canonical.js'
 import type { CreativeAgentRef } from './creative/context.js'
 import type { CreativeAgentEnv } from './env.js'
-import { resolveSigningKeys, type SigningKeys } from './keys.js'
 import { createServicePreviewStore, type ServicePreviewStore } from './previews.js'
 import { openStorage, type Storage } from './storage.js'
 import { creativeTasks, type Log } from './tasks.js'
-import { resolveTokens, type ResolvedTokens } from './tokens.js'
 import type { TargetPolicy } from '@adwire/http-signatures/node'
 
 export type { Log } from './tasks.js'
@@ -24,13 +29,26 @@ export const AGENT_VERSION = '0.1.0'
 /** How long one build holds its idempotency key before a duplicate may take over, seconds. */
 export const IN_FLIGHT_MAX_SECONDS = 300
 
+/** The principal of the token generated when TOKENS is unset (printed once, kept as its SHA-256). */
+export const DEFAULT_PRINCIPAL: Principal = {
+  principal_id: 'default-buyer',
+  permissions: { creatives: ['read', 'write'] },
+}
+
+/** The agent's keys: webhooks and requests sign with different keys; one JWKS publishes both. */
+export interface CreativeAgentKeys extends SigningKeys {
+  readonly request: SigningKey
+}
+
 /** What {@link createApp} needs; nothing in it reads the environment. */
 export interface CreativeAgentDeps {
+  /** The largest request body (HTTP_MAX_BODY_BYTES), also checked before the task server; unset: 1 MiB. */
+  readonly maxBodyBytes?: number
   /** The public base URL, no trailing slash. */
   readonly publicUrl: string
   readonly storage: Storage
   /** The webhook-signing and request-signing keys, and the JWKS publishing both. */
-  readonly keys: SigningKeys
+  readonly keys: CreativeAgentKeys
   readonly tokens: ResolvedTokens
   readonly previews: ServicePreviewStore
   readonly sender: WebhookSender
@@ -82,9 +100,16 @@ export async function openDeps(
   const log = overrides.log ?? (() => {})
   const storage = await openStorage(env.database)
   try {
-    const keys = await resolveSigningKeys(storage, env.signingKey, env.requestSigningKey)
+    const keys = (await resolveSigningKeys(storage, {
+      kidPrefix: 'creative-agent',
+      ...(env.signingKey ? { webhookJwk: env.signingKey } : {}),
+      requestSigning: env.requestSigningKey ? { jwk: env.requestSigningKey } : {},
+    })) as CreativeAgentKeys
     const key = keys.webhook
-    const tokens = await resolveTokens(storage, env.tokens)
+    const tokens = await resolveTokens(storage, env.tokens, {
+      prefix: 'cat_',
+      defaultPrincipal: DEFAULT_PRINCIPAL,
+    })
     const sender = createWebhookSender({
       outbox: storage.outbox,
       key: key.privateJwk,
@@ -170,7 +195,18 @@ export async function openDeps(
     sender.start()
     let closing: Promise<void> | undefined
     return {
-      deps: { publicUrl, storage, keys, tokens, previews, sender, agent, log, clock },
+      deps: {
+        publicUrl,
+        ...(env.http.maxBodyBytes ? { maxBodyBytes: env.http.maxBodyBytes } : {}),
+        storage,
+        keys,
+        tokens,
+        previews,
+        sender,
+        agent,
+        log,
+        clock,
+      },
       close() {
         closing ??= (async () => {
           await Promise.allSettled([...inFlight])

@@ -2,7 +2,7 @@
  * The creative agent's configuration, read once from the environment with zod. Everything else is derived
  * from it in deps.ts; nothing else reads `process.env`.
  */
-import type { Permission, Principal } from '@adwire/agent-server'
+import { parseTokenGrants, type TokenGrant } from '@adwire/agent-server/host'
 import {
   flag,
   httpFields,
@@ -20,10 +20,7 @@ import { z } from 'zod'
 export { EnvError, type DatabaseConfig } from '@adwire/service-env'
 
 /** One configured bearer token: the caller it authenticates and what it may do with creatives. */
-export interface TokenGrant {
-  readonly token: string
-  readonly principal: Principal
-}
+export type { TokenGrant }
 
 /** The creative agent's settings: the shared ones (port, host, database, public URL) and its own. */
 export interface CreativeAgentEnv extends ServiceSettings {
@@ -51,50 +48,13 @@ export interface CreativeAgentEnv extends ServiceSettings {
   readonly creativeAgents: readonly { readonly agent_url: string; readonly agent_name?: string }[]
 }
 
-const PERMISSIONS: readonly Permission[] = ['read', 'write', 'delete', 'approve']
-const TOKEN = /^[\x21-\x7e]{16,512}$/
-
 /**
  * TOKENS: comma-separated `principal_id:token[:permissions]`, permissions `+`-joined from read, write,
  * delete, approve on creatives (default `read+write`). Example: `buyer-1:tok_0123456789abcdef:read+write`.
  */
 function parseTokens(value: string | undefined, ctx: z.RefinementCtx): TokenGrant[] {
-  const grants: TokenGrant[] = []
-  const seen = new Set<string>()
-  for (const [index, entry] of (value ?? '').split(',').entries()) {
-    const item = entry.trim()
-    if (item === '') continue
-    const [principalId, token, permissions, ...rest] = item.split(':')
-    const problem = (message: string) =>
-      ctx.addIssue({ code: 'custom', message: `entry ${index + 1}: ${message}` })
-    if (rest.length > 0 || !principalId || !token) {
-      problem('expected principal_id:token[:permissions]')
-      continue
-    }
-    if (!/^[A-Za-z0-9_.@-]{1,128}$/.test(principalId)) {
-      problem('the principal id may hold letters, digits, _ . @ - (1 to 128)')
-      continue
-    }
-    if (!TOKEN.test(token)) {
-      problem('the token must be 16 to 512 printable ASCII characters without spaces, commas or colons')
-      continue
-    }
-    const granted = (permissions ?? 'read+write').split('+').filter(Boolean)
-    const unknown = granted.filter((permission) => !PERMISSIONS.includes(permission as Permission))
-    if (granted.length === 0 || unknown.length > 0) {
-      problem(`permissions are read, write, delete, approve joined with +, not "${permissions ?? ''}"`)
-      continue
-    }
-    if (seen.has(token)) {
-      problem('the same token is listed twice')
-      continue
-    }
-    seen.add(token)
-    grants.push({
-      token,
-      principal: { principal_id: principalId, permissions: { creatives: granted as Permission[] } },
-    })
-  }
+  const { grants, problems } = parseTokenGrants(value, ['creatives'])
+  for (const message of problems) ctx.addIssue({ code: 'custom', message })
   return grants
 }
 

@@ -4,10 +4,18 @@
  * seller's domain (catalog, media buys, creatives, accounts, delivery clock) with its event seam, and the task
  * server.
  */
-import { createAgentServer, webhookFetch, type AgentServer } from '@adwire/agent-server'
+import { createAgentServer, webhookFetch, type AgentServer, type Principal } from '@adwire/agent-server'
+import {
+  resolveSigningKeys,
+  resolveTokens,
+  type ResolvedTokens,
+  type SigningKey,
+} from '@adwire/agent-server/host'
+import type { Jwks } from '@adwire/http-signatures'
 import { createWebhookSender, type SenderLogEntry, type WebhookSender } from '@adwire/webhooks'
 import {
   loadTestKitCredentials,
+  testKitPrincipal,
   type TestKitCredential,
   capabilities,
   productSource,
@@ -27,11 +35,9 @@ import {
   sellerTasks,
   type WebhookActivitySource,
 } from '@adwire/seller'
-import { resolveTokens, type ResolvedTokens } from './auth/tokens.js'
 import type { SalesAgentEnv } from './env.js'
 import { demoCatalog } from './catalog/demo-catalog.js'
 import { pacedDelivery } from './delivery/pacing.js'
-import { resolveSigningKey, type SigningKey } from './keys.js'
 
 /** A structured log line. */
 export type Log = (entry: Record<string, unknown>) => void
@@ -43,11 +49,29 @@ export const IN_FLIGHT_MAX_SECONDS = 300
 /** How long the sender retries one webhook, seconds. */
 export const RETRY_HORIZON_SECONDS = 86_400
 
+/** The principal of the token generated when TOKENS is unset: every permission on every area. */
+export const DEFAULT_PRINCIPAL: Principal = {
+  principal_id: 'default-buyer',
+  permissions: {
+    products: ['read', 'write', 'delete', 'approve'],
+    media_buys: ['read', 'write', 'delete', 'approve'],
+    creatives: ['read', 'write', 'delete', 'approve'],
+    reports: ['read', 'write', 'delete', 'approve'],
+  },
+}
+
+/** The webhook-signing key and the JWKS publishing it. */
+export interface SalesAgentKey extends SigningKey {
+  readonly jwks: Jwks
+}
+
 /** What {@link createApp} needs; nothing in it reads the environment. */
 export interface SalesAgentDeps {
+  /** The largest request body (HTTP_MAX_BODY_BYTES), also checked before the task server; unset: 1 MiB. */
+  readonly maxBodyBytes?: number
   readonly publicUrl: string
   readonly storage: Storage
-  readonly key: SigningKey
+  readonly key: SalesAgentKey
   readonly tokens: ResolvedTokens
   readonly sender: WebhookSender
   readonly events: SellerEvents
@@ -105,9 +129,18 @@ export async function openDeps(
   const log = overrides.log ?? (() => {})
   const storage = await openStorage(env.database)
   try {
-    const key = await resolveSigningKey(storage, env.signingKey)
+    const keys = await resolveSigningKeys(storage, {
+      kidPrefix: 'sales-agent',
+      ...(env.signingKey ? { webhookJwk: env.signingKey } : {}),
+    })
+    const key: SalesAgentKey = { ...keys.webhook, jwks: keys.jwks }
     const kits: TestKitCredential[] = env.testKitCredentials ? loadTestKitCredentials() : []
-    const tokens = await resolveTokens(storage, env.tokens, kits)
+    // The official test-kit keys (TEST_KIT_CREDENTIALS=1), each its own principal, after the tokens.
+    const tokens = await resolveTokens(storage, env.tokens, {
+      prefix: 'sat_',
+      defaultPrincipal: DEFAULT_PRINCIPAL,
+      ...(kits.length > 0 ? { fallback: (token: string) => testKitPrincipal(kits, token) } : {}),
+    })
     const now = overrides.now ?? (() => Date.now() / 1000)
     const sender = createWebhookSender({
       outbox: storage.outbox,
@@ -258,6 +291,7 @@ export async function openDeps(
     return {
       deps: {
         publicUrl,
+        ...(env.http.maxBodyBytes ? { maxBodyBytes: env.http.maxBodyBytes } : {}),
         storage,
         key,
         tokens,

@@ -2,7 +2,12 @@
  * The sales agent's configuration, read once from the environment with zod. Everything else is derived from it
  * in deps.ts; nothing else reads `process.env`.
  */
-import type { Permission, Principal, Resource } from '@adwire/agent-server'
+import type { Principal } from '@adwire/agent-server'
+import {
+  parsePermissions as permissionsOver,
+  parseTokenGrants,
+  type TokenGrant,
+} from '@adwire/agent-server/host'
 import {
   flag,
   httpFields,
@@ -22,10 +27,7 @@ import { z } from 'zod'
 export { EnvError, type DatabaseConfig } from '@adwire/service-env'
 
 /** One configured bearer token: the caller it authenticates and what it may do. */
-export interface TokenGrant {
-  readonly token: string
-  readonly principal: Principal
-}
+export type { TokenGrant }
 
 export type { BuyReview } from '@adwire/seller'
 
@@ -67,30 +69,15 @@ export interface SalesAgentEnv extends ServiceSettings, SellerSettings {
   readonly webhookActivityRetentionSeconds: number
 }
 
-const PERMISSIONS: readonly Permission[] = ['read', 'write', 'delete', 'approve']
-const TOKEN = /^[\x21-\x7e]{16,512}$/
-
 /**
  * Permissions text: `+`-joined items, each `permission` (on every area) or `area.permission`
  * (e.g. `products.read+media_buys.read+media_buys.write`). Undefined when an item is unknown.
+ *
+ * @example
+ * parsePermissions('reports.read+media_buys.write') // { reports: ['read'], media_buys: ['write'] }
  */
 export function parsePermissions(text: string): Principal['permissions'] | undefined {
-  const granted: Partial<Record<Resource, Permission[]>> = {}
-  const items = text.split('+').filter(Boolean)
-  if (items.length === 0) return undefined
-  for (const item of items) {
-    const [first, second, ...rest] = item.split('.')
-    if (rest.length > 0) return undefined
-    const areas = second === undefined ? RESOURCES : [first as Resource]
-    const permission = (second ?? first) as Permission
-    if (!PERMISSIONS.includes(permission) || !areas.every((area) => RESOURCES.includes(area)))
-      return undefined
-    for (const area of areas) {
-      const list = (granted[area] ??= [])
-      if (!list.includes(permission)) list.push(permission)
-    }
-  }
-  return granted
+  return permissionsOver(text, RESOURCES)
 }
 
 /**
@@ -98,40 +85,8 @@ export function parsePermissions(text: string): Principal['permissions'] | undef
  * `read+write` on every area).
  */
 function parseTokens(value: string | undefined, ctx: z.RefinementCtx): TokenGrant[] {
-  const grants: TokenGrant[] = []
-  const seen = new Set<string>()
-  for (const [index, entry] of (value ?? '').split(',').entries()) {
-    const item = entry.trim()
-    if (item === '') continue
-    const [principalId, token, permissions, ...rest] = item.split(':')
-    const problem = (message: string) =>
-      ctx.addIssue({ code: 'custom', message: `entry ${index + 1}: ${message}` })
-    if (rest.length > 0 || !principalId || !token) {
-      problem('expected principal_id:token[:permissions]')
-      continue
-    }
-    if (!/^[A-Za-z0-9_.@-]{1,128}$/.test(principalId)) {
-      problem('the principal id may hold letters, digits, _ . @ - (1 to 128)')
-      continue
-    }
-    if (!TOKEN.test(token)) {
-      problem('the token must be 16 to 512 printable ASCII characters without spaces, commas or colons')
-      continue
-    }
-    const granted = parsePermissions(permissions ?? 'read+write')
-    if (!granted) {
-      problem(
-        `permissions are read, write, delete, approve (optionally area.permission) joined with +, not "${permissions ?? ''}"`,
-      )
-      continue
-    }
-    if (seen.has(token)) {
-      problem('the same token is listed twice')
-      continue
-    }
-    seen.add(token)
-    grants.push({ token, principal: { principal_id: principalId, permissions: granted } })
-  }
+  const { grants, problems } = parseTokenGrants(value, RESOURCES)
+  for (const message of problems) ctx.addIssue({ code: 'custom', message })
   return grants
 }
 

@@ -4,25 +4,20 @@
  * down in order.
  * server.ts calls it with process.env; tests call it with their own env on port 0.
  */
-import { refusedRequest } from '@adwire/agent-server'
-import { listen, type Listener } from '@adwire/service-kit'
+import { AGENT_LISTEN_ANSWERS } from '@adwire/agent-server/host'
+import { startService, type RunningService } from '@adwire/service-kit'
 import { createApp } from './app.js'
 import { openDeps, type DepsOverrides, type Runtime } from './deps.js'
 import type { SalesAgentEnv } from './env.js'
 import { announceCapabilities, tickDueWork, pruneWebhookRecords, tickBuys } from '@adwire/seller'
 
-export interface RunningSalesAgent {
-  readonly port: number
-  /** A URL this machine reaches it at (the loopback URL when it listens on every interface). */
-  readonly url: string
-  /** The socket: the address actually bound (`listener.boundUrl`) and the drain. */
-  readonly listener: Listener
-  /** The agent's public base URL (PUBLIC_URL, else `url`): brand.json, the agent card. */
-  readonly publicUrl: string
-  readonly runtime: Runtime
-  /** Stops accepting, lets in-flight requests and background work finish (up to `graceMs`), closes the database. */
-  close(graceMs?: number): Promise<void>
-}
+/**
+ * The running agent: `port`, `url` (a URL this machine reaches it at), `listener` (the address bound, the
+ * drain), `publicUrl` (PUBLIC_URL, else `url`: brand.json, the agent card), `runtime`, and `close(graceMs?)`,
+ * which stops the periodic work (waiting for a tick in flight), lets in-flight requests and background work
+ * finish (up to `graceMs`) and closes the database.
+ */
+export type RunningSalesAgent = RunningService<Runtime>
 
 export interface StartOptions extends DepsOverrides {
   /** How often expired idempotency records are swept, seconds. Default 60. */
@@ -45,100 +40,35 @@ export async function startSalesAgent(
   env: SalesAgentEnv,
   options: StartOptions = {},
 ): Promise<RunningSalesAgent> {
-  const listener = await listen({
+  const now = options.now ?? (() => Date.now() / 1000)
+  return startService({
     port: env.port,
     host: env.host,
     limits: env.http,
     ...(options.log ? { log: options.log } : {}),
-    refuse: refusedRequest,
-    starting: () =>
-      Response.json(
-        {
-          adcp_error: {
-            code: 'SERVICE_UNAVAILABLE',
-            message: 'the agent is starting',
-            recovery: 'transient',
-          },
-        },
-        { status: 503, headers: { 'retry-after': '1', 'cache-control': 'no-store' } },
+    ...AGENT_LISTEN_ANSWERS,
+    publicUrl: env.publicUrl,
+    open: (publicUrl) => openDeps(env, publicUrl, options),
+    app: (runtime) => createApp(runtime.deps).fetch,
+    // The snapshot is readable now: a new capabilities_version is announced (capabilities.changed).
+    started: ({ deps }) =>
+      announceCapabilities(deps.storage.records, deps.events, deps.capabilitiesVersion).catch(
+        (error: unknown) => deps.log({ capabilities: 'announce failed', error: String(error) }),
       ),
+    loops: ({ deps }) => [
+      // Expired idempotency records, then the webhook bookkeeping nothing reads any more (events/retention.ts).
+      {
+        name: 'sweep',
+        everyMs: (options.sweepIntervalSeconds ?? 60) * 1000,
+        run: async () => {
+          await deps.storage.sweep(now())
+          await pruneWebhookRecords(deps.storage.records, now(), env.webhookActivityRetentionSeconds)
+        },
+      },
+      // The seller's clock over the live buys.
+      { name: 'tick', everyMs: (options.tickSeconds ?? 30) * 1000, run: () => tickBuys(deps.seller) },
+      // Due reviews, stored: this instance or any other finishes each once (a lease claimed by compare-and-set).
+      { name: 'due', everyMs: options.dueTickMs ?? 1000, run: () => tickDueWork(deps.seller) },
+    ],
   })
-  const url = listener.url
-  const publicUrl = env.publicUrl ?? url
-
-  let runtime: Runtime
-  try {
-    runtime = await openDeps(env, publicUrl, options)
-  } catch (error) {
-    await listener.close()
-    throw error
-  }
-  listener.handle(createApp(runtime.deps).fetch)
-  // The snapshot is readable now: a new capabilities_version is announced (capabilities.changed).
-  await announceCapabilities(
-    runtime.deps.storage.records,
-    runtime.deps.events,
-    runtime.deps.capabilitiesVersion,
-  ).catch((error: unknown) => runtime.deps.log({ capabilities: 'announce failed', error: String(error) }))
-
-  const now = options.now ?? (() => Date.now() / 1000)
-  // Expired idempotency records, then the webhook bookkeeping nothing reads any more (events/retention.ts).
-  const sweep = setInterval(
-    () =>
-      void runtime.deps.storage
-        .sweep(now())
-        .then(() =>
-          pruneWebhookRecords(runtime.deps.storage.records, now(), env.webhookActivityRetentionSeconds),
-        )
-        .catch((error: unknown) => runtime.deps.log({ sweep: 'failed', error: String(error) })),
-    (options.sweepIntervalSeconds ?? 60) * 1000,
-  )
-  sweep.unref()
-  // One tick at a time: a slow tick is not overlapped by the next.
-  let ticking: Promise<unknown> | undefined
-  const tickSeconds = options.tickSeconds ?? 30
-  const tick =
-    tickSeconds > 0
-      ? setInterval(() => {
-          if (ticking) return
-          ticking = tickBuys(runtime.deps.seller)
-            .catch((error: unknown) => runtime.deps.log({ tick: 'failed', error: String(error) }))
-            .finally(() => (ticking = undefined))
-        }, tickSeconds * 1000)
-      : undefined
-  tick?.unref()
-  // Due reviews, stored: this instance or any other finishes each once (a lease claimed by compare-and-set).
-  let dueRunning: Promise<unknown> | undefined
-  const dueTickMs = options.dueTickMs ?? 1000
-  const due =
-    dueTickMs > 0
-      ? setInterval(() => {
-          if (dueRunning) return
-          dueRunning = tickDueWork(runtime.deps.seller)
-            .catch((error: unknown) => runtime.deps.log({ due: 'failed', error: String(error) }))
-            .finally(() => (dueRunning = undefined))
-        }, dueTickMs)
-      : undefined
-  due?.unref()
-
-  let closing: Promise<void> | undefined
-  return {
-    port: listener.port,
-    url,
-    listener,
-    publicUrl,
-    runtime,
-    close(graceMs = 10_000) {
-      closing ??= (async () => {
-        clearInterval(sweep)
-        if (tick) clearInterval(tick)
-        if (due) clearInterval(due)
-        await ticking
-        await dueRunning
-        await listener.close(graceMs)
-        await runtime.close()
-      })()
-      return closing
-    },
-  }
 }

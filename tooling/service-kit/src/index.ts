@@ -25,3 +25,10 @@ export {
   type Refusal,
   type RefusalCode,
 } from './request-guard.js'
+export { startLoops, type Loop, type Loops } from './periodic.js'
+export {
+  startService,
+  type RunningService,
+  type ServiceRuntime,
+  type StartServiceOptions,
+} from './start-service.js'
