@@ -15,6 +15,7 @@ import {
 } from '@adwire/agent-server'
 import { z } from 'zod'
 import { assertOfficial, officialToolSchema } from '../validation/official.js'
+import { for30, speaks30 } from './release-30.js'
 
 /** A request as the handler sees it: the whole JSON object, envelope fields included. */
 export type Request = Record<string, unknown>
@@ -142,7 +143,9 @@ export function sellerTask(spec: SellerTaskSpec, options: DefineOptions): AnyTas
     ...(!spec.requestSchema ? declaredSchema(spec) : {}),
     // Every 3.1 response carries the protocol envelope's `status` (core/protocol-envelope.json).
     handler: async (request, context) => {
-      const response = (await spec.handler(request as Request, context)) as Record<string, unknown>
+      const answer = (await spec.handler(request as Request, context)) as Record<string, unknown>
+      // A 3.0-era buyer (adcp_major_version only) gets 3.0's closed enums (see release-30.ts).
+      const response = speaks30(request) ? for30(answer) : answer
       // A first execution says so (`replayed: false`); the task server marks a replay `replayed: true`.
       const first = spec.idempotent ? { replayed: false } : {}
       return 'status' in response ? { ...response, ...first } : { status: 'completed', ...response, ...first }
