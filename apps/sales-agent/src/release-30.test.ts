@@ -2,10 +2,21 @@
  * A 3.0-era buyer (adcp_major_version only, as the official SDK's runner sends) gets the lists 3.1 widened cut
  * to 3.0's closed enums: the capabilities' controller scenarios and a buy's valid_actions, on MCP and A2A; a
  * 3.1 buyer (adcp_version) gets the whole 3.1 answer. Both answers validate against the official 3.1.19 schema.
+ * A 3.0-era sync_governance may carry 3.0's `categories`; a 3.1 buyer's may not.
  */
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 import type { RunningSalesAgent } from './service.js'
-import { a2aSend, artifactData, BUYER_TOKEN, buyRequest, mcpOk, startTestAgent } from './test-support.js'
+import {
+  a2aSend,
+  ACCOUNT,
+  artifactData,
+  BUYER_TOKEN,
+  buyRequest,
+  mcpFails,
+  mcpOk,
+  newKey,
+  startTestAgent,
+} from './test-support.js'
 
 const CAPS = 'protocol/get-adcp-capabilities-response.json'
 const CREATE = 'media-buy/create-media-buy-response.json'
@@ -83,5 +94,44 @@ describe('a 3.0-era buyer', () => {
     expect(current.media_buys[0].valid_actions).toContain('update_pacing')
     const task = await a2aSend(agent, BUYER_TOKEN, 'create_media_buy', buyRequest({ adcp_major_version: 3 }))
     for (const action of artifactData(task).valid_actions) expect(ACTIONS_30).toContain(action)
+  })
+
+  it("registers a governance agent sent in 3.0's shape (categories); a 3.1 buyer must send 3.1.19's", async () => {
+    const governance = (extra: Record<string, unknown>) => ({
+      idempotency_key: newKey(),
+      accounts: [
+        {
+          account: ACCOUNT,
+          governance_agents: [
+            {
+              url: 'https://governance.example',
+              authentication: { schemes: ['Bearer'], credentials: 'x'.repeat(40) },
+              categories: ['budget_authority', 'brand_policy'],
+            },
+          ],
+        },
+      ],
+      ...extra,
+    })
+    const synced = await mcpOk(
+      agent,
+      BUYER_TOKEN,
+      'sync_governance',
+      governance({ adcp_major_version: 3 }),
+      'account/sync-governance-response.json',
+    )
+    expect(synced.accounts[0]).toMatchObject({
+      status: 'synced',
+      governance_agents: [{ url: 'https://governance.example' }],
+    })
+    expect(synced.accounts[0].governance_agents[0].categories).toBeUndefined()
+    const refused = await mcpFails(
+      agent,
+      BUYER_TOKEN,
+      'sync_governance',
+      governance({ adcp_major_version: 3, adcp_version: '3.1' }),
+      'INVALID_REQUEST',
+    )
+    expect(refused.field).toBe('accounts[0].governance_agents[0]')
   })
 })

@@ -3,7 +3,9 @@
  * `adcp_major_version` (3.0 had no `adcp_version`; a 3.1 buyer sends both) comes from a client that validates
  * against the 3.0 schemas, whose closed enums 3.1 widened: `valid_actions` (the deprecated flat list; 3.1's
  * `available_actions` keeps every action) and `compliance_testing.scenarios`. Such a caller gets those lists cut
- * to the 3.0 vocabulary; everything else is the 3.1 answer, which 3.0's open objects accept.
+ * to the 3.0 vocabulary; everything else is the 3.1 answer, which 3.0's open objects accept. Its requests may
+ * carry what 3.0 had and 3.1.19 dropped without changing the meaning (see {@link from30}); a 3.1 caller's request
+ * is checked as it came.
  */
 
 /** `enums/media-buy-valid-action.json` of 3.0. */
@@ -67,4 +69,29 @@ export function for30(response: Body): Body {
     }
   }
   return out
+}
+
+const governanceAgentFor31 = (agent: unknown): unknown => {
+  if (!isObject(agent) || !('categories' in agent)) return agent
+  const { categories: _categories, ...rest } = agent
+  return rest
+}
+
+/**
+ * A 3.0-era request in its 3.1.19 shape: sync_governance's `governance_agents[].categories` (3.0 let several
+ * agents split the categories; 3.1.19 has one agent, which handles them all, as 3.0 read an omitted list) is
+ * dropped. Everything else, `governance_agents`' single entry included, is checked as 3.1.19 has it.
+ *
+ * @example
+ * from30({ accounts: [{ governance_agents: [{ url, authentication, categories: ['budget_authority'] }] }] })
+ * // governance_agents: [{ url, authentication }]
+ */
+export function from30(request: Body): Body {
+  if (!Array.isArray(request.accounts)) return request
+  const accounts = request.accounts.map((account) =>
+    isObject(account) && Array.isArray(account.governance_agents)
+      ? { ...account, governance_agents: account.governance_agents.map(governanceAgentFor31) }
+      : account,
+  )
+  return { ...request, accounts }
 }
