@@ -143,7 +143,11 @@ export async function openDeps(
       description:
         'AdCP 3.1 creative agent: a catalog of standard formats, list_creative_formats, build_creative and preview_creative',
       url: publicUrl,
-      auth: { tokens: tokens.lookup },
+      auth: {
+        tokens: tokens.lookup,
+        // A wrong bearer is refused on public tasks too (401 AUTH_INVALID), never served as anonymous.
+        refuseInvalidOnPublicTasks: true,
+      },
       idempotency: {
         store: storage.claims,
         replayTtlSeconds: env.idempotencyTtlSeconds,

@@ -14,6 +14,7 @@ import {
   mcpCall,
   mcpClient,
   mcpError,
+  mcpFails,
   newKey,
   startTestAgent,
   type Body,
@@ -259,12 +260,15 @@ describe('access', () => {
     }
   })
 
-  it('serves a public task when a present token is unknown (a placeholder token)', async () => {
-    const result = await mcpCall(agent, 'not-a-real-token-0123456789', 'list_creative_formats', {
-      format_ids: [fid(agent, 'audio_30s')],
-    })
-    expect(result.isError).toBeFalsy()
-    expect(result.structuredContent.formats).toHaveLength(1)
+  it('refuses a public task when a present token is unknown: AUTH_INVALID, not anonymous', async () => {
+    const refused = await mcpFails(
+      agent,
+      'not-a-real-token-0123456789',
+      'list_creative_formats',
+      { format_ids: [fid(agent, 'audio_30s')] },
+      'AUTH_INVALID',
+    )
+    expect(refused.recovery).toBe('terminal')
   })
 })
 

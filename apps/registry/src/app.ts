@@ -6,7 +6,7 @@
 import { Hono } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { JWK } from 'jose'
-import { accessGate, accessOf, ADDED_ROUTES, gateOf, honoPath, needsCredential } from './auth/authorize.js'
+import { accessGate, ADDED_ROUTES, gateOf, honoPath } from './auth/authorize.js'
 import type { AgentProber } from './compliance/probe-agents.js'
 import type { ComplianceRuns } from './compliance/runs.js'
 import { createDiscoveryJobs, type DiscoveryJobs } from './crawl/discovery-jobs.js'
@@ -194,10 +194,10 @@ export function createApp(deps: RegistryDeps, parts: AppParts): Hono {
     }
     await next()
   })
-  // Authorization first (auth/authorize.ts): a locked operation authenticates, and admin/moderator operations
-  // check the role, before the rate limiter counts the call and before the route reads anything.
+  // Authorization first (auth/authorize.ts): a locked operation authenticates, any operation refuses a wrong
+  // bearer, before the rate limiter counts the call and before the route reads anything.
   for (const { method, path, operationId } of operations()) {
-    if (IMPLEMENTED_OPERATIONS.has(operationId) && needsCredential(accessOf(operationId)))
+    if (IMPLEMENTED_OPERATIONS.has(operationId))
       app.on(method.toUpperCase(), honoPath(path), accessGate(deps, operationId))
   }
   for (const [method, path, access] of ADDED_ROUTES) app.on(method, path, gateOf(deps, access))

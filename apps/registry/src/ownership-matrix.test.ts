@@ -3,6 +3,8 @@
  * operation has an access class in `auth/authorize.ts` (a new operation fails here until it is classified), and
  * - every operation that needs a credential answers an anonymous caller and a bad credential 401 with
  *   `WWW-Authenticate`, and the document marks exactly those operations secured;
+ * - every other (open) operation answers an invalid bearer 401 with `WWW-Authenticate` too, never as an
+ *   anonymous call, and still serves a valid member key and the administrator bearer;
  * - every administrator and moderator operation answers a member key 403;
  * - every operation that reads or writes organization-owned data or what an agent URL's controller alone may
  *   change, called by organization B on organization A's resource, answers 403 or 404 and changes nothing (A's
@@ -25,6 +27,13 @@ import {
 
 const DOCUMENT_OPERATIONS = operations(upstreamDocument())
 const UUID = '00000000-0000-4000-8000-000000000000'
+const ADMIN_KEY = `admin_${'o'.repeat(40)}`
+/** Bearers this registry never issued, in turn: an API key, an access token (JWT-shaped) and free text. */
+const INVALID = [
+  'sk_not-a-key-of-this-registry',
+  'eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJub2JvZHkifQ.bm90LWEtc2lnbmF0dXJl',
+  'not-a-credential-of-this-registry',
+]
 
 let test: TestRegistry
 let site: Site
@@ -41,7 +50,14 @@ beforeAll(async () => {
   site = await startSite()
   test = await startTestRegistry(
     { kind: 'sqlite' },
-    { seed: false, env: { AGENT_CREDENTIALS_KEY: TEST_CREDENTIALS_KEY, ALLOW_PRIVATE_AGENTS: '1' } },
+    {
+      seed: false,
+      env: {
+        AGENT_CREDENTIALS_KEY: TEST_CREDENTIALS_KEY,
+        ALLOW_PRIVATE_AGENTS: '1',
+        ADMIN_API_KEY: ADMIN_KEY,
+      },
+    },
   )
   orgA = await test.registry.createOrg('Owner A')
   orgB = await test.registry.createOrg('Other B')
@@ -200,6 +216,35 @@ describe('anonymous and badly credentialed callers', () => {
       expect(wrong.headers.get('www-authenticate')).toMatch(/error="invalid_token"/)
     },
   )
+
+  const open = DOCUMENT_OPERATIONS.filter(
+    (operation) => !lockedByDefault(OPERATION_ACCESS[operation.operationId]!),
+  )
+
+  it.each(
+    open.map(
+      (operation, index) => [operation.operationId, operation, INVALID[index % INVALID.length]!] as const,
+    ),
+  )(
+    '%s answers an invalid bearer 401 with WWW-Authenticate, never as an anonymous call',
+    async (_, operation, bearer) => {
+      const wrong = await call(operation, bearer)
+      expect([wrong.status, wrong.body?.error]).toEqual([401, 'invalid_token'])
+      expect(wrong.headers.get('www-authenticate')).toMatch(
+        /^Bearer resource_metadata="[^"]+", error="invalid_token"$/,
+      )
+    },
+  )
+
+  it('serves a valid member key and the administrator bearer on the open operations', async () => {
+    const sample = open.filter((operation) => operation.method === 'get').slice(0, 8)
+    expect(sample.length).toBeGreaterThan(0)
+    for (const operation of sample)
+      for (const token of [orgA.apiKey, ADMIN_KEY]) {
+        const answer = await call(operation, token)
+        expect(answer.status, `${operation.operationId} ${JSON.stringify(answer.body)}`).not.toBe(401)
+      }
+  })
 })
 
 describe('administrator and moderator operations', () => {

@@ -22,7 +22,7 @@ import { createWebhookSender, type WebhookSender } from '@adwire/webhooks'
 import pg from 'pg'
 import { parseEnv } from '../src/env.js'
 import { startSalesAgent, type RunningSalesAgent } from '../src/service.js'
-import { openStorage } from '../src/storage/index.js'
+import { openStorage } from '@adwire/seller'
 
 const BUYS = 10_000
 const CALLS = Number(process.env.BENCH_CALLS ?? 200)

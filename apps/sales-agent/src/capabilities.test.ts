@@ -5,7 +5,7 @@
  * body-size limit.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { TASK_NAMES } from './capabilities.js'
+import { TASK_NAMES } from '@adwire/seller'
 import type { RunningSalesAgent } from './service.js'
 import { a2aSend, artifactData, expectOfficial, mcpClient, mcpOk, startTestAgent } from './test-support.js'
 
@@ -65,6 +65,24 @@ describe('get_adcp_capabilities', () => {
       })
     } finally {
       await local.close()
+    }
+  })
+})
+
+describe('capabilities describe the running configuration', () => {
+  it('creative_approval_mode follows CREATIVE_REVIEW: auto_approve, or require_human when creatives wait for review', async () => {
+    expect(
+      (await mcpOk(agent, undefined, 'get_adcp_capabilities', {}, CAPS)).media_buy.creative_approval_mode,
+    ).toBe('auto_approve')
+    const manual = await startTestAgent({
+      PUBLIC_URL: 'https://sales.adwire.test',
+      CREATIVE_REVIEW: 'manual',
+    })
+    try {
+      const caps = await mcpOk(manual, undefined, 'get_adcp_capabilities', {}, CAPS)
+      expect(caps.media_buy.creative_approval_mode).toBe('require_human')
+    } finally {
+      await manual.close()
     }
   })
 })

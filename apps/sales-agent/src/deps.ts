@@ -6,25 +6,32 @@
  */
 import { createAgentServer, webhookFetch, type AgentServer } from '@adwire/agent-server'
 import { createWebhookSender, type SenderLogEntry, type WebhookSender } from '@adwire/webhooks'
-import { loadTestKitCredentials, type TestKitCredential } from './auth/test-kits.js'
+import {
+  loadTestKitCredentials,
+  type TestKitCredential,
+  capabilities,
+  productSource,
+  settleBuy,
+  type MediaBuyRecord,
+  simulatedDelivery,
+  buyWindows,
+  startReportScheduler,
+  reportingReadiness,
+  type SellerEvents,
+  createWebhookEvents,
+  type WebhookEvents,
+  openStorage,
+  type Storage,
+  createSeller,
+  type Seller,
+  sellerTasks,
+  type WebhookActivitySource,
+} from '@adwire/seller'
 import { resolveTokens, type ResolvedTokens } from './auth/tokens.js'
-import { capabilities } from './capabilities.js'
 import type { SalesAgentEnv } from './env.js'
-import { productSource } from './catalog/product-source.js'
-import { settleBuy } from './media-buys/reconcile.js'
-import type { MediaBuyRecord } from './media-buys/types.js'
-import { simulatedDelivery } from './events/delivery-snapshot.js'
-import { buyWindows } from './events/measurement-windows.js'
-import { startReportScheduler } from './events/report-scheduler.js'
-import { reportingReadiness } from './events/reporting-upstream.js'
-import type { SellerEvents } from './events/seller-events.js'
-import { createWebhookEvents, type WebhookEvents } from './events/webhook-events.js'
+import { demoCatalog } from './catalog/demo-catalog.js'
+import { pacedDelivery } from './delivery/pacing.js'
 import { resolveSigningKey, type SigningKey } from './keys.js'
-import { openStorage, type Storage } from './storage/index.js'
-import { createSeller } from './seller-runtime.js'
-import type { Seller } from './seller.js'
-import { sellerTasks } from './tasks/index.js'
-import type { WebhookActivitySource } from './media-buys/get.js'
 
 /** A structured log line. */
 export type Log = (entry: Record<string, unknown>) => void
@@ -127,7 +134,9 @@ export async function openDeps(
         .finally(() => inFlight.delete(running))
       inFlight.add(running)
     }
-    const products = productSource(storage.records, env.creativeAgentUrl)
+    const catalog = demoCatalog(env.creativeAgentUrl)
+    const delivery = pacedDelivery(env.deliverySeed)
+    const products = productSource(storage.records, env.creativeAgentUrl, catalog)
     // The report scheduler settles a due buy on the seller's clock first (a flight that ended completes it,
     // and its final report goes instead of another scheduled one).
     const late: { seller?: Seller } = {}
@@ -140,11 +149,13 @@ export async function openDeps(
           sender,
           now,
           retryHorizonSeconds: RETRY_HORIZON_SECONDS,
-          delivery: simulatedDelivery(products, env.deliverySeed),
+          delivery: simulatedDelivery(products, delivery),
           settle,
           readiness: reportingReadiness(storage.records),
           measurementWindows: buyWindows(products),
-          ...(overrides.reportPeriodSeconds ? { reportPeriodSeconds: overrides.reportPeriodSeconds } : {}),
+          ...((overrides.reportPeriodSeconds ?? env.demoReportSeconds)
+            ? { reportPeriodSeconds: overrides.reportPeriodSeconds ?? env.demoReportSeconds }
+            : {}),
           ...(overrides.measurementDaySeconds
             ? { measurementDaySeconds: overrides.measurementDaySeconds }
             : {}),
@@ -159,12 +170,24 @@ export async function openDeps(
       version: AGENT_VERSION,
       retryHorizonSeconds: RETRY_HORIZON_SECONDS,
       complianceTesting: env.complyTestController,
+      creativeReview: env.creativeReview,
+      reportingFrequencies: [
+        ...new Set(
+          catalog.flatMap(
+            ({ product }) =>
+              (product.reporting_capabilities as { available_reporting_frequencies?: string[] })
+                .available_reporting_frequencies ?? [],
+          ),
+        ),
+      ],
       ...(overrides.senderConcurrency ? { concurrency: overrides.senderConcurrency } : {}),
     })
     // The task server is built over the seller's tasks: stored tasks reach its resumeUpdates once it exists.
     const server: { agent?: AgentServer } = {}
     const domain = createSeller({
       env,
+      catalog,
+      delivery,
       storage,
       events,
       kits,
@@ -221,7 +244,13 @@ export async function openDeps(
     server.agent = agent
     sender.start()
     const scheduler = webhookEvents
-      ? startReportScheduler(webhookEvents, overrides.reportTickMs ?? 60_000, log)
+      ? startReportScheduler(
+          webhookEvents,
+          // A demo cadence is looked at twice a period (at least every second, at most every minute).
+          overrides.reportTickMs ??
+            (env.demoReportSeconds ? Math.min(60_000, Math.max(1_000, env.demoReportSeconds * 500)) : 60_000),
+          log,
+        )
       : undefined
     let closing: Promise<void> | undefined
     return {

@@ -16,6 +16,7 @@ import {
   type HttpLimitSettings,
   type ServiceSettings,
 } from '@adwire/service-env'
+import { RESOURCES, type BuyReview, type SellerSettings } from '@adwire/seller'
 import { z } from 'zod'
 
 export { EnvError, type DatabaseConfig } from '@adwire/service-env'
@@ -26,11 +27,10 @@ export interface TokenGrant {
   readonly principal: Principal
 }
 
-/** When a new media buy waits for the seller's review before it is confirmed. */
-export type BuyReview = 'none' | 'over_budget' | 'always'
+export type { BuyReview } from '@adwire/seller'
 
 /** The sales agent's settings: the shared ones (port, host, database, public URL) and its own. */
-export interface SalesAgentEnv extends ServiceSettings {
+export interface SalesAgentEnv extends ServiceSettings, SellerSettings {
   /** The HTTP server's timeouts and connection cap (HTTP_*); unset ones keep the service-kit defaults. */
   readonly http: HttpLimitSettings
   readonly publicUrl?: string
@@ -61,11 +61,12 @@ export interface SalesAgentEnv extends ServiceSettings {
   readonly creativeReview: 'auto' | 'manual'
   /** The seed of the delivery simulation (same seed, same delivery). */
   readonly deliverySeed: string
+  /** Demo only: every buy's scheduled delivery reports this often, seconds, whatever its frequency (DEMO_REPORT_SECONDS). */
+  readonly demoReportSeconds?: number
   /** How long webhook_activity's fire log is kept, seconds (WEBHOOK_ACTIVITY_RETENTION_DAYS). */
   readonly webhookActivityRetentionSeconds: number
 }
 
-export const RESOURCES: readonly Resource[] = ['products', 'media_buys', 'creatives', 'reports']
 const PERMISSIONS: readonly Permission[] = ['read', 'write', 'delete', 'approve']
 const TOKEN = /^[\x21-\x7e]{16,512}$/
 
@@ -183,8 +184,10 @@ const EnvSchema = z.object({
   BUY_REVIEW: z.enum(['none', 'over_budget', 'always']).default('over_budget'),
   REVIEW_BUDGET_THRESHOLD: intIn('REVIEW_BUDGET_THRESHOLD', 0, 1_000_000_000, 100_000),
   REVIEW_SECONDS: intIn('REVIEW_SECONDS', 0, 86_400, 2),
+  REVIEW_CREDIT_LIMIT: intIn('REVIEW_CREDIT_LIMIT', 0, 1_000_000_000_000, 0),
   CREATIVE_REVIEW: z.enum(['auto', 'manual']).default('auto'),
   DELIVERY_SEED: z.string().trim().default('adwire'),
+  DEMO_REPORT_SECONDS: intIn('DEMO_REPORT_SECONDS', 0, 86_400, 0),
   WEBHOOK_ACTIVITY_RETENTION_DAYS: intIn('WEBHOOK_ACTIVITY_RETENTION_DAYS', 1, 3650, 30),
 })
 
@@ -221,8 +224,10 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
     buyReview: values.BUY_REVIEW,
     reviewBudgetThreshold: values.REVIEW_BUDGET_THRESHOLD,
     reviewSeconds: values.REVIEW_SECONDS,
+    ...(values.REVIEW_CREDIT_LIMIT > 0 ? { reviewCreditLimit: values.REVIEW_CREDIT_LIMIT } : {}),
     creativeReview: values.CREATIVE_REVIEW,
     deliverySeed: values.DELIVERY_SEED,
+    ...(values.DEMO_REPORT_SECONDS > 0 ? { demoReportSeconds: values.DEMO_REPORT_SECONDS } : {}),
     webhookActivityRetentionSeconds: values.WEBHOOK_ACTIVITY_RETENTION_DAYS * 86_400,
   }
 }

@@ -1,3 +1,3 @@
 export { startSalesAgent, type RunningSalesAgent, type StartOptions } from './service.js'
 export { parseEnv, EnvError, type SalesAgentEnv, type DatabaseConfig, type TokenGrant } from './env.js'
-export type { SellerEvents, BuyStatusChange, ImpairmentChange } from './events/seller-events.js'
+export type { SellerEvents, BuyStatusChange, ImpairmentChange } from '@adwire/seller'

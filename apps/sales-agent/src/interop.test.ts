@@ -22,7 +22,7 @@ import {
 } from '@a2a-js/sdk/client'
 import { ADCP_A2A_EXTENSION } from '@adwire/agent-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { WebhookEvents } from './events/webhook-events.js'
+import type { WebhookEvents } from '@adwire/seller'
 import type { RunningSalesAgent } from './service.js'
 import { ACCOUNT, BUYER_TOKEN, expectOfficial, mcpOk, newKey, startTestAgent, until } from './test-support.js'
 import {

@@ -6,7 +6,7 @@
 import { publishedJwk, signerJwk } from '@adwire/agent-server'
 import { generateSigningKey, type AdcpJwk, type Jwks } from '@adwire/http-signatures'
 import { algorithmOfJwk } from '@adwire/http-signatures/internal'
-import type { Storage } from './storage/index.js'
+import type { Storage } from '@adwire/seller'
 
 const SETTING = 'webhook_signing_jwk'
 

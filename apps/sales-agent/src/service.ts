@@ -9,10 +9,7 @@ import { listen, type Listener } from '@adwire/service-kit'
 import { createApp } from './app.js'
 import { openDeps, type DepsOverrides, type Runtime } from './deps.js'
 import type { SalesAgentEnv } from './env.js'
-import { announceCapabilities } from './capabilities-version.js'
-import { tickDueWork } from './async/due-runner.js'
-import { pruneWebhookRecords } from './events/retention.js'
-import { tickBuys } from './seller-runtime.js'
+import { announceCapabilities, tickDueWork, pruneWebhookRecords, tickBuys } from '@adwire/seller'
 
 export interface RunningSalesAgent {
   readonly port: number

@@ -4,7 +4,7 @@
  * reader.
  */
 import { mkdtempSync } from 'node:fs'
-import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -159,6 +159,9 @@ export const json = (response: ServerResponse, status: number, body: unknown) =>
 
 export type { SseMessage }
 
+/** The oversized chunked sender of every service's body-limit tests (one copy, in service-kit's test kit). */
+export { streamUntilAnswered } from '@adwire/service-kit/testing'
+
 /**
  * Reads server-sent events from a fetch response until `stop` returns true or the stream ends (the parser is
  * `readSse` of @adwire/registry-client, the one the CLI follows the receiver with).
@@ -184,44 +187,4 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (Date.now() > deadline) throw new Error('eventually: timed out')
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
-}
-
-/**
- * POSTs a chunked JSON body of up to `total` bytes (`opening`, then 64 KiB chunks of "x", then `"}`), written as
- * fast as the socket takes it until an answer arrives; resolves with the answer and how much was sent before it.
- * A server that enforces its limit answers long before `total`.
- */
-export function streamUntilAnswered(
-  url: string,
-  headers: Record<string, string>,
-  opening: string,
-  total = 64 * 1024 * 1024,
-): Promise<{ status: number; body: string; sentBeforeAnswer: number }> {
-  const chunk = Buffer.alloc(64 * 1024, 'x')
-  let sent = 0
-  return new Promise((resolve, reject) => {
-    const outgoing = httpRequest(url, { method: 'POST', agent: false, headers })
-    let answered = false
-    outgoing.on('response', (response) => {
-      answered = true
-      const sentBeforeAnswer = sent
-      let body = ''
-      response.setEncoding('utf8')
-      response.on('data', (text: string) => (body += text))
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body, sentBeforeAnswer }))
-      response.on('error', reject)
-    })
-    outgoing.on('error', (error) => {
-      if (!answered) reject(error)
-    })
-    outgoing.write(opening)
-    const pump = () => {
-      while (!answered && sent < total) {
-        sent += chunk.length
-        if (!outgoing.write(chunk)) return void outgoing.once('drain', pump)
-      }
-      if (!answered) outgoing.end('"}')
-    }
-    pump()
-  })
 }

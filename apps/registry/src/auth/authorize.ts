@@ -25,8 +25,8 @@ import { HttpError, requireOrg, requirePrincipal } from '../routes/http.js'
 
 /**
  * The access classes.
- * - `public`: no credential; registry-wide public data (a credential, when sent, changes nothing it may see
- *   of another organization).
+ * - `public`: no credential; registry-wide public data (a credential, when sent, must be valid — a wrong one is
+ *   a 401, never an anonymous call — and changes nothing it may see of another organization).
  * - `optional`: secured in the document, but one read-only mode is open to anyone (`resolveIdentifiers` with
  *   `mode: lookup`); every other call needs a credential, which the route asks of this layer after reading the mode.
  * - `member`: a valid credential; the operation acts only within the caller's own organization (its crawl
@@ -190,8 +190,10 @@ export const honoPath = (path: string): string => path.replace(/\{([^}]+)\}/g, '
 
 /**
  * The gate of one operation: authenticates every operation that needs a credential (401 with `WWW-Authenticate`
- * for an anonymous or invalid caller; the administrator bearer passes for `admin` operations). Mounted before the
- * rate limiter, so an anonymous call to a locked operation is a 401, never a 429. The role checks
+ * for an anonymous or invalid caller; the administrator bearer passes for `admin` operations), and on every other
+ * operation a bearer that is sent (a wrong bearer is a 401 too, never served as an anonymous call; no
+ * `Authorization` header is the anonymous call). Mounted on every operation before the rate limiter, so an
+ * anonymous call to a locked operation is a 401, never a 429. The role checks
  * ({@link requireAdmin}, {@link requireModerator}) and the resource checks run in the route after its input is
  * validated, so a malformed call is a 400 as the document orders it.
  */
@@ -207,10 +209,17 @@ export const ADDED_ROUTES: ReadonlyArray<readonly [string, string, AccessClass]>
   ['POST', '/api/registry/agents/:encodedUrl/control/verify', 'member'],
 ]
 
+/** Whether the request presents a bearer credential (any `Authorization: Bearer <token>`). */
+const presentsBearer = (c: Context): boolean => /^Bearer\s+\S+/i.test(c.req.header('authorization') ?? '')
+
 /** The gate of an access class (see {@link accessGate}). */
 export function gateOf(deps: RegistryDeps, access: AccessClass): MiddlewareHandler {
   return async (c, next) => {
-    if (!needsCredential(access)) return next()
+    if (!needsCredential(access)) {
+      // The administrator bearer is a valid credential too (it is no principal of an organization).
+      if (presentsBearer(c) && !isAdmin(c, deps)) await requirePrincipal(c, deps)
+      return next()
+    }
     if (access === 'admin' && isAdmin(c, deps)) return next()
     await requirePrincipal(c, deps)
     return next()

@@ -6,8 +6,6 @@
  * requests) stays `running` until its lease expires, is then reclaimed and run again on a fresh worker.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer, request as httpRequest, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
@@ -20,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openRepository } from '../db/repository.js'
 import { parseEnv } from '../env.js'
 import { startRegistry, type RunningRegistry } from '../service.js'
+import { startHoldingProxy, type HoldingProxy } from '../testing/proxy.js'
 import { api, dropSchema, type Backend } from '../testing/registry.js'
 import { runStore, type StoredRun } from './runs-store.js'
 
@@ -30,48 +29,13 @@ const backends: Array<[string, Backend | undefined]> = [
 ]
 
 let creative: RunningCreativeAgent
-let gate: Server
+/** The creative agent behind a proxy that holds every request while closed. */
+let gate: HoldingProxy
 let gateUrl: string
 let held = 0
 let open = true
 const waiting: Array<() => void> = []
 let agentDir: string
-
-/** A proxy to the creative agent that holds every request while closed. */
-function startGate(target: string): Promise<Server> {
-  const upstream = new URL(target)
-  const server = createServer((incoming, outgoing) => {
-    const forward = () => {
-      const proxied = httpRequest(
-        {
-          host: upstream.hostname,
-          port: upstream.port,
-          path: incoming.url,
-          method: incoming.method,
-          headers: { ...incoming.headers, host: upstream.host },
-          // One upstream connection per request: the dead worker's held request, released with the gate, must
-          // not leave a pooled socket mid-exchange for the fresh worker's requests (runs.test.ts's proxy, alike).
-          agent: false,
-        },
-        (response) => {
-          outgoing.writeHead(response.statusCode ?? 502, response.headers)
-          response.pipe(outgoing)
-        },
-      )
-      proxied.on('error', () => outgoing.destroy())
-      incoming.on('close', () => {
-        if (!incoming.complete) proxied.destroy()
-      })
-      incoming.pipe(proxied)
-    }
-    if (open) forward()
-    else {
-      held += 1
-      waiting.push(forward)
-    }
-  })
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)))
-}
 
 beforeAll(async () => {
   agentDir = mkdtempSync(join(tmpdir(), 'adwire-registry-lease-'))
@@ -83,14 +47,19 @@ beforeAll(async () => {
       TOKENS: 'kit-buyer:demo-acme-outdoor-v1:read+write',
     }),
   )
-  gate = await startGate(creative.url)
-  gateUrl = `http://127.0.0.1:${(gate.address() as AddressInfo).port}`
+  gate = await startHoldingProxy(creative.url, (forward) => {
+    if (open) forward()
+    else {
+      held += 1
+      waiting.push(forward)
+    }
+  })
+  gateUrl = gate.url
 }, 60_000)
 
 afterAll(async () => {
   for (const release of waiting.splice(0)) release()
-  gate?.closeAllConnections()
-  await new Promise((resolve) => gate?.close(resolve))
+  await gate?.close()
   await creative?.close()
   if (agentDir) rmSync(agentDir, { recursive: true, force: true })
 })

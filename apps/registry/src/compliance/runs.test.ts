@@ -6,7 +6,7 @@
  * restart and one a crash left `running`.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer, request as httpRequest, type Server } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -20,6 +20,7 @@ import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEnv } from '../env.js'
 import { startRegistry, type RunningRegistry, type StartOverrides } from '../service.js'
+import { startHoldingProxy, type HoldingProxy } from '../testing/proxy.js'
 import { api, dropSchema, type Backend } from '../testing/registry.js'
 import type { StoryboardOutcome } from './contract.js'
 import { complianceRunLauncher } from './runs.js'
@@ -35,43 +36,13 @@ const AGENT_SECRET = 'registry-held-secret-for-the-creative-agent-0123'
 
 let creative: RunningCreativeAgent
 let broken: BrokenAgent
-let slow: Server
+/** The creative agent behind a proxy that holds every request 250 ms (a run stays in flight long enough to stop it). */
+let slow: HoldingProxy
 let slowUrl: string
 let tokens: Server
 let tokenUrl: string
 const tokenRequests: Array<{ authorization: string; body: string }> = []
 let agentDir: string
-
-/**
- * A proxy to the creative agent that holds every request 250 ms (a run stays in flight long enough to stop it).
- * One upstream connection per request: a pooled one may be left mid-exchange by a client that went away (an
- * MCP event stream cut when the registry stops its compliance worker), and the agent would answer the next
- * request sent on it with a bare `400`.
- */
-function startSlowProxy(target: string): Promise<Server> {
-  const upstream = new URL(target)
-  const server = createServer((incoming, outgoing) => {
-    setTimeout(() => {
-      const forward = httpRequest(
-        {
-          host: upstream.hostname,
-          port: upstream.port,
-          path: incoming.url,
-          method: incoming.method,
-          headers: { ...incoming.headers, host: upstream.host },
-          agent: false,
-        },
-        (response) => {
-          outgoing.writeHead(response.statusCode ?? 502, response.headers)
-          response.pipe(outgoing)
-        },
-      )
-      forward.on('error', () => outgoing.destroy())
-      incoming.pipe(forward)
-    }, 250)
-  })
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)))
-}
 
 beforeAll(async () => {
   agentDir = mkdtempSync(join(tmpdir(), 'adwire-registry-agents-'))
@@ -84,7 +55,7 @@ beforeAll(async () => {
     }),
   )
   broken = await startBrokenAgent(['missing_field'])
-  slow = await startSlowProxy(creative.url)
+  slow = await startHoldingProxy(creative.url, (forward) => setTimeout(forward, 250))
   // The creative agent's OAuth token endpoint (client credentials): the registry's client gets AGENT_SECRET.
   tokens = createServer((incoming, outgoing) => {
     let body = ''
@@ -108,16 +79,15 @@ beforeAll(async () => {
   })
   await new Promise<void>((resolve) => tokens.listen(0, '127.0.0.1', resolve))
   tokenUrl = `http://127.0.0.1:${(tokens.address() as AddressInfo).port}/token`
-  slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`
+  slowUrl = slow.url
 }, 60_000)
 
 afterAll(async () => {
   await creative?.close()
   await broken?.close()
-  slow?.closeAllConnections()
   tokens?.closeAllConnections()
   await new Promise((resolve) => tokens?.close(resolve))
-  await new Promise((resolve) => slow?.close(resolve))
+  await slow?.close()
   if (agentDir) rmSync(agentDir, { recursive: true, force: true })
 })
 

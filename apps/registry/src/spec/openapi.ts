@@ -3,7 +3,7 @@
  * for these documented additions (README, "Decisions"), so that it describes this service exactly:
  *
  * 1. Error statuses the upstream omits where no listed one fits: 400 on operations with parameters or a body,
- *    413/415 on those with a JSON body, 401 on locked ones, the 403 of `include=raw` on the authorization pulls,
+ *    413/415 on those with a JSON body, 401 on locked ones (and on open ones for an invalid bearer), the 403 of `include=raw` on the authorization pulls,
  *    429 on the feed stream (too many streams), 403 on `saveBrand`, `saveProperty` and `savePolicy` for a resource another organization owns — each answered with the official `Error`
  *    (`{ "error": code, "message" }`), never a replacement of a status the upstream lists.
  * 2. The bulk resolve results allow `null` (an unresolvable domain or policy), which the upstream `allOf`
@@ -95,6 +95,11 @@ export function addedStatuses(operation: JsonObject): Record<string, string> {
   }
   if (Array.isArray(operation.security) && operation.security.length > 0) {
     add('401', 'Authentication required (a missing, invalid or expired bearer).')
+  } else {
+    add(
+      '401',
+      'An invalid or expired bearer (never served as an anonymous call; send no Authorization instead).',
+    )
   }
   if (operation.requestBody || (Array.isArray(operation.parameters) && operation.parameters.length > 0)) {
     add('400', 'A parameter or the body is missing or malformed.')

@@ -10,8 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningSalesAgent } from '../service.js'
 import { BUYER_TOKEN, buyRequest, mcpOk, startTestAgent } from '../test-support.js'
 import { startBuyerReceiver, type BuyerReceiver } from '../testing/buyer-receiver.js'
-import { tickDueWork } from './due-runner.js'
-import { DUE_KIND } from './due-work.js'
+import { tickDueWork, DUE_KIND } from '@adwire/seller'
 
 const url = await resolveTestPostgresUrl()
 const schema = `sales_due_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`

@@ -26,9 +26,7 @@ import {
   type Body,
 } from '../test-support.js'
 import { startBuyerReceiver, type BuyerReceiver } from '../testing/buyer-receiver.js'
-import { tickDueWork } from './due-runner.js'
-import { DUE_KIND, LEASE_SECONDS, type DueWork } from './due-work.js'
-import { moveTask } from './task-records.js'
+import { tickDueWork, DUE_KIND, LEASE_SECONDS, type DueWork, moveTask } from '@adwire/seller'
 
 let offset = 0
 const now = () => Date.now() / 1000 + offset

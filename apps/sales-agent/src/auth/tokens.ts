@@ -6,8 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { hashedTokenLookup, type Principal, type TokenLookup } from '@adwire/agent-server'
 import type { TokenGrant } from '../env.js'
-import type { Storage } from '../storage/index.js'
-import { testKitPrincipal, type TestKitCredential } from './test-kits.js'
+import { type Storage, testKitPrincipal, type TestKitCredential } from '@adwire/seller'
 
 const SETTING = 'default_token_sha256'
 

@@ -4,17 +4,10 @@
  * Products marked `custom` are shown only to credentialed callers.
  */
 
-/** A product as the seller keeps it: the core/product.json object plus whether it is a custom product. */
-export interface CatalogProduct {
-  readonly product: Record<string, unknown>
-  /** Custom (negotiated) products are hidden from anonymous callers. */
-  readonly custom: boolean
-  /** Words the brief is matched against, beyond name, description and channels. */
-  readonly keywords: readonly string[]
-}
+import { firstPartyMeasurement, type CatalogProduct } from '@adwire/seller'
 
 const reporting = (metrics: readonly string[]) => ({
-  available_reporting_frequencies: ['daily'],
+  available_reporting_frequencies: ['hourly', 'daily'],
   expected_delay_minutes: 60,
   timezone: 'UTC',
   supports_webhooks: true,
@@ -129,18 +122,6 @@ const SPECS: readonly Spec[] = [
     keywords: ['sports', 'takeover', 'sponsorship', 'homepage', 'premium'],
   },
 ]
-
-/**
- * Who counts a product's delivery: the publisher's own ad server. `vendors` is the 3.1 field; the deprecated
- * `provider` string is kept beside it, as 3.1.19 allows, because buyers on the 3.0 rules (the official AdCP
- * client among them) require it and refuse a product without it.
- */
-export function firstPartyMeasurement(publisherDomain: string) {
-  return {
-    vendors: [{ domain: publisherDomain }],
-    provider: `${publisherDomain} ad server (first-party delivery counts)`,
-  }
-}
 
 /**
  * The demo products, their formats at `creativeAgentUrl`.

@@ -23,7 +23,7 @@ import {
   until,
 } from '../test-support.js'
 import { LEGACY_SECRET, startBuyerReceiver, type BuyerReceiver } from '../testing/buyer-receiver.js'
-import type { WebhookEvents } from './webhook-events.js'
+import type { WebhookEvents } from '@adwire/seller'
 
 let offset = 0
 const now = () => Date.now() / 1000 + offset

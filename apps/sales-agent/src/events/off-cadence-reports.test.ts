@@ -24,8 +24,7 @@ import {
   type Body,
 } from '../test-support.js'
 import { LEGACY_SECRET, startBuyerReceiver, type BuyerReceiver } from '../testing/buyer-receiver.js'
-import { FIRE_KIND } from '../activity/webhook-activity.js'
-import type { WebhookEvents } from './webhook-events.js'
+import { FIRE_KIND, type WebhookEvents } from '@adwire/seller'
 
 const HOUR = 3600
 let offset = 0

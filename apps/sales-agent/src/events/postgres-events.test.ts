@@ -17,7 +17,7 @@ import {
   startTestAgent,
 } from '../test-support.js'
 import { LEGACY_SECRET, startBuyerReceiver, type BuyerReceiver } from '../testing/buyer-receiver.js'
-import type { WebhookEvents } from './webhook-events.js'
+import type { WebhookEvents } from '@adwire/seller'
 
 const url = await resolveTestPostgresUrl()
 const schema = `sales_events_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`

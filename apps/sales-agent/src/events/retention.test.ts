@@ -8,14 +8,19 @@ import { join } from 'node:path'
 import { resolveTestPostgresUrl } from '@adwire/vitest-config'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { FIRE_KIND, recordFire } from '../activity/webhook-activity.js'
+import {
+  FIRE_KIND,
+  recordFire,
+  openPostgresStorage,
+  openSqliteStorage,
+  type Storage,
+  SCHEDULE_KIND,
+  type ReportSchedule,
+  DEFAULT_FIRE_RETENTION_SECONDS,
+  pruneWebhookRecords,
+} from '@adwire/seller'
 import { parseEnv } from '../env.js'
-import { openPostgresStorage } from '../storage/postgres.js'
-import { openSqliteStorage } from '../storage/sqlite.js'
-import type { Storage } from '../storage/types.js'
 import { startTestAgent, tempDir } from '../test-support.js'
-import { SCHEDULE_KIND, type ReportSchedule } from './delivery-reports.js'
-import { DEFAULT_FIRE_RETENTION_SECONDS, pruneWebhookRecords } from './retention.js'
 
 const DAY = 86_400
 const NOW = 1_800_000_000

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { tickBuys } from '../seller-runtime.js'
+import { tickBuys, recordingEvents, type SellerEvent } from '@adwire/seller'
 import type { RunningSalesAgent } from '../service.js'
 import {
   ACCOUNT,
@@ -19,7 +19,6 @@ import {
   tempDir,
   type Body,
 } from '../test-support.js'
-import { recordingEvents, type SellerEvent } from './seller-events.js'
 
 const DAY = 86_400
 const START = Date.parse('2032-05-01T00:00:00Z') / 1000

@@ -6,15 +6,17 @@
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- tests read JSON payloads freely */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ACCOUNT_KIND } from '../accounts/resolve.js'
-import type { CreativeRecord } from '../creatives/types.js'
-import type { MediaBuyRecord } from '../media-buys/types.js'
+import {
+  ACCOUNT_KIND,
+  type CreativeRecord,
+  type MediaBuyRecord,
+  AGENT_CONFIGS_KIND,
+  announceCapabilities,
+  type WebhookEvents,
+} from '@adwire/seller'
 import type { RunningSalesAgent } from '../service.js'
 import { expectOfficial, startTestAgent } from '../test-support.js'
 import { LEGACY_SECRET, startBuyerReceiver, type BuyerReceiver } from '../testing/buyer-receiver.js'
-import { AGENT_CONFIGS_KIND } from '../accounts/governance.js'
-import { announceCapabilities } from '../capabilities-version.js'
-import type { WebhookEvents } from './webhook-events.js'
 
 let offset = 0
 const now = () => Date.now() / 1000 + offset

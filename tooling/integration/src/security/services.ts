@@ -6,10 +6,12 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+
+/** The oversized chunked sender, shared with the apps' own body-limit tests. */
+export { streamUntilAnswered } from '@adwire/service-kit/testing'
 
 export type App = 'registry' | 'creative-agent' | 'receiver' | 'sales-agent'
 
@@ -93,54 +95,6 @@ export function memoryKiB(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): numb
   const found = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)
   if (!found) throw new Error(`no ${field} for ${pid}`)
   return Number(found[1])
-}
-
-/**
- * POSTs a chunked body of up to `total` bytes (`opening`, then 64 KiB chunks of "x"), written as fast as the
- * socket takes it until an answer arrives; resolves with the answer and how much was sent before it, or with
- * `{ status: 0, error }` when the connection broke before an answer could be read.
- */
-export function streamUntilAnswered(
-  url: string,
-  headers: Record<string, string>,
-  opening: string,
-  total: number,
-  localAddress?: string,
-): Promise<{ status: number; body: string; sentBeforeAnswer: number; error?: string }> {
-  const chunk = Buffer.alloc(64 * 1024, 'x')
-  let sent = 0
-  return new Promise((resolve) => {
-    const outgoing = httpRequest(url, {
-      method: 'POST',
-      agent: false,
-      headers,
-      ...(localAddress ? { localAddress } : {}),
-    })
-    let answered = false
-    outgoing.on('response', (response) => {
-      answered = true
-      const sentBeforeAnswer = sent
-      let body = ''
-      response.setEncoding('utf8')
-      response.on('data', (text: string) => (body += text))
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body, sentBeforeAnswer }))
-      response.on('error', (error) =>
-        resolve({ status: response.statusCode ?? 0, body, sentBeforeAnswer, error: String(error) }),
-      )
-    })
-    outgoing.on('error', (error) => {
-      if (!answered) resolve({ status: 0, body: '', sentBeforeAnswer: sent, error: String(error) })
-    })
-    outgoing.write(opening)
-    const pump = () => {
-      while (!answered && sent < total) {
-        sent += chunk.length
-        if (!outgoing.write(chunk)) return void outgoing.once('drain', pump)
-      }
-      if (!answered) outgoing.end('"}')
-    }
-    pump()
-  })
 }
 
 /** A POST of `body` (a string sent as is) with a JSON content type; the status and the parsed JSON answer. */

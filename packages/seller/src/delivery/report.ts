@@ -6,10 +6,11 @@
  */
 import { buySandbox, type ProductSource } from '../catalog/product-source.js'
 import type { MediaBuyRecord } from '../media-buys/types.js'
-import { packageDays, withSimulated, type DayDelivery, type PackagePricing } from './simulate.js'
+import { withSimulated, type DayDelivery, type DeliveryModel, type PackagePricing } from './simulate.js'
 
 export interface ReportOptions {
-  readonly seed: string
+  /** The ad server's delivery (the seller's adapter). */
+  readonly model: DeliveryModel
   /** Unix seconds. */
   readonly now: number
   /** Inclusive YYYY-MM-DD bounds. */
@@ -82,7 +83,7 @@ const inRange = (options: ReportOptions) => (day: DayDelivery) =>
 
 /**
  * @example
- * buyDelivery(buy, await pricingOf(products, buy), { seed: 'adwire', now: Date.now() / 1000 })
+ * buyDelivery(buy, await pricingOf(products, buy), { model: seller.delivery, now: Date.now() / 1000 })
  */
 export function buyDelivery(
   buy: MediaBuyRecord,
@@ -93,7 +94,7 @@ export function buyDelivery(
   const perPackage = buy.packages.map((pkg) => {
     const price = pricing.get(pkg.package_id) ?? { model: 'cpm', price: 10, video: false }
     const days = withSimulated(
-      packageDays(options.seed, buy, pkg, price, options.now),
+      options.model(buy, pkg, price, options.now),
       buy.simulated_log ?? (buy.simulated ? [buy.simulated] : []),
       options.now,
       1 / live,

@@ -57,7 +57,7 @@ export async function getMediaBuyDelivery(
     earliest = Math.min(earliest, Date.parse(buy.start_time) / 1000)
     deliveries.push(
       buyDelivery(buy, await pricingOf(seller.products, buy), {
-        seed: seller.env.deliverySeed,
+        model: seller.delivery,
         now,
         ...(startDate ? { startDate } : {}),
         ...(endDate ? { endDate } : {}),

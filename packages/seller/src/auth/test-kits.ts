@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import type { Principal } from '@adwire/agent-server'
 import { conformancePath } from '@adwire/conformance'
-import { RESOURCES } from '../env.js'
+import { RESOURCES } from '../settings.js'
 
 /** A test-kit handle and the principal its keys derive theirs from (see {@link testKitFor}). */
 export interface TestKitCredential {

@@ -89,7 +89,7 @@ export async function moveTask(
     const at = isoAt(seller.now())
     const { pending_buy: _done, ...rest } = stored.body
     const record: TaskRecord = {
-      ...(status === 'completed' ? rest : stored.body),
+      ...(status === 'completed' || status === 'failed' ? rest : stored.body),
       status,
       updated_at: at,
       ...(status === 'completed' || status === 'failed' ? { completed_at: at } : {}),

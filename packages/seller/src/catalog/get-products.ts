@@ -6,7 +6,7 @@
  * currencies and budget; results are paged by an opaque cursor.
  */
 import { AgentError } from '@adwire/agent-server'
-import type { CatalogProduct } from './demo-catalog.js'
+import type { CatalogProduct } from './types.js'
 import { refine } from './refine.js'
 
 const isObject = (value: unknown): value is Record<string, unknown> =>

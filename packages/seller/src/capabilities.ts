@@ -45,6 +45,10 @@ export interface CapabilitiesInput {
   readonly retryHorizonSeconds: number
   /** comply_test_controller is on (COMPLY_TEST_CONTROLLER=1): compliance_testing is advertised. */
   readonly complianceTesting: boolean
+  /** How creatives in known formats are reviewed: `auto` approves at once, `manual` waits for a review. */
+  readonly creativeReview: 'auto' | 'manual'
+  /** The reporting frequencies the catalog's products support (any of them); default daily. */
+  readonly reportingFrequencies?: readonly string[]
 }
 
 /** The capability snapshot without `context`; `ext.adwire.capabilities_version` is a digest of the rest. */
@@ -71,7 +75,7 @@ export function capabilities(input: CapabilitiesInput): Record<string, unknown> 
       supported_pricing_models: ['cpm', 'vcpm', 'cpcv', 'flat_rate'],
       buying_modes: ['brief', 'wholesale', 'refine'],
       reporting_delivery_methods: ['webhook'],
-      creative_approval_mode: 'auto_approve',
+      creative_approval_mode: input.creativeReview === 'manual' ? 'require_human' : 'auto_approve',
       // Impairments show on the buy snapshot (health, impairments[]); webhook propagation lands with emission.
       propagation_surfaces: ['snapshot'],
       features: {
@@ -81,7 +85,7 @@ export function capabilities(input: CapabilitiesInput): Record<string, unknown> 
       },
       reporting_capabilities: {
         windowed_pull_granularities: [...WINDOWED_PULL_GRANULARITIES],
-        available_reporting_frequencies: ['daily'],
+        available_reporting_frequencies: [...(input.reportingFrequencies ?? ['daily'])],
         date_range_support: 'date_range',
       },
     },

@@ -16,6 +16,7 @@ import { resolveFlight } from './flight.js'
 import { creativeImpairments, settledStatus } from './lifecycle.js'
 import { buySandbox } from '../catalog/product-source.js'
 import { packageFromRequest } from './packages.js'
+import { assertReportingFrequency } from './reporting-frequency.js'
 import { scheduleWork } from '../async/due-work.js'
 import { moveTask, openTask, pushTaskStatus, TASK_KIND, type TaskRecord } from '../async/task-records.js'
 import { BUY_KIND } from './repository.js'
@@ -69,6 +70,7 @@ async function buildBuy(
         status: 400,
       },
     )
+  assertReportingFrequency(request.reporting_webhook, products)
   const sum = packages.reduce((total, pkg) => total + pkg.budget, 0)
   const at = isoAt(now)
   const paused = request.paused === true
@@ -151,6 +153,27 @@ export async function finishBuyReview(seller: Seller, taskId: string): Promise<v
   await moveTask(seller, taskId, 'submitted', 'working')
   await pushTaskStatus(seller, taskId, REVIEW_PROGRESS)
   const stored = await seller.records.get<TaskRecord>(TASK_KIND, taskId)
+  const limit = seller.env.reviewCreditLimit
+  if (stored?.body.status === 'working' && stored.body.pending_buy && limit !== undefined) {
+    const pending = stored.body.pending_buy
+    if (pending.total_budget > limit) {
+      // The review refuses it: the task fails with the reason, and nothing is booked.
+      await moveTask(seller, taskId, 'working', 'failed', {
+        errors: [
+          {
+            code: 'BUDGET_EXCEEDED',
+            message: `the seller's review refused the buy: its total budget ${pending.total_budget} ${pending.currency} is above the credit limit of ${limit} ${pending.currency}`,
+            field: 'total_budget',
+            recovery: 'correctable',
+            details: { credit_limit: limit, total_budget: pending.total_budget },
+          },
+        ],
+        ...(stored.body.context ? { context: stored.body.context } : {}),
+      })
+      await pushTaskStatus(seller, taskId)
+      return
+    }
+  }
   if (stored?.body.status === 'working' && stored.body.pending_buy) {
     const buy = { ...stored.body.pending_buy, confirmed_at: isoAt(seller.now()) }
     const response = await commitBuy(seller, buy, 'seller-review')

@@ -4,7 +4,7 @@
  * other asks are noted (partial). A product-scope entry keeps that product in the answer (applied) or is
  * `unable` when the product does not exist; proposal-scope entries are `unable` (this seller makes no proposals).
  */
-import type { CatalogProduct } from './demo-catalog.js'
+import type { CatalogProduct } from './types.js'
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)

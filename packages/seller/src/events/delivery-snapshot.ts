@@ -6,6 +6,7 @@
  */
 import type { ProductSource } from '../catalog/product-source.js'
 import { buyDelivery, pricingOf } from '../delivery/report.js'
+import type { DeliveryModel } from '../delivery/simulate.js'
 import type { MediaBuyRecord } from '../media-buys/types.js'
 
 /** Cumulative delivery of one package (or a whole buy) at an instant. */
@@ -26,9 +27,9 @@ export type DeliverySource = (
  * (serving intervals, pacing, deterministic per seed, plus what simulate_delivery added), so a report and a
  * pull of the same window agree.
  */
-export function simulatedDelivery(products: ProductSource, seed: string): DeliverySource {
+export function simulatedDelivery(products: ProductSource, model: DeliveryModel): DeliverySource {
   return async (buy, at) => {
-    const row = buyDelivery(buy, await pricingOf(products, buy), { seed, now: at })
+    const row = buyDelivery(buy, await pricingOf(products, buy), { model, now: at })
     const metrics = new Map<string, DeliveryMetrics>()
     for (const pkg of row.by_package as Record<string, unknown>[])
       metrics.set(String(pkg.package_id), {

@@ -4,7 +4,7 @@
  * completed with the defaults and keeps what the fixture set).
  */
 import { describe, expect, it } from 'vitest'
-import { expectOfficial } from '../test-support.js'
+import { expectOfficial } from '@adwire/agent-test-kit'
 import { productFromFixture, withPricingOption } from './product-source.js'
 
 const AGENT = 'http://127.0.0.1:4200'
@@ -21,7 +21,7 @@ describe('productFromFixture', () => {
     expect(product.reporting_capabilities).toMatchObject({
       vendor_metrics: [vendor],
       timezone: 'America/New_York',
-      available_reporting_frequencies: ['daily'],
+      available_reporting_frequencies: ['hourly', 'daily'],
       supports_webhooks: true,
     })
   })

@@ -5,7 +5,9 @@
  */
 import type { TestKitCredential } from './auth/test-kits.js'
 import { productSource } from './catalog/product-source.js'
-import type { SalesAgentEnv } from './env.js'
+import type { CatalogProduct } from './catalog/types.js'
+import type { DeliveryModel } from './delivery/simulate.js'
+import type { SellerSettings } from './settings.js'
 import type { SellerEvents } from './events/seller-events.js'
 import { settleBuy } from './media-buys/reconcile.js'
 import { BUY_KIND } from './media-buys/repository.js'
@@ -15,7 +17,11 @@ import type { Seller } from './seller.js'
 import type { Storage } from './storage/index.js'
 
 export interface SellerParts {
-  readonly env: SalesAgentEnv
+  readonly env: SellerSettings
+  /** The products the seller's ad server sells (its adapter's catalog). */
+  readonly catalog: readonly CatalogProduct[]
+  /** How the seller's ad server delivers (the adapter's delivery data). */
+  readonly delivery: DeliveryModel
   readonly storage: Storage
   readonly events: SellerEvents
   readonly kits: readonly TestKitCredential[]
@@ -29,9 +35,10 @@ export interface SellerParts {
 export function createSeller(parts: SellerParts): Seller {
   return {
     records: parts.storage.records,
-    products: productSource(parts.storage.records, parts.env.creativeAgentUrl),
+    products: productSource(parts.storage.records, parts.env.creativeAgentUrl, parts.catalog),
     events: parts.events,
     env: parts.env,
+    delivery: parts.delivery,
     kits: parts.kits,
     now: parts.now,
     background: parts.background,

@@ -1,11 +1,11 @@
 /**
- * Where products come from: the demo catalog, which every caller sees, plus the products a sandbox caller
+ * Where products come from: the seller's catalog (its adapter's products), which every caller sees, plus the products a sandbox caller
  * seeded through the test controller (records of kind `product`, owned by that caller), which only that caller
  * sees and only in its sandbox: a seeded product replaces a demo one with the same id there, and nowhere else.
  */
 import { BROADCAST_WINDOWS } from '../events/measurement-windows.js'
 import type { RecordStore } from '../storage/index.js'
-import { demoCatalog, firstPartyMeasurement, type CatalogProduct } from './demo-catalog.js'
+import { firstPartyMeasurement, type CatalogProduct } from './types.js'
 
 export const PRODUCT_KIND = 'product'
 
@@ -35,12 +35,16 @@ export const buySandbox = (buy: { readonly sandbox: boolean; readonly owner: str
 
 /**
  * @example
- * const source = productSource(storage.records, 'http://127.0.0.1:4200')
+ * const source = productSource(storage.records, 'http://127.0.0.1:4200', catalog)
  * await source.all()            // the live catalog
  * await source.all('buyer-1')   // buyer-1's sandbox: the live catalog and what buyer-1 seeded
  */
-export function productSource(records: RecordStore, creativeAgentUrl: string): ProductSource {
-  const demo = demoCatalog(creativeAgentUrl)
+export function productSource(
+  records: RecordStore,
+  creativeAgentUrl: string,
+  catalog: readonly CatalogProduct[],
+): ProductSource {
+  const demo = catalog
   const seededOf = (stored: { body: SeededProduct }): CatalogProduct => ({
     product: stored.body.product,
     custom: false,
@@ -149,7 +153,7 @@ export function productFromFixture(
     // A fixture's reporting_capabilities (often only vendor_metrics) completes the defaults: the official
     // schema requires the rest, and a product without it fails every client that checks get_products.
     reporting_capabilities: {
-      available_reporting_frequencies: ['daily'],
+      available_reporting_frequencies: ['hourly', 'daily'],
       expected_delay_minutes: 60,
       timezone: 'UTC',
       supports_webhooks: true,

@@ -11,6 +11,7 @@ import { resolveFlight } from './flight.js'
 import { creativeImpairments, settledStatus } from './lifecycle.js'
 import { buySandbox } from '../catalog/product-source.js'
 import { packageFromRequest } from './packages.js'
+import { assertReportingFrequency } from './reporting-frequency.js'
 import { announce } from './reconcile.js'
 import { loadBuy, mutateBuy } from './repository.js'
 import { effectiveAt, setStatus } from './status.js'
@@ -79,9 +80,10 @@ export async function updateMediaBuy(
     )
   // New packages are checked against the catalog before anything is stored.
   const added: PackageRecord[] = []
+  const addedProducts: Record<string, unknown>[] = []
   if (Array.isArray(request.new_packages))
     for (const [index, item] of request.new_packages.entries()) {
-      const { pkg, currency } = await packageFromRequest(
+      const { pkg, currency, product } = await packageFromRequest(
         seller.products,
         item as Record<string, unknown>,
         `new_packages[${index}]`,
@@ -97,7 +99,17 @@ export async function updateMediaBuy(
           },
         )
       added.push(pkg)
+      addedProducts.push(product)
     }
+  if (isObject(request.reporting_webhook)) {
+    const sandbox = buySandbox(current.body)
+    const kept = await Promise.all(
+      current.body.packages
+        .filter((pkg) => !pkg.canceled)
+        .map(async (pkg) => (await seller.products.get(pkg.product_id, sandbox))?.product ?? {}),
+    )
+    assertReportingFrequency(request.reporting_webhook, [...kept, ...addedProducts])
+  }
   let before: MediaBuyStatus | undefined
   let raised: Record<string, unknown>[] = []
   const affected = new Set<string>()

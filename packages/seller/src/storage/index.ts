@@ -1,5 +1,5 @@
 /** Opens the sales agent's storage on the configured database. */
-import type { DatabaseConfig } from '../env.js'
+import type { DatabaseConfig } from '../settings.js'
 import { openPostgresStorage } from './postgres.js'
 import { openSqliteStorage } from './sqlite.js'
 import type { Storage } from './types.js'

@@ -3,15 +3,18 @@ import type { TaskContext, TaskUpdates, TaskWebhooks } from '@adwire/agent-serve
 import { AgentError } from '@adwire/agent-server'
 import { isKitKeyPrincipal, type TestKitCredential } from './auth/test-kits.js'
 import type { ProductSource } from './catalog/product-source.js'
-import type { SalesAgentEnv } from './env.js'
+import type { DeliveryModel } from './delivery/simulate.js'
+import type { SellerSettings } from './settings.js'
 import type { SellerEvents } from './events/seller-events.js'
 import type { RecordStore } from './storage/index.js'
 
 export interface Seller {
   readonly records: RecordStore
   readonly products: ProductSource
+  /** The ad server's delivery per package and day (the adapter's). */
+  readonly delivery: DeliveryModel
   readonly events: SellerEvents
-  readonly env: SalesAgentEnv
+  readonly env: SellerSettings
   readonly kits: readonly TestKitCredential[]
   /** Unix seconds. */
   readonly now: () => number
