@@ -185,6 +185,28 @@ describe('MCP', () => {
       expect(JSON.parse(result.content[0]!.text!)).toEqual(result.structuredContent)
     },
   )
+
+  it('answers a raw JSON-RPC POST that accepts only JSON, and still refuses one that accepts neither', async () => {
+    const post = (accept: string) =>
+      fetch(`${agent.origin}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept, authorization: `Bearer ${BUYER_TOKEN}` },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'tools/call',
+          params: { name: 'get_adcp_capabilities', arguments: { context: { id: 'raw' } } },
+        }),
+      })
+    const answer = await post('application/json')
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get('content-type')).toContain('application/json')
+    const body = (await answer.json()) as { id: number; result: ToolResult }
+    expect(body.id).toBe(7)
+    expect(body.result.isError).toBeFalsy()
+    expect(body.result.structuredContent?.context).toEqual({ id: 'raw' })
+    expect((await post('text/html')).status).toBe(406)
+  })
 })
 
 describe('MCP transport methods', () => {

@@ -88,11 +88,26 @@ export function createMcpHandler(options: {
     })
     await server.connect(transport)
     try {
-      return await transport.handleRequest(request)
+      return await transport.handleRequest(acceptingJson(request))
     } finally {
       void server.close()
     }
   }
+}
+
+/**
+ * A POST that accepts JSON but not `text/event-stream` (`Accept: application/json`, as raw JSON-RPC clients
+ * send): every POST is answered as one JSON body here (`enableJsonResponse`), never a stream, so the request is
+ * served as if it listed both rather than refused `406` by the transport's check for both types. Anything else
+ * is passed through as it came (a POST accepting neither is still `406`).
+ */
+function acceptingJson(request: Request): Request {
+  const accept = request.headers.get('accept') ?? ''
+  if (request.method !== 'POST' || accept.includes('text/event-stream')) return request
+  if (!accept.includes('application/json') && !accept.includes('*/*')) return request
+  const headers = new Headers(request.headers)
+  headers.set('accept', 'application/json, text/event-stream')
+  return new Request(request, { headers })
 }
 
 /**

@@ -67,6 +67,8 @@ describe('simulated delivery', () => {
     expect(buy.totals.spend).toBeGreaterThan(8000 * 0.25 * 0.8)
     expect(buy.totals.spend).toBeLessThan(8000 * 0.25 * 1.2)
     expect(buy.totals.impressions).toBeGreaterThan(0)
+    expect(buy.totals.clicks).toBeGreaterThan(0)
+    expect(buy.totals.cost_per_click).toBeCloseTo(buy.totals.spend / buy.totals.clicks, 1)
     expect(buy.totals.viewability).toMatchObject({ standard: 'mrc', viewed_seconds: expect.any(Number) })
     expect(buy.totals.viewability.viewable_impressions).toBeLessThanOrEqual(
       buy.totals.viewability.measurable_impressions,

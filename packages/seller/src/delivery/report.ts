@@ -39,6 +39,8 @@ export function metrics(days: readonly DayDelivery[], video: boolean): Record<st
     spend: round(sum(days, 'spend')),
     clicks,
     ...(impressions > 0 ? { ctr: clicks / impressions } : {}),
+    // The effective cost per click (spend / clicks), once there is a click to divide by.
+    ...(clicks > 0 ? { cost_per_click: round(sum(days, 'spend') / clicks) } : {}),
     ...(video
       ? {
           views: impressions,

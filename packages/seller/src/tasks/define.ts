@@ -15,6 +15,7 @@ import {
 } from '@adwire/agent-server'
 import { z } from 'zod'
 import { assertOfficial, officialToolSchema } from '../validation/official.js'
+import { for30, from30, speaks30 } from './release-30.js'
 
 /** A request as the handler sees it: the whole JSON object, envelope fields included. */
 export type Request = Record<string, unknown>
@@ -123,8 +124,9 @@ export function sellerTask(spec: SellerTaskSpec, options: DefineOptions): AnyTas
       adcp_major_version: z.unknown().optional(),
       adcp_version: z.unknown().optional(),
     })
-    .superRefine((value) => {
-      assertSupportedVersion(value)
+    .superRefine((raw) => {
+      assertSupportedVersion(raw)
+      const value = spec.name === 'sync_governance' && speaks30(raw) ? from30(raw) : raw
       if (typeof spec.request === 'string') assertOfficial(spec.request, value)
       else spec.request(value)
       for (const { field, url } of webhookUrls(value))
@@ -142,7 +144,11 @@ export function sellerTask(spec: SellerTaskSpec, options: DefineOptions): AnyTas
     ...(!spec.requestSchema ? declaredSchema(spec) : {}),
     // Every 3.1 response carries the protocol envelope's `status` (core/protocol-envelope.json).
     handler: async (request, context) => {
-      const response = (await spec.handler(request as Request, context)) as Record<string, unknown>
+      // A 3.0-era buyer's request in its 3.1.19 shape (see release-30.ts), as it was checked.
+      const input = spec.name === 'sync_governance' && speaks30(request) ? from30(request) : request
+      const answer = (await spec.handler(input as Request, context)) as Record<string, unknown>
+      // A 3.0-era buyer (adcp_major_version only) gets 3.0's closed enums (see release-30.ts).
+      const response = speaks30(request) ? for30(answer) : answer
       // A first execution says so (`replayed: false`); the task server marks a replay `replayed: true`.
       const first = spec.idempotent ? { replayed: false } : {}
       return 'status' in response ? { ...response, ...first } : { status: 'completed', ...response, ...first }
