@@ -75,5 +75,30 @@ describe('forced directives', () => {
       code: 'STALE_RESPONSE',
       details: { served_from_cache: true, cache_age_seconds: expect.any(Number) },
     })
+    // Once: the next answer is healthy (no duration_seconds was given).
+    const healthy = await ok(
+      KIT_SANDBOX,
+      'get_products',
+      { buying_mode: 'wholesale' },
+      'media-buy/get-products-response.json',
+    )
+    expect(healthy.errors ?? []).not.toContainEqual(expect.objectContaining({ code: 'STALE_RESPONSE' }))
+  })
+
+  it('with duration_seconds, every get_products answers stale until the upstream is back', async () => {
+    await control('force_upstream_unavailable', {
+      tool: 'get_products',
+      upstream_name: 'inventory-service',
+      duration_seconds: 3600,
+    })
+    for (let call = 0; call < 2; call++) {
+      const stale = await ok(
+        KIT_SANDBOX,
+        'get_products',
+        { buying_mode: 'wholesale' },
+        'media-buy/get-products-response.json',
+      )
+      expect(stale.errors[0]).toMatchObject({ code: 'STALE_RESPONSE' })
+    }
   })
 })

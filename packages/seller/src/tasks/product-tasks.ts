@@ -38,11 +38,16 @@ export function productTasks(seller: Seller, options: DefineOptions): AnyTask[] 
         const stale =
           sandbox === undefined
             ? undefined
-            : await seller.records.get<{ upstream: string; since: number }>(
+            : await seller.records.get<{ upstream: string; since: number; until?: number }>(
                 UPSTREAM_KIND,
                 `${sandbox}/get_products`,
               )
-        if (!stale) return response
+        if (!stale || (stale.body.until !== undefined && stale.body.until <= seller.now())) return response
+        // Without a duration the outage answers the next get_products from the cache once, then the upstream is
+        // back: the storyboard that forced it checks a healthy answer next, and later storyboards of the same
+        // caller are not served stale.
+        if (stale.body.until === undefined)
+          await seller.records.delete(UPSTREAM_KIND, `${sandbox}/get_products`)
         // The advisory rides in the payload's errors[]; the transport stays a success.
         return {
           ...response,
