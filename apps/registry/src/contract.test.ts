@@ -82,6 +82,10 @@ beforeAll(async () => {
         ADMIN_API_KEY: ADMIN_KEY,
         COMPLIANCE_REFERENCE_AGENT_URL: `${creative.url}/a2a`,
       },
+      // The monitored agent on the test site answers MCP's initialize with another request's id, so every run
+      // on it hangs a step until the step timeout: 5 s here (30 s by default), and more slots than the runs it
+      // starts, so the runs on our creative agent never queue behind them.
+      complianceRuns: { stepTimeoutMs: 5_000, concurrency: 4 },
     },
   )
   key = (await test.registry.createOrg('Contract')).apiKey

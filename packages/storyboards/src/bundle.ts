@@ -89,9 +89,22 @@ export function defaultBundleDir(): string {
   )
 }
 
+/**
+ * The parsed YAML of each file read so far, with the text it was parsed from: a process that loads the bundle
+ * again (the CLI's commands, a test file after another) skips the parse, the bulk of a load, when the file is
+ * unchanged. Each load gets its own copy, so a caller that changes a storyboard changes nobody else's.
+ */
+const parsed = new Map<string, { text: string; doc: unknown }>()
+
 function readYaml(dir: string, file: string): unknown {
+  const full = path.join(dir, file)
   try {
-    return parse(readFileSync(path.join(dir, file), 'utf8'))
+    const text = readFileSync(full, 'utf8')
+    const known = parsed.get(full)
+    if (known?.text === text) return structuredClone(known.doc)
+    const doc: unknown = parse(text)
+    parsed.set(full, { text, doc: structuredClone(doc) })
+    return doc
   } catch (error) {
     throw new StoryboardError('bundle_invalid', `${file}: not YAML: ${(error as Error).message}`, {
       cause: error,

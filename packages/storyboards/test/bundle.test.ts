@@ -177,6 +177,19 @@ describe('the load rules', () => {
     ])
   })
 
+  it('loads again from its parse cache, each load with its own copies', () => {
+    const again = loadBundle()
+    expect(again.entries).toEqual(bundle.entries)
+    const first = bundle.get('capability_discovery').storyboard
+    const second = again.get('capability_discovery').storyboard
+    expect(second).not.toBe(first)
+    second.phases[0]!.steps[0]!.id = 'changed_by_a_caller'
+    expect(first.phases[0]!.steps[0]!.id).toBe('get_capabilities')
+    expect(loadBundle().get('capability_discovery').storyboard.phases[0]!.steps[0]!.id).toBe(
+      'get_capabilities',
+    )
+  })
+
   it('fails on a missing bundle with its code', () => {
     try {
       loadBundle('/nonexistent-bundle')

@@ -284,7 +284,10 @@ describe('sales agent → reference receiver', () => {
     })
     // The restarted sender retries the interrupted attempt (same key) once the lease ends: the receiver
     // answers it as a duplicate, so it is still published once (webhook_activity below shows the attempt).
-    await new Promise((resolve) => setTimeout(resolve, 9500))
+    await until(
+      'the retry of the held report answered',
+      () => proxy.answered.filter((body) => body.includes(heldKey)).length >= 2,
+    )
     expect(of('reports').filter((event) => event.idempotencyKey === heldKey)).toHaveLength(1)
 
     // A seller-side creative rejection: creative.status_changed to the account, an impairment to the buy.

@@ -74,6 +74,8 @@ export interface HoldingProxy {
    * forwards it to the target (its answer then goes nowhere if the sender is gone).
    */
   holdNext(prefix: string): Promise<{ body: string; release(): Promise<number> }>
+  /** The POST bodies the target has answered (held ones once released), in the order of the answers. */
+  readonly answered: readonly string[]
   close(): Promise<void>
 }
 
@@ -99,6 +101,7 @@ export async function startHoldingProxy(target: () => URL): Promise<HoldingProxy
       out.on('error', reject)
       out.end(body)
     })
+  const answered: string[] = []
   const server: Server = createServer((incoming, outgoing) => {
     const chunks: Buffer[] = []
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -107,6 +110,7 @@ export async function startHoldingProxy(target: () => URL): Promise<HoldingProxy
       const path = incoming.url ?? '/'
       const send = async () => {
         const answer = await forward(incoming.method ?? 'GET', path, incoming.headers, body)
+        if (incoming.method === 'POST') answered.push(body.toString('utf8'))
         if (!outgoing.destroyed) outgoing.writeHead(answer.status, answer.headers as never).end(answer.body)
         return answer.status
       }
@@ -123,6 +127,7 @@ export async function startHoldingProxy(target: () => URL): Promise<HoldingProxy
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     holdNext: (prefix) => new Promise((arrived) => (hold = { prefix, arrived })),
+    answered,
     async close() {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))

@@ -30,6 +30,9 @@ export async function startHoldingProxy(
   hold: (forward: () => void) => void,
 ): Promise<HoldingProxy> {
   const upstream = new URL(target)
+  // The upstream requests still open: closing cuts them too, so the agent is not left serving a stream (an MCP
+  // event stream, a held request released at the end) to nobody until its own close times out.
+  const upstreams = new Set<ReturnType<typeof httpRequest>>()
   const server = createServer((incoming, outgoing) => {
     hold(() => {
       const proxied = httpRequest(
@@ -46,6 +49,8 @@ export async function startHoldingProxy(
           response.pipe(outgoing)
         },
       )
+      upstreams.add(proxied)
+      proxied.on('close', () => upstreams.delete(proxied))
       proxied.on('error', () => outgoing.destroy())
       incoming.on('close', () => {
         if (!incoming.complete) proxied.destroy()
@@ -58,6 +63,7 @@ export async function startHoldingProxy(
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close() {
       server.closeAllConnections()
+      for (const proxied of upstreams) proxied.destroy()
       return new Promise<void>((resolve) => server.close(() => resolve()))
     },
   }

@@ -17,7 +17,7 @@ import {
 } from '@adwire/registry-client'
 import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { parseEnv } from '../env.js'
-import { startRegistry, type RunningRegistry } from '../service.js'
+import { startRegistry, type RunningRegistry, type StartOverrides } from '../service.js'
 import { checkResponse } from '../spec/validators.js'
 import { checkUpstreamResponse, contractFetch } from './contract.js'
 
@@ -73,6 +73,8 @@ export async function startTestRegistry(
     now?: () => number
     /** More environment variables (e.g. `FEED_RETENTION_DAYS`). */
     env?: Record<string, string>
+    /** Tuning of the compliance runs (step timeout, concurrency…), as `startRegistry` takes it. */
+    complianceRuns?: StartOverrides['complianceRuns']
   } = {},
 ): Promise<TestRegistry> {
   const origins = Object.entries(options.origins ?? {})
@@ -100,6 +102,7 @@ export async function startTestRegistry(
           if (entry.error || entry.response_invalid) console.error(entry)
         },
         ...(options.now ? { now: options.now } : {}),
+        ...(options.complianceRuns ? { complianceRuns: options.complianceRuns } : {}),
       },
     )
     return { registry, cleanup: async () => rmSync(folder, { recursive: true, force: true }) }
@@ -111,6 +114,7 @@ export async function startTestRegistry(
       validateResponses: 'strict',
       log: () => {},
       ...(options.now ? { now: options.now } : {}),
+      ...(options.complianceRuns ? { complianceRuns: options.complianceRuns } : {}),
     },
   )
   return { registry, cleanup: () => dropSchema(backend.url, schema) }

@@ -1,11 +1,10 @@
 /**
- * The four services as real child processes for the security tests: each app's own `server.ts` (through tsx)
- * on 127.0.0.1 and a free port, a fresh SQLite file, its stdout kept; and the resident memory of a process
- * read from /proc/<pid>/status.
+ * The four services as real child processes for the security tests: each app's built `server.js` (`pnpm build`
+ * makes it; `pnpm test` builds first) on 127.0.0.1 and a free port, a fresh SQLite file, its stdout kept; and
+ * the resident memory of a process read from /proc/<pid>/status.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -36,25 +35,25 @@ export interface ServiceProcess {
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../../..')
 
-/** Starts `apps/{app}/src/server.ts` with `env` and resolves once it prints the address it listens on. */
+/** Starts `apps/{app}/dist/server.js` with `env` and resolves once it prints the address it listens on. */
 export async function startService(app: App, env: Record<string, string> = {}): Promise<ServiceProcess> {
+  // The built entry starts in about half the time of `server.ts` through tsx (no transpiling at start).
+  const entry = join(root, 'apps', app, 'dist', 'server.js')
+  if (!existsSync(entry))
+    throw new Error(`${entry} is missing: build first (pnpm build; the root pnpm test does)`)
   const dir = mkdtempSync(join(tmpdir(), `adwire-security-${app}-`))
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--import', createRequire(import.meta.url).resolve('tsx'), join(root, 'apps', app, 'src', 'server.ts')],
-    {
-      cwd: join(root, 'apps', app),
-      env: {
-        PATH: process.env.PATH ?? '',
-        PORT: '0',
-        HOST: '127.0.0.1',
-        DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`,
-        ...ENV[app],
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const child: ChildProcess = spawn(process.execPath, [entry], {
+    cwd: join(root, 'apps', app),
+    env: {
+      PATH: process.env.PATH ?? '',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`,
+      ...ENV[app],
+      ...env,
     },
-  )
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   const lines: string[] = []
   let errors = ''
   child.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString()))
