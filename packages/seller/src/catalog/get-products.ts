@@ -32,6 +32,26 @@ function relevance(entry: CatalogProduct, brief: Set<string>): { score: number; 
 
 const samePrice = (option: Record<string, unknown>) => typeof option.fixed_price === 'number'
 
+/**
+ * Whether the product's `reporting_capabilities.vendor_metrics` cover every required entry (product-filters.json
+ * `required_vendor_metrics`: a vendor, a metric_id or both per entry, all entries must match).
+ */
+function coversVendorMetrics(product: Record<string, unknown>, required: readonly unknown[]): boolean {
+  const reporting = isObject(product.reporting_capabilities) ? product.reporting_capabilities : {}
+  const declared = Array.isArray(reporting.vendor_metrics) ? reporting.vendor_metrics.filter(isObject) : []
+  const domainOf = (vendor: unknown) =>
+    isObject(vendor) ? String(vendor.domain ?? '').toLowerCase() : undefined
+  return required
+    .filter(isObject)
+    .every((entry) =>
+      declared.some(
+        (metric) =>
+          (entry.vendor === undefined || domainOf(entry.vendor) === domainOf(metric.vendor)) &&
+          (entry.metric_id === undefined || entry.metric_id === metric.metric_id),
+      ),
+    )
+}
+
 function passesFilters(product: Record<string, unknown>, filters: Record<string, unknown>): boolean {
   const options = (product.pricing_options as Record<string, unknown>[]) ?? []
   if (filters.delivery_type && product.delivery_type !== filters.delivery_type) return false
@@ -57,6 +77,11 @@ function passesFilters(product: Record<string, unknown>, filters: Record<string,
       return false
   }
   if (filters.standard_formats_only === true && product.is_custom === true) return false
+  if (
+    Array.isArray(filters.required_vendor_metrics) &&
+    !coversVendorMetrics(product, filters.required_vendor_metrics)
+  )
+    return false
   if (isObject(filters.budget_range) && typeof filters.budget_range.max === 'number') {
     const minimums = options.map((option) =>
       typeof option.min_spend_per_package === 'number' ? option.min_spend_per_package : 0,
