@@ -57,8 +57,9 @@ describe.skipIf(!url)('two receivers on one PostgreSQL schema', () => {
     const burst = Array.from({ length: 40 }, (_, index) =>
       envelope({ operation_id: `op_${index % 4}`, status: index % 2 ? 'working' : 'submitted' }),
     )
-    // A live stream on the second instance sees what the first publishes.
-    const live = fetch(`${second.url}/api/stream?registration=${id}`, {
+    // A stream on the second instance sees what the first publishes. It replays from the start (since=0.0): the
+    // deliveries below do not wait for the stream to subscribe, and a burst published before it would be missed.
+    const live = fetch(`${second.url}/api/stream?registration=${id}&since=0.0`, {
       headers: { authorization: `Bearer ${token}` },
     }).then((response) =>
       readSse(response, (_message, all) => all.filter((m) => m.event === 'delivery').length >= burst.length),
