@@ -75,3 +75,27 @@ it('pushes working then failed with BUDGET_EXCEEDED, get_task_status says failed
   await buyer.waitFor(() => ofTask(within.task_id).length === 2)
   expect(ofTask(within.task_id).map((event) => event.status)).toEqual(['working', 'completed'])
 })
+
+it("get_task_status shows every push attempt of the task's statuses, a refused one too", async () => {
+  buyer.failNext('/hooks/mcp/traced', 1)
+  const submitted = await create(3000, 'traced')
+  const attempts = async () =>
+    (
+      await mcpOk(
+        agent,
+        BUYER_TOKEN,
+        'get_task_status',
+        { task_id: submitted.task_id },
+        'protocol/get-task-status-response.json',
+      )
+    ).ext?.adwire?.task_push_activity as { status: string; http_status_code: number; destination: string }[]
+  // The first push (working) is refused with 503: the attempt is there for the buyer to read, retried later.
+  await buyer.waitFor(() => buyer.deliveries.some((delivery) => delivery.path === '/hooks/mcp/traced'))
+  let seen = await attempts()
+  for (let poll = 0; poll < 100 && !seen?.some((attempt) => attempt.http_status_code === 503); poll++) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    seen = await attempts()
+  }
+  expect(seen.some((attempt) => attempt.http_status_code === 503 && attempt.status !== 'success')).toBe(true)
+  for (const attempt of seen) expect(attempt.destination).toBe('op-traced')
+})

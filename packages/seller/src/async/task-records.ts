@@ -133,6 +133,13 @@ export async function pushTaskStatus(
   }
 }
 
+/** The outbox destination of a push registration (the sender's default: operation_id or config id, else the URL). */
+function pushDestination(registration: TaskWebhooks['registrations'][number]): string {
+  if (registration.destination !== undefined) return registration.destination
+  const config = registration.config as { operation_id?: string; id?: string; url: string }
+  return (registration.channel === 'adcp' ? config.operation_id : config.id) ?? config.url
+}
+
 /**
  * get_task_status: the caller's task (REFERENCE_NOT_FOUND otherwise), its result with include_result.
  *
@@ -154,8 +161,12 @@ export async function getTaskStatus(
   const { result, history } = stored.body
   const task: Record<string, unknown> = { ...stored.body }
   for (const field of INTERNAL) delete task[field]
+  // Where the task's statuses were pushed, attempt by attempt: 3.1.19 has no field for it, so an extension.
+  const destinations = (stored.body.webhooks?.registrations ?? []).map(pushDestination)
+  const pushes = destinations.length > 0 ? await seller.events.taskPushActivity(destinations) : []
   return {
     ...task,
+    ...(pushes.length > 0 ? { ext: { adwire: { task_push_activity: pushes } } } : {}),
     ...(request.include_result === true && result ? { result } : {}),
     ...(request.include_history === true
       ? {

@@ -53,11 +53,16 @@ export interface SellerEvents {
     principalId: string,
     limit?: number,
   ): Promise<Record<string, unknown>[]>
+  /**
+   * get_task_status: every attempt to push a task's statuses to its registrations' destinations (newest first):
+   * a lost task webhook leaves a trace the buyer can read.
+   */
+  taskPushActivity(destinations: readonly string[], limit?: number): Promise<Record<string, unknown>[]>
 }
 
 /** One recorded event (what {@link recordingEvents} keeps). */
 export type SellerEvent = {
-  readonly kind: Exclude<keyof SellerEvents, 'webhookActivity'>
+  readonly kind: Exclude<keyof SellerEvents, 'webhookActivity' | 'taskPushActivity'>
   readonly summary: Record<string, unknown>
 }
 
@@ -93,5 +98,6 @@ export function recordingEvents(log: (entry: Record<string, unknown>) => void): 
       note('accountStatusChanged', { account_id: account.account_id, from, to: account.status }),
     capabilitiesChanged: (version) => note('capabilitiesChanged', { capabilities_version: version }),
     webhookActivity: async () => [],
+    taskPushActivity: async () => [],
   }
 }

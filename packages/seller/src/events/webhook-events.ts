@@ -199,6 +199,23 @@ export function createWebhookEvents(options: WebhookEventsOptions): WebhookEvent
     webhookActivity: (buy, principalId, limit) =>
       webhookActivity(records, sender, buyDestination(buy.media_buy_id), principalId, limit),
 
+    async taskPushActivity(destinations, limit = 50) {
+      const rows = (
+        await Promise.all(
+          destinations.map(async (destination) =>
+            (await sender.activity(destination, limit)).map((entry) => ({ destination, ...entry })),
+          ),
+        )
+      ).flat()
+      return rows
+        .sort((a, b) => b.at - a.at)
+        .slice(0, limit)
+        .map(({ at, ...entry }) => ({
+          ...entry,
+          attempted_at: new Date(Math.floor(at) * 1000).toISOString().replace('.000Z', 'Z'),
+        }))
+    },
+
     async tick() {
       let sent = 0
       for (const schedule of await reports.due(now())) {
