@@ -11,62 +11,71 @@ import {
   type DeliveryModel,
 } from '@adwire/seller'
 
-const PUBLISHER = 'riverside-gazette.example'
+const PUBLISHER = 'trailside-sports.example'
 
-const product = (
-  id: string,
-  name: string,
-  channel: 'display' | 'olv',
-  delivery: 'guaranteed' | 'non_guaranteed',
-  formats: string[],
-  pricing: Record<string, unknown>[],
-  creativeAgentUrl: string,
-): CatalogProduct => ({
+interface Spec {
+  id: string
+  name: string
+  channel: 'display' | 'olv'
+  delivery: 'guaranteed' | 'non_guaranteed'
+  formats: string[]
+  pricing: Record<string, unknown>[]
+  /** Words a buyer's brief is matched against, beyond the name, description and channel. */
+  keywords: string[]
+}
+
+const product = (spec: Spec, creativeAgentUrl: string): CatalogProduct => ({
   custom: false,
-  keywords: [channel === 'olv' ? 'video' : 'display', 'news', 'local'],
+  keywords: spec.keywords,
   product: {
-    product_id: id,
-    name,
-    description: `${name} across the Riverside Gazette.`,
+    product_id: spec.id,
+    name: spec.name,
+    description: `${spec.name} on Trailside Sports: sports and outdoor lifestyle news.`,
     publisher_properties: [{ publisher_domain: PUBLISHER, selection_type: 'all' }],
-    channels: [channel],
-    format_ids: formats.map((format) => ({ agent_url: creativeAgentUrl, id: format })),
-    delivery_type: delivery,
-    pricing_options: pricing,
+    channels: [spec.channel],
+    format_ids: spec.formats.map((id) => ({ agent_url: creativeAgentUrl, id })),
+    delivery_type: spec.delivery,
+    pricing_options: spec.pricing,
     delivery_measurement: firstPartyMeasurement(PUBLISHER),
     reporting_capabilities: {
-      available_reporting_frequencies: ['daily'],
+      available_reporting_frequencies: ['hourly', 'daily'],
       expected_delay_minutes: 60,
       timezone: 'UTC',
       supports_webhooks: true,
-      available_metrics: ['impressions', 'spend', 'clicks', ...(channel === 'olv' ? ['completed_views'] : [])],
+      available_metrics: ['impressions', 'spend', 'clicks', ...(spec.channel === 'olv' ? ['completed_views'] : [])],
       date_range_support: 'date_range',
       windowed_pull_granularities: ['daily'],
     },
   },
 })
 
-/** The products, their formats at the creative agent's standard formats. */
-export const catalog = (creativeAgentUrl: string): CatalogProduct[] => [
-  product(
-    'gazette_display',
-    'Run-of-site display',
-    'display',
-    'non_guaranteed',
-    ['display_300x250_image', 'display_728x90_image', 'display_300x250'],
-    [
-      { pricing_option_id: 'cpm_auction', pricing_model: 'cpm', currency: 'USD', floor_price: 4 },
+const SPECS: Spec[] = [
+  {
+    id: 'trailside_display',
+    name: 'Run-of-site display',
+    channel: 'display',
+    delivery: 'non_guaranteed',
+    formats: ['display_300x250_image', 'display_728x90_image', 'display_300x250'],
+    pricing: [
+      // An auction over a floor (price_guidance: clearing-price percentiles), and a fixed price.
+      {
+        pricing_option_id: 'cpm_auction',
+        pricing_model: 'cpm',
+        currency: 'USD',
+        floor_price: 4,
+        price_guidance: { p25: 4.5, p50: 5, p75: 6, p90: 7.5 },
+      },
       { pricing_option_id: 'cpm_fixed', pricing_model: 'cpm', currency: 'USD', fixed_price: 9 },
     ],
-    creativeAgentUrl,
-  ),
-  product(
-    'gazette_preroll',
-    'Guaranteed video pre-roll',
-    'olv',
-    'guaranteed',
-    ['video_16x9_30s', 'video_16x9_15s'],
-    [
+    keywords: ['sports', 'outdoor', 'lifestyle', 'banner'],
+  },
+  {
+    id: 'trailside_preroll',
+    name: 'Guaranteed video pre-roll',
+    channel: 'olv',
+    delivery: 'guaranteed',
+    formats: ['video_16x9_30s', 'video_16x9_15s'],
+    pricing: [
       {
         pricing_option_id: 'cpm_guaranteed',
         pricing_model: 'cpm',
@@ -74,10 +83,15 @@ export const catalog = (creativeAgentUrl: string): CatalogProduct[] => [
         fixed_price: 24,
         min_spend_per_package: 5000,
       },
+      { pricing_option_id: 'cpcv_guaranteed', pricing_model: 'cpcv', currency: 'USD', fixed_price: 0.05 },
     ],
-    creativeAgentUrl,
-  ),
+    keywords: ['sports', 'outdoor', 'lifestyle', 'premium', 'preroll'],
+  },
 ]
+
+/** The products, their formats among the creative agent's standard formats. */
+export const catalog = (creativeAgentUrl: string): CatalogProduct[] =>
+  SPECS.map((spec) => product(spec, creativeAgentUrl))
 
 /**
  * Delivery: each package serves its budget evenly over the flight, for every second its buy was live, one row

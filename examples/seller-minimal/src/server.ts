@@ -57,6 +57,10 @@ async function open(url: string) {
   console.log(`listening on ${url} (MCP ${url}/mcp, A2A ${url}/a2a, data in ${dataDir})`)
 }
 
-const stop = () => server.close(() => void seller?.close().then(() => process.exit(0)))
+// Stop accepting, let the seller finish its background work and close its database, then exit.
+const stop = () => {
+  server.close()
+  void Promise.resolve(seller?.close()).finally(() => process.exit(0))
+}
 process.once('SIGTERM', stop)
 process.once('SIGINT', stop)
