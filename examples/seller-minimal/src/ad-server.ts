@@ -16,6 +16,7 @@ const PUBLISHER = 'trailside-sports.example'
 interface Spec {
   id: string
   name: string
+  description: string
   channel: 'display' | 'olv'
   delivery: 'guaranteed' | 'non_guaranteed'
   formats: string[]
@@ -30,7 +31,7 @@ const product = (spec: Spec, creativeAgentUrl: string): CatalogProduct => ({
   product: {
     product_id: spec.id,
     name: spec.name,
-    description: `${spec.name} on Trailside Sports: sports and outdoor lifestyle news.`,
+    description: spec.description,
     publisher_properties: [{ publisher_domain: PUBLISHER, selection_type: 'all' }],
     channels: [spec.channel],
     format_ids: spec.formats.map((id) => ({ agent_url: creativeAgentUrl, id })),
@@ -53,6 +54,7 @@ const SPECS: Spec[] = [
   {
     id: 'trailside_display',
     name: 'Run-of-site display',
+    description: 'IAB image units, one creative per placement, across Trailside Sports: sports and outdoor lifestyle news.',
     channel: 'display',
     delivery: 'non_guaranteed',
     formats: ['display_300x250_image', 'display_728x90_image', 'display_300x250'],
@@ -72,6 +74,7 @@ const SPECS: Spec[] = [
   {
     id: 'trailside_preroll',
     name: 'Guaranteed video pre-roll',
+    description: '15 and 30 second pre-roll with guaranteed delivery on Trailside Sports highlights.',
     channel: 'olv',
     delivery: 'guaranteed',
     formats: ['video_16x9_30s', 'video_16x9_15s'],
