@@ -43,7 +43,12 @@ const product = (spec: Spec, creativeAgentUrl: string): CatalogProduct => ({
       expected_delay_minutes: 60,
       timezone: 'UTC',
       supports_webhooks: true,
-      available_metrics: ['impressions', 'spend', 'clicks', ...(spec.channel === 'olv' ? ['completed_views'] : [])],
+      available_metrics: [
+        'impressions',
+        'spend',
+        'clicks',
+        ...(spec.channel === 'olv' ? ['completed_views'] : []),
+      ],
       date_range_support: 'date_range',
       windowed_pull_granularities: ['daily'],
     },
@@ -54,7 +59,8 @@ const SPECS: Spec[] = [
   {
     id: 'trailside_display',
     name: 'Run-of-site display',
-    description: 'IAB image units, one creative per placement, across Trailside Sports: sports and outdoor lifestyle news.',
+    description:
+      'IAB image units, one creative per placement, across Trailside Sports: sports and outdoor lifestyle news.',
     channel: 'display',
     delivery: 'non_guaranteed',
     formats: ['display_300x250_image', 'display_728x90_image', 'display_300x250'],
@@ -110,7 +116,10 @@ export const delivery: DeliveryModel = (buy, pkg, pricing, now) => {
   for (let day = Math.floor(first / 86_400) * 86_400; day < now && spent < pkg.budget; day += 86_400) {
     const impressions = Math.floor((units / flight) * servedSeconds(buy, day, day + 86_400, now))
     if (impressions === 0) continue
-    const spend = Math.min(pkg.budget - spent, pricing.model === 'cpm' ? (impressions / 1000) * pricing.price : impressions * pricing.price)
+    const spend = Math.min(
+      pkg.budget - spent,
+      pricing.model === 'cpm' ? (impressions / 1000) * pricing.price : impressions * pricing.price,
+    )
     spent += spend
     days.push({
       date: dayOf(day),

@@ -24,7 +24,11 @@ let seller: SellerRuntime | undefined
 const starting = () => new Response(null, { status: 503, headers: { 'retry-after': '1' } })
 
 const server = serve(
-  { fetch: (request) => seller?.fetch(request) ?? starting(), port: Number(env.PORT ?? 4600), hostname: '127.0.0.1' },
+  {
+    fetch: (request) => seller?.fetch(request) ?? starting(),
+    port: Number(env.PORT ?? 4600),
+    hostname: '127.0.0.1',
+  },
   (info) =>
     void open(`http://127.0.0.1:${info.port}`).catch((error: unknown) => {
       console.error(error)
@@ -49,7 +53,15 @@ async function open(url: string) {
     database: { kind: 'sqlite', path: path.join(dataDir, 'seller.sqlite') },
     publicUrl: env.PUBLIC_URL ?? url,
     testKitCredentials: flag('TEST_KIT_CREDENTIALS'),
-    identity: { name: 'seller-minimal', brand: { type: 'sales', id: 'seller_minimal', description: 'A minimal AdCP seller', name: 'the minimal seller' } },
+    identity: {
+      name: 'seller-minimal',
+      brand: {
+        type: 'sales',
+        id: 'seller_minimal',
+        description: 'A minimal AdCP seller',
+        name: 'the minimal seller',
+      },
+    },
     log: (entry) => console.error(JSON.stringify(entry)),
   })
   await seller.start() // sweeps, the seller's clock, due reviews

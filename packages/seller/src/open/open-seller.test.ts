@@ -49,7 +49,9 @@ const options = (database: OpenSellerOptions['database']): OpenSellerOptions => 
   delivery: () => [],
   database,
   publicUrl: 'https://seller.example',
-  identity: { brand: { type: 'sales', id: 'test_seller', description: 'a test seller', name: 'the test seller' } },
+  identity: {
+    brand: { type: 'sales', id: 'test_seller', description: 'a test seller', name: 'the test seller' },
+  },
 })
 const get = (seller: { fetch(request: Request): Promise<Response> }, path: string) =>
   seller.fetch(new Request(`http://127.0.0.1${path}`))
@@ -125,4 +127,3 @@ describe('openSeller', () => {
     await storage.close()
   })
 })
-

@@ -1,6 +1,12 @@
 /** What {@link openSeller} takes and what it gives: a seller's whole runtime from its catalog and delivery. */
 import type { AgentServer, Principal, TokenLookup } from '@adwire/agent-server'
-import type { AgentHttp, BrandIdentity, ResolvedTokens, SigningKey, TokenGrant } from '@adwire/agent-server/host'
+import type {
+  AgentHttp,
+  BrandIdentity,
+  ResolvedTokens,
+  SigningKey,
+  TokenGrant,
+} from '@adwire/agent-server/host'
 import type { Jwks } from '@adwire/http-signatures'
 import type { WebhookSender } from '@adwire/webhooks'
 import type { CatalogProduct } from '../catalog/types.js'
