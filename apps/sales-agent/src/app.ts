@@ -1,10 +1,10 @@
 /**
- * The sales agent's HTTP surface, built from its dependencies and nothing else: the agent host of
- * @adwire/agent-server (MCP at /mcp, A2A at /a2a and the agent cards, the operator's brand.json and the
- * webhook-signing JWKS under /.well-known, /health, request bodies capped before the task server, the
- * `{ adcp_error }` body for unknown routes and failures).
+ * The sales agent's HTTP surface: the agent host of @adwire/agent-server that `openSeller` built (MCP at /mcp,
+ * A2A at /a2a and the agent cards, the operator's brand.json and the webhook-signing JWKS under /.well-known,
+ * /health, request bodies capped before the task server, the `{ adcp_error }` body for unknown routes and
+ * failures), with the sales agent in brand.json.
  */
-import { createAgentHttp, type AgentHttp } from '@adwire/agent-server/host'
+import type { AgentHttp } from '@adwire/agent-server/host'
 import type { SalesAgentDeps } from './deps.js'
 
 /** The sales agent in brand.json (`agents[]` for its base URL, /mcp and /a2a, all on one JWKS). */
@@ -21,13 +21,5 @@ export const BRAND = {
  * listen({ port: 4500, fetch: createApp(runtime.deps).fetch })
  */
 export function createApp(deps: SalesAgentDeps): AgentHttp {
-  return createAgentHttp({
-    publicUrl: deps.publicUrl,
-    agent: deps.agent,
-    brand: BRAND,
-    jwks: deps.key.jwks,
-    health: deps.storage,
-    log: deps.log,
-    ...(deps.maxBodyBytes ? { maxBodyBytes: deps.maxBodyBytes } : {}),
-  })
+  return deps.http
 }

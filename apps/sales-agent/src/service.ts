@@ -9,7 +9,6 @@ import { startService, type RunningService } from '@adwire/service-kit'
 import { createApp } from './app.js'
 import { openDeps, type DepsOverrides, type Runtime } from './deps.js'
 import type { SalesAgentEnv } from './env.js'
-import { announceCapabilities, tickDueWork, pruneWebhookRecords, tickBuys } from '@adwire/seller'
 
 /**
  * The running agent: `port`, `url` (a URL this machine reaches it at), `listener` (the address bound, the
@@ -40,7 +39,7 @@ export async function startSalesAgent(
   env: SalesAgentEnv,
   options: StartOptions = {},
 ): Promise<RunningSalesAgent> {
-  const now = options.now ?? (() => Date.now() / 1000)
+  const { sweepIntervalSeconds, tickSeconds, dueTickMs, ...overrides } = options
   return startService({
     port: env.port,
     host: env.host,
@@ -48,27 +47,20 @@ export async function startSalesAgent(
     ...(options.log ? { log: options.log } : {}),
     ...AGENT_LISTEN_ANSWERS,
     publicUrl: env.publicUrl,
-    open: (publicUrl) => openDeps(env, publicUrl, options),
+    open: (publicUrl) => openDeps(env, publicUrl, overrides),
     app: (runtime) => createApp(runtime.deps).fetch,
     // The snapshot is readable now: a new capabilities_version is announced (capabilities.changed).
     started: ({ deps }) =>
-      announceCapabilities(deps.storage.records, deps.events, deps.capabilitiesVersion).catch(
-        (error: unknown) => deps.log({ capabilities: 'announce failed', error: String(error) }),
-      ),
+      deps
+        .announce()
+        .catch((error: unknown) => deps.log({ capabilities: 'announce failed', error: String(error) })),
     loops: ({ deps }) => [
-      // Expired idempotency records, then the webhook bookkeeping nothing reads any more (events/retention.ts).
-      {
-        name: 'sweep',
-        everyMs: (options.sweepIntervalSeconds ?? 60) * 1000,
-        run: async () => {
-          await deps.storage.sweep(now())
-          await pruneWebhookRecords(deps.storage.records, now(), env.webhookActivityRetentionSeconds)
-        },
-      },
+      // Expired idempotency records, then the webhook bookkeeping nothing reads any more.
+      { name: 'sweep', everyMs: (sweepIntervalSeconds ?? 60) * 1000, run: () => deps.sweep() },
       // The seller's clock over the live buys.
-      { name: 'tick', everyMs: (options.tickSeconds ?? 30) * 1000, run: () => tickBuys(deps.seller) },
+      { name: 'tick', everyMs: (tickSeconds ?? 30) * 1000, run: () => deps.tick() },
       // Due reviews, stored: this instance or any other finishes each once (a lease claimed by compare-and-set).
-      { name: 'due', everyMs: options.dueTickMs ?? 1000, run: () => tickDueWork(deps.seller) },
+      { name: 'due', everyMs: dueTickMs ?? 1000, run: () => deps.due() },
     ],
   })
 }

@@ -5,6 +5,24 @@
  * @adwire/webhooks, and the compliance test controller, on SQLite or PostgreSQL.
  */
 
+// The seller in one call: storage, keys, tokens, webhooks, the task server and its HTTP surface, periodic work.
+export {
+  DEFAULT_PRINCIPAL,
+  IN_FLIGHT_MAX_SECONDS,
+  RETRY_HORIZON_SECONDS,
+  openSeller,
+} from './open/open-seller.js'
+export type {
+  OpenSellerOptions,
+  SellerIdentity,
+  SellerIntervals,
+  SellerKey,
+  SellerLog,
+  SellerOverrides,
+  SellerRuntime,
+} from './open/types.js'
+export { runPeriodic, type Periodic, type PeriodicJob } from './open/periodic.js'
+
 // The seller: settings, storage, domain and tasks.
 export { RESOURCES, type BuyReview, type DatabaseConfig, type SellerSettings } from './settings.js'
 export { openStorage } from './storage/index.js'
