@@ -21,7 +21,6 @@ export type {
   SellerOverrides,
   SellerRuntime,
 } from './open/types.js'
-export { runPeriodic, type Periodic, type PeriodicJob } from './open/periodic.js'
 
 // The seller: settings, storage, domain and tasks.
 export { RESOURCES, type BuyReview, type DatabaseConfig, type SellerSettings } from './settings.js'

@@ -4,6 +4,7 @@
  * catalog and delivery with its event seam, the task server, and the agent host's HTTP surface; its periodic
  * work as functions and as timers (`start()`/`close()`).
  */
+import { startLoops, type Loops } from '@adwire/service-kit'
 import { createAgentServer, webhookFetch, type AgentServer, type Principal } from '@adwire/agent-server'
 import {
   createAgentHttp,
@@ -30,7 +31,6 @@ import { createSeller, tickBuys } from '../seller-runtime.js'
 import type { Seller } from '../seller.js'
 import { openStorage, type Storage } from '../storage/index.js'
 import { sellerTasks } from '../tasks/index.js'
-import { runPeriodic, type Periodic } from './periodic.js'
 import type { OpenSellerOptions, SellerKey, SellerRuntime } from './types.js'
 
 /** How long one request holds its idempotency key before a duplicate may take over, seconds. */
@@ -259,7 +259,7 @@ export async function openSeller(options: OpenSellerOptions): Promise<SellerRunt
     const retention = options.webhookActivityRetentionSeconds ?? DEFAULT_FIRE_RETENTION_SECONDS
     const capabilitiesVersion = (snapshot.ext as { adwire: { capabilities_version: string } }).adwire
       .capabilities_version
-    let periodic: Periodic | undefined
+    let periodic: Loops | undefined
     let closing: Promise<void> | undefined
     const runtime: SellerRuntime = {
       publicUrl,
@@ -286,12 +286,12 @@ export async function openSeller(options: OpenSellerOptions): Promise<SellerRunt
       announce: () => announceCapabilities(storage.records, events, capabilitiesVersion),
       async start(intervals = {}) {
         if (periodic || closing) throw new Error('the seller was started or closed already')
-        periodic = runPeriodic([], log)
+        periodic = startLoops([], log)
         await runtime
           .announce()
           .catch((error: unknown) => log({ capabilities: 'announce failed', error: String(error) }))
         if (closing) return
-        periodic = runPeriodic(
+        periodic = startLoops(
           [
             { name: 'sweep', everyMs: intervals.sweepMs ?? 60_000, run: () => runtime.sweep() },
             { name: 'tick', everyMs: intervals.tickMs ?? 30_000, run: () => runtime.tick() },
