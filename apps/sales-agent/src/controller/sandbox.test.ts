@@ -85,7 +85,8 @@ describe('the gate: the seller holds the account as sandbox', () => {
   })
 
   it('admits the configured token once it holds a sandbox account, and refuses it naming a live one', async () => {
-    const live = await mcpOk(
+    // A live buy provisions the caller's live account.
+    await mcpOk(
       agent,
       BUYER_TOKEN,
       'create_media_buy',
@@ -98,19 +99,14 @@ describe('the gate: the seller holds the account as sandbox', () => {
     expect(await control(BUYER_TOKEN, 'list_scenarios', {}, { account_id: sandboxId })).toMatchObject({
       success: true,
     })
-    const liveAccount = await mcpOk(
-      agent,
-      BUYER_TOKEN,
-      'get_media_buys',
-      { media_buy_ids: [live.media_buy_id] },
-      'media-buy/get-media-buys-response.json',
-    )
-    const liveAccountId = liveAccount.media_buys[0].account?.account_id as string | undefined
-    if (liveAccountId)
-      expect(await control(BUYER_TOKEN, 'list_scenarios', {}, { account_id: liveAccountId })).toMatchObject({
-        success: false,
-        error: 'FORBIDDEN',
-      })
+    const accounts = (
+      await mcpOk(agent, BUYER_TOKEN, 'list_accounts', {}, 'account/list-accounts-response.json')
+    ).accounts as Body[]
+    const liveAccountId = accounts.find((account) => account.sandbox !== true)!.account_id as string
+    expect(await control(BUYER_TOKEN, 'list_scenarios', {}, { account_id: liveAccountId })).toMatchObject({
+      success: false,
+      error: 'FORBIDDEN',
+    })
     // The natural key names the sandbox account (the controller's account always carries sandbox: true).
     expect(await control(BUYER_TOKEN, 'list_scenarios', {}, ACCOUNT)).toMatchObject({ success: true })
     expect(
@@ -196,14 +192,16 @@ describe('seeds stay in the seeding caller sandbox', () => {
       fixture: { status: 'canceled' },
     })
     expect(buySeed).toMatchObject({ success: false, error: 'FORBIDDEN' })
-    const accountId = before.media_buys[0].account?.account_id as string | undefined
-    if (accountId) {
-      const accountSeed = await control(KIT_SANDBOX, 'seed_account', {
-        account_id: accountId,
-        fixture: { status: 'suspended' },
-      })
-      expect(accountSeed).toMatchObject({ success: false, error: 'FORBIDDEN' })
-    }
+    const accounts = (
+      await mcpOk(agent, BUYER_TOKEN, 'list_accounts', {}, 'account/list-accounts-response.json')
+    ).accounts as Body[]
+    const accountSeed = await control(KIT_SANDBOX, 'seed_account', {
+      account_id: accounts.find((account) => account.sandbox !== true)!.account_id,
+      fixture: { status: 'suspended' },
+    })
+    expect(accountSeed).toMatchObject({ success: false, error: 'FORBIDDEN' })
+    const after = await mcpOk(agent, BUYER_TOKEN, 'list_accounts', {}, 'account/list-accounts-response.json')
+    expect(after.accounts).toEqual(accounts)
     expect(await read()).toEqual(before)
   })
 })
