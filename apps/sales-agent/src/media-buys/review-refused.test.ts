@@ -7,7 +7,14 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { RunningSalesAgent } from '../service.js'
 import { startBuyerReceiver, type BuyerReceiver } from '../testing/buyer-receiver.js'
-import { BUYER_TOKEN, buyRequest, expectOfficial, mcpOk, startTestAgent } from '../test-support.js'
+import {
+  BUYER_TOKEN,
+  KIT_SANDBOX,
+  buyRequest,
+  expectOfficial,
+  mcpOk,
+  startTestAgent,
+} from '../test-support.js'
 
 let agent: RunningSalesAgent
 let buyer: BuyerReceiver
@@ -97,5 +104,36 @@ it("get_task_status shows every push attempt of the task's statuses, a refused o
     seen = await attempts()
   }
   expect(seen.some((attempt) => attempt.http_status_code === 503 && attempt.status !== 'success')).toBe(true)
-  for (const attempt of seen) expect(attempt.destination).toBe('op-traced')
+  for (const attempt of seen) expect(attempt.destination).toBe(`task:${submitted.task_id}`)
+
+  // Another caller choosing the same operation_id sees its own task's attempts only.
+  const other = await mcpOk(
+    agent,
+    KIT_SANDBOX,
+    'create_media_buy',
+    buyRequest(
+      {
+        push_notification_config: {
+          url: `${buyer.origin}/hooks/mcp/traced-other`,
+          operation_id: 'op-traced',
+        },
+      },
+      { budget: 3000 },
+    ),
+    'media-buy/create-media-buy-response.json',
+  )
+  await buyer.waitFor(() => ofTask(other.task_id).length === 2)
+  const theirs = (
+    await mcpOk(
+      agent,
+      KIT_SANDBOX,
+      'get_task_status',
+      { task_id: other.task_id },
+      'protocol/get-task-status-response.json',
+    )
+  ).ext.adwire.task_push_activity as { destination: string; http_status_code: number }[]
+  expect(theirs.map((attempt) => [attempt.destination, attempt.http_status_code])).toEqual([
+    [`task:${other.task_id}`, 200],
+    [`task:${other.task_id}`, 200],
+  ])
 })

@@ -61,6 +61,15 @@ export async function openTask(
   },
 ): Promise<void> {
   const at = isoAt(seller.now())
+  // The task's pushes go to a destination of its own: the attempts get_task_status lists are this task's alone,
+  // whatever operation_id another caller chose for its own pushes.
+  const webhooks = task.webhooks && {
+    ...task.webhooks,
+    registrations: task.webhooks.registrations.map((registration) => ({
+      ...registration,
+      destination: `task:${task.task_id}`,
+    })),
+  }
   const record: TaskRecord = {
     protocol: 'media-buy',
     created_at: at,
@@ -68,6 +77,7 @@ export async function openTask(
     history: [{ status: task.status, at }],
     pushed_status: task.status,
     ...task,
+    ...(webhooks ? { webhooks } : {}),
   }
   await seller.records.put(TASK_KIND, task.task_id, owner, record)
 }
