@@ -25,13 +25,15 @@ export async function announceCapabilities(
     const stored = await records.get<{ capabilities_version: string }>(KIND, ID)
     if (stored?.body.capabilities_version === version) return false
     const body = { capabilities_version: version, announced_at: new Date().toISOString() }
-    const won = stored
-      ? await records.update(KIND, ID, stored.revision, body)
-      : await records.insert(KIND, ID, '', body)
-    if (won) {
-      await events.capabilitiesChanged(version)
-      return true
-    }
+    // The new version and its capabilities.changed pushes commit together.
+    const won = await records.transaction(async () => {
+      const stored_ = stored
+        ? await records.update(KIND, ID, stored.revision, body)
+        : await records.insert(KIND, ID, '', body)
+      if (stored_) await events.capabilitiesChanged(version)
+      return stored_
+    })
+    if (won) return true
   }
   return false
 }

@@ -3,6 +3,7 @@
  * are named per schema (`adwire_<hash>_<name>`), so that `pg` prepares each once per connection and two
  * store sets on one pool with different schemas never collide.
  */
+import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Pool, PoolClient, QueryResultRow } from 'pg'
 import { StoreError, toStoreError } from './errors.js'
 
@@ -38,6 +39,12 @@ export interface Statement {
   readonly text: string
 }
 
+/** A caller's open transaction ({@link Database.callerTransaction}): its connection while it is open. */
+interface Scope {
+  readonly client: PoolClient
+  open: boolean
+}
+
 export class Database {
   /** The quoted schema, to put before table names. */
   readonly schema: string
@@ -45,6 +52,10 @@ export class Database {
   readonly #prefix: string
   /** Set on a database bound to one open transaction ({@link Database.on}). */
   #client: PoolClient | undefined
+  /** Shared by every copy of this database: the caller transaction the current async context runs in. */
+  #scope = new AsyncLocalStorage<Scope>()
+  /** Set on the copy that never joins a caller transaction ({@link Database.detached}). */
+  #detached = false
   #closed = false
 
   constructor(
@@ -61,7 +72,64 @@ export class Database {
   on(client: PoolClient): Database {
     const bound = new Database(this.#pool, this.schemaName)
     bound.#client = client
+    bound.#scope = this.#scope
     return bound
+  }
+
+  /** This database never joining a caller transaction (the outbox worker's lease and record). */
+  detached(): Database {
+    const copy = new Database(this.#pool, this.schemaName)
+    copy.#scope = this.#scope
+    copy.#detached = true
+    return copy
+  }
+
+  /** The connection of the open transaction this call runs in, if any: a bound one, or the caller's. */
+  #joined(): PoolClient | undefined {
+    if (this.#client) return this.#client
+    if (this.#detached) return undefined
+    const scope = this.#scope.getStore()
+    return scope?.open ? scope.client : undefined
+  }
+
+  /**
+   * Runs `body` in one transaction that every statement of these stores made inside it (in its async context)
+   * joins: a caller's own writes on `client` and an outbox enqueue commit together, or none does. Nested calls
+   * join the open one.
+   */
+  async callerTransaction<T>(body: (client: PoolClient) => Promise<T>): Promise<T> {
+    const joined = this.#joined()
+    if (joined) return body(joined)
+    this.#assertOpen()
+    let client: PoolClient
+    try {
+      client = await this.#pool.connect()
+    } catch (error) {
+      throw toStoreError(error, 'transaction')
+    }
+    const scope: Scope = { client, open: true }
+    let broken: unknown
+    try {
+      await client.query('BEGIN')
+      const value = await this.#scope.run(scope, () => body(client))
+      // Closed before the commit: work the body started and left running goes to the pool from now on.
+      scope.open = false
+      await client.query('COMMIT')
+      return value
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+        broken = rollbackError
+      })
+      throw error
+    } finally {
+      scope.open = false
+      client.release(broken instanceof Error ? broken : undefined)
+    }
+  }
+
+  /** The connection the caller's statements go to now: the open transaction's, else the pool. */
+  connection(): Pool | PoolClient {
+    return this.#joined() ?? this.#pool
   }
 
   /** A named statement on this schema: `sql` may write `$schema.table`. */
@@ -76,7 +144,7 @@ export class Database {
   ): Promise<{ rows: Row[]; rowCount: number }> {
     this.#assertOpen()
     try {
-      const result = await (this.#client ?? this.#pool).query<Row>({
+      const result = await (this.#joined() ?? this.#pool).query<Row>({
         name: statement.name,
         text: statement.text,
         values: values as unknown[],
@@ -95,7 +163,7 @@ export class Database {
   ): Promise<{ rows: Row[]; rowCount: number }> {
     this.#assertOpen()
     try {
-      const result = await (this.#client ?? this.#pool).query<Row>(text, values as unknown[])
+      const result = await (this.#joined() ?? this.#pool).query<Row>(text, values as unknown[])
       return { rows: result.rows, rowCount: result.rowCount ?? 0 }
     } catch (error) {
       throw toStoreError(error, what)
@@ -105,6 +173,14 @@ export class Database {
   /** Runs `body` in one transaction on one connection; rolls back when it throws. */
   async transaction<T>(what: string, body: (client: PoolClient) => Promise<T>): Promise<T> {
     this.#assertOpen()
+    const joined = this.#joined()
+    if (joined) {
+      try {
+        return await body(joined)
+      } catch (error) {
+        throw toStoreError(error, what)
+      }
+    }
     let client: PoolClient
     try {
       client = await this.#pool.connect()

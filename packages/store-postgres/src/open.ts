@@ -43,6 +43,21 @@ export interface PostgresStores {
    * connection) and acknowledgement commit together, and deliveries arriving together share one commit.
    */
   createInbox(options: PostgresInboxOptions): DeliveryInbox
+  /**
+   * Runs `body` in one transaction on one connection: every store call made inside it (an outbox `enqueue`, a
+   * claim) and the caller's own statements on `client` (or on {@link PostgresStores.connection}) commit
+   * together, or none does when `body` throws. The outbox worker's lease and record never join it; nested calls
+   * join the open one. Keep it short: no network call inside.
+   *
+   * @example
+   * await stores.transaction(async (client) => {
+   *   await client.query('UPDATE buys SET status = $1 WHERE id = $2', ['paused', id])
+   *   await sender.notify(registration, event)
+   * })
+   */
+  transaction<T>(body: (client: pg.PoolClient) => Promise<T>): Promise<T>
+  /** Where the caller's statements go now: the open transaction's connection inside `transaction`, else the pool. */
+  connection(): pg.Pool | pg.PoolClient
   /** The pool the stores run on (the given one, or the one created from the connection string). */
   readonly pool: pg.Pool
   /** Deletes everything past its retention at `now` (Unix seconds). Run it every minute or so from one instance or all. */
@@ -105,6 +120,8 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     replay,
     pool,
     createInbox: (options) => createPostgresInbox(database, options),
+    transaction: (body) => database.callerTransaction(body),
+    connection: () => database.connection(),
     async sweep(now: number): Promise<SweepCounts> {
       return {
         claims: await claims.sweep(now),

@@ -61,6 +61,7 @@ const inOrder = (ids: readonly string[], found: readonly string[]) => ids.filter
  */
 export class PostgresOutboxStore implements OutboxStore {
   readonly #database: Database
+  readonly #worker: Database
   readonly #insert: Statement
   readonly #lease: Statement
   readonly #record: Statement
@@ -71,6 +72,8 @@ export class PostgresOutboxStore implements OutboxStore {
 
   constructor(database: Database) {
     this.#database = database
+    // The worker's lease and record never join a caller's transaction (a rollback would undo them).
+    this.#worker = database.detached()
     this.#insert = database.statement(
       'outbox_insert',
       `INSERT INTO $schema.outbox (id, destination, url, idempotency_key, body, headers, coalesce_key, created_at, next_attempt_at, deadline_at, media_buy_ids, barrier)
@@ -228,7 +231,7 @@ export class PostgresOutboxStore implements OutboxStore {
   }
 
   async lease(now: number, limit: number, leaseSeconds: number): Promise<LeasedOutboxEntry[]> {
-    const { rows } = await this.#database.run<OutboxRow & { fence: string }>(this.#lease, [
+    const { rows } = await this.#worker.run<OutboxRow & { fence: string }>(this.#lease, [
       now,
       Math.max(0, Math.floor(limit)),
       leaseSeconds,
@@ -238,7 +241,7 @@ export class PostgresOutboxStore implements OutboxStore {
 
   async record(id: string, fence: string, outcome: AttemptOutcome, now: number): Promise<boolean> {
     const delivered = outcome.kind === 'delivered'
-    const { rowCount } = await this.#database.run(this.#record, [
+    const { rowCount } = await this.#worker.run(this.#record, [
       id,
       fence,
       outcome.kind,

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import type { ClaimInput, ClaimRef, ClaimResult, ClaimStore } from '@adwire/webhooks'
-import { guard } from './errors.js'
+import { gated, WriteGate } from './transaction.js'
 
 interface ClaimRow {
   fingerprint: string
@@ -20,12 +20,14 @@ type Key = [namespace: string, scope: string, key: string]
 
 export class SqliteClaimStore implements ClaimStore {
   readonly #database: Database.Database
+  readonly #gate: WriteGate
   readonly #claim: Database.Transaction<(input: ClaimInput) => ClaimResult>
   readonly #complete: Database.Statement<[result: string | null, ...Key, fence: string]>
   readonly #release: Database.Statement<[...Key, fence: string]>
   readonly #sweep: Database.Statement<[now: number]>
 
-  constructor(database: Database.Database) {
+  constructor(database: Database.Database, gate: WriteGate = new WriteGate()) {
+    this.#gate = gate
     this.#database = database
     const select = database.prepare<Key, ClaimRow>(
       `SELECT fingerprint, state, lease_until AS leaseUntil, expires_at AS expiresAt, result
@@ -96,22 +98,25 @@ export class SqliteClaimStore implements ClaimStore {
   }
 
   async claim(input: ClaimInput): Promise<ClaimResult> {
-    return guard(this.#database, () => this.#claim.immediate(input))
+    return gated(this.#gate, this.#database, () => this.#claim.immediate(input))
   }
 
   async complete(ref: ClaimRef, _now: number, result: string | null = null): Promise<boolean> {
-    return guard(
+    return gated(
+      this.#gate,
       this.#database,
       () => this.#complete.run(result, ref.namespace, ref.scope, ref.key, ref.fence).changes === 1,
     )
   }
 
   async release(ref: ClaimRef): Promise<void> {
-    guard(this.#database, () => this.#release.run(ref.namespace, ref.scope, ref.key, ref.fence))
+    await gated(this.#gate, this.#database, () =>
+      this.#release.run(ref.namespace, ref.scope, ref.key, ref.fence),
+    )
   }
 
   async sweep(now: number): Promise<number> {
-    return guard(this.#database, () => this.sweepNow(now))
+    return gated(this.#gate, this.#database, () => this.sweepNow(now))
   }
 
   /** The synchronous sweep, for the single transaction of `SqliteStores.sweep`. */

@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3'
 import type { ConvergenceResult, ConvergenceStore, TaskObservation } from '@adwire/webhooks'
-import { guard } from './errors.js'
+import { gated, WriteGate } from './transaction.js'
 
 interface TerminalRow {
   comparison: string
@@ -19,12 +19,14 @@ type Task = [sender: string, taskId: string]
 
 export class SqliteConvergenceStore implements ConvergenceStore {
   readonly #database: Database.Database
+  readonly #gate: WriteGate
   readonly #observe: Database.Transaction<(observation: TaskObservation) => ConvergenceResult>
   readonly #settle: Database.Statement<[...Task, owner: string]>
   readonly #release: Database.Statement<[...Task, owner: string]>
   readonly #sweep: Database.Statement<[now: number]>
 
-  constructor(database: Database.Database) {
+  constructor(database: Database.Database, gate: WriteGate = new WriteGate()) {
+    this.#gate = gate
     this.#database = database
     const select = database.prepare<Task, TerminalRow>(
       `SELECT comparison, state, owner, lease_until AS leaseUntil, expires_at AS expiresAt
@@ -75,19 +77,19 @@ export class SqliteConvergenceStore implements ConvergenceStore {
   }
 
   async observe(observation: TaskObservation): Promise<ConvergenceResult> {
-    return guard(this.#database, () => this.#observe.immediate(observation))
+    return gated(this.#gate, this.#database, () => this.#observe.immediate(observation))
   }
 
   async settle(sender: string, taskId: string, deliveryKey: string, _now: number): Promise<void> {
-    guard(this.#database, () => this.#settle.run(sender, taskId, deliveryKey))
+    await gated(this.#gate, this.#database, () => this.#settle.run(sender, taskId, deliveryKey))
   }
 
   async release(sender: string, taskId: string, deliveryKey: string): Promise<void> {
-    guard(this.#database, () => this.#release.run(sender, taskId, deliveryKey))
+    await gated(this.#gate, this.#database, () => this.#release.run(sender, taskId, deliveryKey))
   }
 
   async sweep(now: number): Promise<number> {
-    return guard(this.#database, () => this.sweepNow(now))
+    return gated(this.#gate, this.#database, () => this.sweepNow(now))
   }
 
   /** The synchronous sweep, for the single transaction of `SqliteStores.sweep`. */

@@ -5,11 +5,12 @@ import type { ReplayStore } from '@adwire/http-signatures'
 import type { ClaimStore, ConvergenceStore, DeliveryInbox, OutboxStore } from '@adwire/webhooks'
 import { SqliteClaimStore } from './claim-store.js'
 import { SqliteConvergenceStore } from './convergence-store.js'
-import { StoreError, guard, toStoreError } from './errors.js'
+import { StoreError, toStoreError } from './errors.js'
 import { createSqliteInbox, type SqliteInboxOptions } from './inbox.js'
 import { migrate } from './migrations.js'
 import { SqliteOutboxStore } from './outbox-store.js'
 import { SqliteReplayStore } from './replay-store.js'
+import { gated, WriteGate } from './transaction.js'
 import { enableWal } from './wal.js'
 
 /** How to open the file. */
@@ -53,6 +54,27 @@ export interface SqliteStores {
    * finished entries and webhook_activity rows past their 30 days, in one transaction.
    */
   sweep(now: number): Promise<SweepCounts>
+  /**
+   * Runs `body` in one transaction on this connection: every store call made inside it (an outbox `enqueue`, a
+   * claim) and every write of the caller's own tables made after awaiting {@link SqliteStores.ready} commit
+   * together, or none does when `body` throws. Meanwhile other work on the connection waits (it would join the
+   * transaction otherwise); the outbox worker's lease and record never join it. Nested calls join the open one.
+   * Keep it short: no network call inside.
+   *
+   * @example
+   * await stores.transaction(async () => {
+   *   await stores.ready()
+   *   database.prepare('UPDATE buys SET status = ? WHERE id = ?').run('paused', id)
+   *   await sender.notify(registration, event)
+   * })
+   */
+  transaction<T>(body: () => Promise<T>): Promise<T>
+  /**
+   * Undefined when the caller may use {@link SqliteStores.database} now (no transaction open, or the caller runs
+   * inside it), else a promise resolving once none is open: await it before the caller's own statements so that
+   * they never join another caller's transaction. `detached` work never joins one.
+   */
+  ready(detached?: boolean): Promise<void> | undefined
   /** Closes the connection (checkpointing the WAL when it is the last one); later calls fail with `store_closed`. Idempotent. */
   close(): void
 }
@@ -122,10 +144,11 @@ export function openSqliteStores(options: SqliteStoreOptions): SqliteStores {
 
 /** The stores on a configured, migrated connection; every statement is prepared here, once. */
 function createStores(database: Database.Database): SqliteStores {
-  const claims = new SqliteClaimStore(database)
-  const convergence = new SqliteConvergenceStore(database)
-  const replay = new SqliteReplayStore(database)
-  const outbox = new SqliteOutboxStore(database)
+  const gate = new WriteGate()
+  const claims = new SqliteClaimStore(database, gate)
+  const convergence = new SqliteConvergenceStore(database, gate)
+  const replay = new SqliteReplayStore(database, gate)
+  const outbox = new SqliteOutboxStore(database, gate)
   // The inboxes made on this connection: their WAL file handles are closed with it.
   const inboxes = new Set<ReturnType<typeof createSqliteInbox>>()
   const sweepAll = database.transaction((now: number): SweepCounts => ({
@@ -145,7 +168,9 @@ function createStores(database: Database.Database): SqliteStores {
       inboxes.add(inbox)
       return { accept: (delivery) => inbox.accept(delivery) }
     },
-    sweep: async (now) => guard(database, () => sweepAll.immediate(now)),
+    sweep: (now) => gated(gate, database, () => sweepAll.immediate(now), true),
+    transaction: (body) => gate.run(database, body),
+    ready: (detached) => gate.ready(detached),
     close: () => {
       if (database.open) database.close()
       for (const inbox of inboxes) inbox.release()

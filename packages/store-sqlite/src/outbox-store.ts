@@ -18,7 +18,8 @@ import type {
   OutboxStore,
 } from '@adwire/webhooks'
 import { ACTIVITY_RETENTION_SECONDS } from '@adwire/webhooks'
-import { StoreError, guard } from './errors.js'
+import { StoreError } from './errors.js'
+import { gated, WriteGate } from './transaction.js'
 
 interface EntryRow {
   seq: number
@@ -62,6 +63,7 @@ const toEntry = (row: EntryRow): OutboxEntry => ({
 
 export class SqliteOutboxStore implements OutboxStore {
   readonly #database: Database.Database
+  readonly #gate: WriteGate
   readonly #enqueue: Database.Transaction<(entry: NewOutboxEntry) => EnqueueResult>
   readonly #lease: Database.Transaction<
     (now: number, limit: number, leaseSeconds: number) => LeasedOutboxEntry[]
@@ -77,7 +79,8 @@ export class SqliteOutboxStore implements OutboxStore {
   readonly #sweepEntries: Database.Statement<[before: number]>
   readonly #sweepActivity: Database.Statement<[before: number]>
 
-  constructor(database: Database.Database) {
+  constructor(database: Database.Database, gate: WriteGate = new WriteGate()) {
+    this.#gate = gate
     this.#database = database
     // A finished entry's activity rows go with it (ON DELETE CASCADE): it is kept until they are 30 days old.
     this.#sweepEntries = database.prepare(`DELETE FROM outbox WHERE state <> 'pending' AND deadline_at <= ?`)
@@ -231,7 +234,7 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 
   async enqueue(entry: NewOutboxEntry): Promise<EnqueueResult> {
-    return guard(this.#database, () => {
+    return gated(this.#gate, this.#database, () => {
       try {
         return this.#enqueue.immediate(entry)
       } catch (error) {
@@ -249,34 +252,38 @@ export class SqliteOutboxStore implements OutboxStore {
 
   async lease(now: number, limit: number, leaseSeconds: number): Promise<LeasedOutboxEntry[]> {
     if (!(limit > 0)) return []
-    return guard(this.#database, () =>
-      this.#lease.immediate(now, Number.isFinite(limit) ? Math.floor(limit) : -1, leaseSeconds),
+    return gated(
+      this.#gate,
+      this.#database,
+      () => this.#lease.immediate(now, Number.isFinite(limit) ? Math.floor(limit) : -1, leaseSeconds),
+      // The worker's lease and record never join a caller's transaction (a rollback would undo them).
+      true,
     )
   }
 
   async record(id: string, fence: string, outcome: AttemptOutcome, now: number): Promise<boolean> {
-    return guard(this.#database, () => this.#record.immediate(id, fence, outcome, now))
+    return gated(this.#gate, this.#database, () => this.#record.immediate(id, fence, outcome, now), true)
   }
 
   async activity(destination: string, limit = 100): Promise<ActivityEntry[]> {
     if (!(limit > 0)) return []
-    return guard(this.#database, () =>
+    return gated(this.#gate, this.#database, () =>
       this.#activity.all(destination, Number.isFinite(limit) ? Math.floor(limit) : -1),
     )
   }
 
   async pending(destination?: string): Promise<OutboxEntry[]> {
-    return guard(this.#database, () =>
+    return gated(this.#gate, this.#database, () =>
       (destination === undefined ? this.#pendingAll.all() : this.#pendingOf.all(destination)).map(toEntry),
     )
   }
 
   async closedMediaBuys(mediaBuyIds: readonly string[]): Promise<string[]> {
-    return guard(this.#database, () => this.#closedOf.all(JSON.stringify(distinct(mediaBuyIds))))
+    return gated(this.#gate, this.#database, () => this.#closedOf.all(JSON.stringify(distinct(mediaBuyIds))))
   }
 
   async closeMediaBuys(mediaBuyIds: readonly string[], now: number): Promise<string[]> {
-    return guard(this.#database, () => this.#close.immediate(mediaBuyIds, now))
+    return gated(this.#gate, this.#database, () => this.#close.immediate(mediaBuyIds, now))
   }
 
   /**

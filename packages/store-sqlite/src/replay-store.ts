@@ -4,10 +4,11 @@
  */
 import type Database from 'better-sqlite3'
 import type { RememberOutcome, ReplayStore } from '@adwire/http-signatures'
-import { guard } from './errors.js'
+import { gated, WriteGate } from './transaction.js'
 
 export class SqliteReplayStore implements ReplayStore {
   readonly #database: Database.Database
+  readonly #gate: WriteGate
   readonly #entries: Database.Statement<[keyid: string], number>
   readonly #expired: Database.Statement<[keyid: string, now: number], number>
   readonly #seen: Database.Statement<[keyid: string, nonce: string, now: number], number>
@@ -16,7 +17,8 @@ export class SqliteReplayStore implements ReplayStore {
   >
   readonly #sweep: Database.Statement<[now: number]>
 
-  constructor(database: Database.Database) {
+  constructor(database: Database.Database, gate: WriteGate = new WriteGate()) {
+    this.#gate = gate
     this.#database = database
     this.#entries = database
       .prepare<[keyid: string], number>('SELECT entries FROM replay_keyids WHERE keyid = ?')
@@ -48,7 +50,7 @@ export class SqliteReplayStore implements ReplayStore {
   }
 
   async atCapacity(keyid: string, cap: number, now: number): Promise<boolean> {
-    return guard(this.#database, () => this.#full(keyid, cap, now))
+    return gated(this.#gate, this.#database, () => this.#full(keyid, cap, now))
   }
 
   /**
@@ -61,7 +63,7 @@ export class SqliteReplayStore implements ReplayStore {
   }
 
   async seen(keyid: string, nonce: string, now: number): Promise<boolean> {
-    return guard(this.#database, () => this.#seen.get(keyid, nonce, now) !== undefined)
+    return gated(this.#gate, this.#database, () => this.#seen.get(keyid, nonce, now) !== undefined)
   }
 
   async remember(
@@ -71,12 +73,14 @@ export class SqliteReplayStore implements ReplayStore {
     cap: number,
     now: number,
   ): Promise<RememberOutcome> {
-    return guard(this.#database, () => this.#remember.immediate(keyid, nonce, expiresAt, cap, now))
+    return gated(this.#gate, this.#database, () =>
+      this.#remember.immediate(keyid, nonce, expiresAt, cap, now),
+    )
   }
 
   /** Deletes the entries that expired by `now`; resolves with how many. */
   async sweep(now: number): Promise<number> {
-    return guard(this.#database, () => this.sweepNow(now))
+    return gated(this.#gate, this.#database, () => this.sweepNow(now))
   }
 
   /** The synchronous sweep, for the single transaction of `SqliteStores.sweep`. */

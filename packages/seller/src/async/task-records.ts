@@ -114,9 +114,18 @@ export async function moveTask(
  * Pushes the task's status when the buyer has not been pushed it yet (a terminal status carries the stored
  * result, an interim one `interim`), through the stored registrations; then notes it as pushed. A push the
  * registration cannot carry (an MCP-shape push needs an operation_id) is logged and noted all the same.
- * Several channels are queued one after the other: a crash between them repeats the first on resume.
+ * Every channel's push and the note commit in one transaction.
  */
 export async function pushTaskStatus(
+  seller: Seller,
+  taskId: string,
+  interim?: Record<string, unknown>,
+): Promise<void> {
+  // The push and the note that it was made commit together: pushed once, never again under a new key.
+  await seller.records.transaction(() => pushInTransaction(seller, taskId, interim))
+}
+
+async function pushInTransaction(
   seller: Seller,
   taskId: string,
   interim?: Record<string, unknown>,

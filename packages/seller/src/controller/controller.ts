@@ -79,11 +79,16 @@ async function purgeCreative(seller: Seller, owner: string, params: Params): Pro
     purged_at: isoAt(seller.now()),
     purge_reason_code: typeof params.reason_code === 'string' ? params.reason_code : 'advertiser_request',
   }
-  // The buys using it see it purged (their impairments) before a hard purge removes it from the library.
-  await seller.records.put(CREATIVE_KIND, key, owner, purged)
-  await reconcileBuys(seller, owner, new Set([id]))
-  if (kind === 'hard') await seller.records.delete(CREATIVE_KIND, key)
-  await seller.events.creativePurged(purged, kind)
+  // The buys using it see it purged (their impairments) before a hard purge removes it from the library; the
+  // purge, the settled buys and their pushes commit together (a concurrent purge of it loses and says so).
+  const won = await seller.records.transaction(async () => {
+    if (!(await seller.records.update(CREATIVE_KIND, key, stored.revision, purged))) return false
+    await reconcileBuys(seller, owner, new Set([id]))
+    if (kind === 'hard') await seller.records.delete(CREATIVE_KIND, key)
+    await seller.events.creativePurged(purged, kind)
+    return true
+  })
+  if (!won) return controllerError('NOT_FOUND', `creative ${id} changed meanwhile`, null)
   return transitioned(stored.body.status, 'purged', `creative ${id} ${kind}-purged`)
 }
 
@@ -94,8 +99,13 @@ async function forceAccount(seller: Seller, owner: string, params: Params): Prom
   if (!stored.body.sandbox) return LIVE(`account ${id}`)
   const previous = stored.body.status
   const account = { ...stored.body, status: String(params.status), updated_at: isoAt(seller.now()) }
-  await seller.records.put(ACCOUNT_KIND, id, owner, account)
-  if (previous !== account.status) await seller.events.accountStatusChanged(account, previous)
+  // The status and its account.status_changed pushes commit together; of two concurrent changes one wins.
+  const won = await seller.records.transaction(async () => {
+    if (!(await seller.records.update(ACCOUNT_KIND, id, stored.revision, account))) return false
+    if (previous !== account.status) await seller.events.accountStatusChanged(account, previous)
+    return true
+  })
+  if (!won) return forceAccount(seller, owner, params)
   return transitioned(previous, account.status)
 }
 
@@ -113,14 +123,27 @@ async function forceMediaBuy(seller: Seller, owner: string, params: Params): Pro
     )
   const previous = stored.body.status
   const now = seller.now()
-  const { buy } = await mutateBuy(seller.records, owner, id, (draft) => {
-    setStatus(draft, to, now, 'controller')
-    if (to === 'rejected' && typeof params.rejection_reason === 'string')
-      draft.rejection_reason = params.rejection_reason
-    if (to === 'canceled') draft.cancellation = { canceled_at: isoAt(now), canceled_by: 'seller' }
+  // The status and every push it causes commit together; a buy that moved meanwhile is checked again.
+  const outcome = await seller.records.transaction(async () => {
+    let from: MediaBuyStatus | undefined
+    const { buy } = await mutateBuy(seller.records, owner, id, (draft) => {
+      from = draft.status
+      if (!canTransition(draft.status, to)) return
+      setStatus(draft, to, now, 'controller')
+      if (to === 'rejected' && typeof params.rejection_reason === 'string')
+        draft.rejection_reason = params.rejection_reason
+      if (to === 'canceled') draft.cancellation = { canceled_at: isoAt(now), canceled_by: 'seller' }
+    })
+    await announce(seller, buy, from, 'controller')
+    return { from: from ?? previous, buy }
   })
-  await announce(seller, buy, previous, 'controller')
-  return transitioned(previous, buy.status)
+  if (outcome.buy.status !== to)
+    return controllerError(
+      'INVALID_TRANSITION',
+      `a ${outcome.from} buy cannot become ${to}`,
+      outcome.buy.status,
+    )
+  return transitioned(outcome.from, outcome.buy.status)
 }
 
 async function simulate(
@@ -146,51 +169,55 @@ async function simulate(
     const now = seller.now()
     const restates =
       scenario === 'simulate_delivery' ? await lastReportedWindow(seller.records, id) : undefined
-    const { buy } = await mutateBuy(seller.records, owner, id, (draft) => {
-      const current = draft.simulated ?? { impressions: 0, clicks: 0, spend: 0, conversions: 0 }
-      const spend =
-        scenario === 'simulate_budget_spend'
-          ? (draft.total_budget * Number(params.spend_percentage ?? 0)) / 100
-          : isObject(params.reported_spend)
-            ? Number(params.reported_spend.amount ?? 0)
-            : 0
-      added.impressions = Number(params.impressions ?? 0)
-      added.clicks = Number(params.clicks ?? 0)
-      added.conversions = Number(params.conversions ?? 0)
-      added.spend = spend
-      draft.simulated = {
-        impressions: current.impressions + added.impressions,
-        clicks: current.clicks + added.clicks,
-        spend: current.spend + spend,
-        conversions: current.conversions + added.conversions,
-      }
-      // A buy simulated on before the log began: its earlier total counts from then on.
-      const log =
-        draft.simulated_log ??
-        (current.impressions || current.spend || current.clicks
-          ? [
-              {
-                at: now,
-                recorded_at: now,
-                impressions: current.impressions,
-                clicks: current.clicks,
-                spend: current.spend,
-              },
-            ]
-          : [])
-      draft.simulated_log = [
-        ...log,
-        {
-          at: restates?.end ?? now,
-          recorded_at: now,
-          impressions: added.impressions,
-          clicks: added.clicks,
-          spend,
-        },
-      ]
+    // The simulated delivery and the reports it makes due commit together.
+    const buy = await seller.records.transaction(async () => {
+      const { buy } = await mutateBuy(seller.records, owner, id, (draft) => {
+        const current = draft.simulated ?? { impressions: 0, clicks: 0, spend: 0, conversions: 0 }
+        const spend =
+          scenario === 'simulate_budget_spend'
+            ? (draft.total_budget * Number(params.spend_percentage ?? 0)) / 100
+            : isObject(params.reported_spend)
+              ? Number(params.reported_spend.amount ?? 0)
+              : 0
+        added.impressions = Number(params.impressions ?? 0)
+        added.clicks = Number(params.clicks ?? 0)
+        added.conversions = Number(params.conversions ?? 0)
+        added.spend = spend
+        draft.simulated = {
+          impressions: current.impressions + added.impressions,
+          clicks: current.clicks + added.clicks,
+          spend: current.spend + spend,
+          conversions: current.conversions + added.conversions,
+        }
+        // A buy simulated on before the log began: its earlier total counts from then on.
+        const log =
+          draft.simulated_log ??
+          (current.impressions || current.spend || current.clicks
+            ? [
+                {
+                  at: now,
+                  recorded_at: now,
+                  impressions: current.impressions,
+                  clicks: current.clicks,
+                  spend: current.spend,
+                },
+              ]
+            : [])
+        draft.simulated_log = [
+          ...log,
+          {
+            at: restates?.end ?? now,
+            recorded_at: now,
+            impressions: added.impressions,
+            clicks: added.clicks,
+            spend,
+          },
+        ]
+      })
+      await seller.events.deliveryAdvanced(buy)
+      return buy
     })
     cumulative = { ...buy.simulated! }
-    await seller.events.deliveryAdvanced(buy)
   }
   return {
     success: true,
@@ -283,13 +310,16 @@ export async function complyTestController(
       const taskId = String(params.task_id)
       const stored = await seller.records.get<TaskRecord>(TASK_KIND, taskId)
       const result = isObject(params.result) ? params.result : {}
-      if (
-        !stored?.body.forced ||
-        stored.owner !== owner ||
-        !(await moveTask(seller, taskId, 'submitted', 'completed', result))
-      )
-        return controllerError('NOT_FOUND', `no forced task ${taskId} awaits completion`, null)
-      await pushTaskStatus(seller, taskId)
+      // The task's move and its status push commit together.
+      const moved =
+        stored?.body.forced === true &&
+        stored.owner === owner &&
+        (await seller.records.transaction(async () => {
+          if (!(await moveTask(seller, taskId, 'submitted', 'completed', result))) return false
+          await pushTaskStatus(seller, taskId)
+          return true
+        }))
+      if (!moved) return controllerError('NOT_FOUND', `no forced task ${taskId} awaits completion`, null)
       return transitioned('submitted', 'completed')
     }
     case 'force_upstream_unavailable': {

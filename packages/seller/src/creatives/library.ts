@@ -87,6 +87,17 @@ export async function setCreativeStatus(
   status: CreativeStatus,
   reason?: string,
 ): Promise<CreativeRecord> {
+  // The status, the buys it settles and every push announcing them commit together.
+  return seller.records.transaction(() => storeCreativeStatus(seller, owner, creativeId, status, reason))
+}
+
+async function storeCreativeStatus(
+  seller: Seller,
+  owner: string,
+  creativeId: string,
+  status: CreativeStatus,
+  reason?: string,
+): Promise<CreativeRecord> {
   const key = creativeKey(owner, creativeId)
   const stored = await seller.records.get<CreativeRecord>(CREATIVE_KIND, key)
   if (!stored)

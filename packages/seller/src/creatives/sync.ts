@@ -57,16 +57,20 @@ export async function syncCreatives(
       results.push({ creative_id: id, action: 'unchanged' })
       continue
     }
-    const {
-      action,
-      creative: stored,
-      from,
-    } = await upsertCreative(seller, owner, creative, account.account_id)
-    if (action === 'created' || (from !== undefined && from !== stored.status)) {
-      changed.add(id)
-      await seller.events.creativeStatusChanged(stored, from)
-    }
-    await scheduleReview(seller, owner, stored)
+    // The stored creative, its review and its creative.status_changed pushes commit together.
+    const { action, stored } = await seller.records.transaction(async () => {
+      const {
+        action,
+        creative: stored,
+        from,
+      } = await upsertCreative(seller, owner, creative, account.account_id)
+      if (action === 'created' || (from !== undefined && from !== stored.status)) {
+        changed.add(id)
+        await seller.events.creativeStatusChanged(stored, from)
+      }
+      await scheduleReview(seller, owner, stored)
+      return { action, stored }
+    })
     results.push({ creative_id: id, action, status: stored.status })
   }
   if (request.dry_run !== true && Array.isArray(request.assignments))

@@ -149,8 +149,14 @@ export function deliveryReports(options: DeliveryReportsOptions) {
       if (!stored || stored.body.closed) return undefined
       const planned = await plan(stored.body, now())
       if (!planned) return undefined
-      if (!(await records.update(SCHEDULE_KIND, buy.media_buy_id, stored.revision, planned.next))) continue
-      return planned.result ? send(buy, planned.result) : undefined
+      // The schedule's move and the report it sends commit together: never sent twice, never lost.
+      const outcome = await records.transaction(async () => {
+        if (!(await records.update(SCHEDULE_KIND, buy.media_buy_id, stored.revision, planned.next)))
+          return { lost: true as const }
+        return { key: planned.result ? await send(buy, planned.result) : undefined }
+      })
+      if ('lost' in outcome) continue
+      return outcome.key
     }
     return undefined
   }
@@ -427,29 +433,33 @@ export function deliveryReports(options: DeliveryReportsOptions) {
      */
     async final(buy: MediaBuyRecord): Promise<string | undefined> {
       const status = buy.status as 'completed' | 'canceled' | 'rejected'
-      const stored = await records.get<ReportSchedule>(SCHEDULE_KIND, buy.media_buy_id)
       const reporting = reportingOf(buy)
-      let sequence: number | undefined
-      if (stored) {
-        if (stored.body.closed) return undefined
-        if (reporting) sequence = stored.body.sequence_number + 1
-        await records.update(SCHEDULE_KIND, buy.media_buy_id, stored.revision, {
-          ...stored.body,
-          sequence_number: sequence ?? stored.body.sequence_number,
-          closed: true,
-          closed_at: now(),
-        })
-      }
-      const at = now()
-      const result = {
-        ...base(buy, 'final', sequence, seconds(buy.start_time), Math.max(at, seconds(buy.start_time))),
-        media_buy_deliveries: [
-          await deliveryRow(delivery, buy, undefined, at, { is_final: true, finalized_at: iso(at) }),
-        ],
-      }
-      const key = await webhooks(buy, reporting).finish(status, { result })
-      if (key && reporting) await noteFire(buy, reporting, key, result)
-      return key
+      // The schedule's close and the final report commit together; of two closers one wins, the other sends nothing.
+      return records.transaction(async () => {
+        const stored = await records.get<ReportSchedule>(SCHEDULE_KIND, buy.media_buy_id)
+        let sequence: number | undefined
+        if (stored) {
+          if (stored.body.closed) return undefined
+          if (reporting) sequence = stored.body.sequence_number + 1
+          const closed = await records.update(SCHEDULE_KIND, buy.media_buy_id, stored.revision, {
+            ...stored.body,
+            sequence_number: sequence ?? stored.body.sequence_number,
+            closed: true,
+            closed_at: now(),
+          })
+          if (!closed) return undefined
+        }
+        const at = now()
+        const result = {
+          ...base(buy, 'final', sequence, seconds(buy.start_time), Math.max(at, seconds(buy.start_time))),
+          media_buy_deliveries: [
+            await deliveryRow(delivery, buy, undefined, at, { is_final: true, finalized_at: iso(at) }),
+          ],
+        }
+        const key = await webhooks(buy, reporting).finish(status, { result })
+        if (key && reporting) await noteFire(buy, reporting, key, result)
+        return key
+      })
     },
 
     /** The schedules due at `at` (Unix seconds), oldest first, at most `limit`. */

@@ -121,13 +121,16 @@ async function commitBuy(
   )
   setStatus(buy, settledStatus(buy, creatives, now), now, actor, 'created')
   buy.impairments = creativeImpairments(buy, creatives, now).impairments
-  if (!(await seller.records.insert(BUY_KIND, buy.media_buy_id, buy.owner, buy))) {
-    // Committed already (a review resumed after a crash): the stored buy is the answer.
-    const stored = await seller.records.get<MediaBuyRecord>(BUY_KIND, buy.media_buy_id)
-    return createResponse(stored!.body, 1)
-  }
-  await seller.events.buyStatusChanged({ buy, from: undefined, to: buy.status, cause: 'buyer' })
-  return createResponse(buy, 1)
+  // The stored buy and what its creation announces commit together.
+  return seller.records.transaction(async () => {
+    if (!(await seller.records.insert(BUY_KIND, buy.media_buy_id, buy.owner, buy))) {
+      // Committed already (a review resumed after a crash): the stored buy is the answer.
+      const stored = await seller.records.get<MediaBuyRecord>(BUY_KIND, buy.media_buy_id)
+      return createResponse(stored!.body, 1)
+    }
+    await seller.events.buyStatusChanged({ buy, from: undefined, to: buy.status, cause: 'buyer' })
+    return createResponse(buy, 1)
+  })
 }
 
 /**
@@ -150,36 +153,43 @@ const REVIEW_PROGRESS = { percentage: 50, current_step: 'seller_review', step_nu
  * next, so a resumed review repeats none that is done.
  */
 export async function finishBuyReview(seller: Seller, taskId: string): Promise<void> {
-  await moveTask(seller, taskId, 'submitted', 'working')
-  await pushTaskStatus(seller, taskId, REVIEW_PROGRESS)
+  // Each step commits with the pushes it causes: the task's move, the booked buy, the status push.
+  await seller.records.transaction(async () => {
+    await moveTask(seller, taskId, 'submitted', 'working')
+    await pushTaskStatus(seller, taskId, REVIEW_PROGRESS)
+  })
   const stored = await seller.records.get<TaskRecord>(TASK_KIND, taskId)
   const limit = seller.env.reviewCreditLimit
   if (stored?.body.status === 'working' && stored.body.pending_buy && limit !== undefined) {
     const pending = stored.body.pending_buy
     if (pending.total_budget > limit) {
       // The review refuses it: the task fails with the reason, and nothing is booked.
-      await moveTask(seller, taskId, 'working', 'failed', {
-        errors: [
-          {
-            code: 'BUDGET_EXCEEDED',
-            message: `the seller's review refused the buy: its total budget ${pending.total_budget} ${pending.currency} is above the credit limit of ${limit} ${pending.currency}`,
-            field: 'total_budget',
-            recovery: 'correctable',
-            details: { credit_limit: limit, total_budget: pending.total_budget },
-          },
-        ],
-        ...(stored.body.context ? { context: stored.body.context } : {}),
+      await seller.records.transaction(async () => {
+        await moveTask(seller, taskId, 'working', 'failed', {
+          errors: [
+            {
+              code: 'BUDGET_EXCEEDED',
+              message: `the seller's review refused the buy: its total budget ${pending.total_budget} ${pending.currency} is above the credit limit of ${limit} ${pending.currency}`,
+              field: 'total_budget',
+              recovery: 'correctable',
+              details: { credit_limit: limit, total_budget: pending.total_budget },
+            },
+          ],
+          ...(stored.body.context ? { context: stored.body.context } : {}),
+        })
+        await pushTaskStatus(seller, taskId)
       })
-      await pushTaskStatus(seller, taskId)
       return
     }
   }
-  if (stored?.body.status === 'working' && stored.body.pending_buy) {
-    const buy = { ...stored.body.pending_buy, confirmed_at: isoAt(seller.now()) }
-    const response = await commitBuy(seller, buy, 'seller-review')
-    await moveTask(seller, taskId, 'working', 'completed', response)
-  }
-  await pushTaskStatus(seller, taskId)
+  await seller.records.transaction(async () => {
+    if (stored?.body.status === 'working' && stored.body.pending_buy) {
+      const buy = { ...stored.body.pending_buy, confirmed_at: isoAt(seller.now()) }
+      const response = await commitBuy(seller, buy, 'seller-review')
+      await moveTask(seller, taskId, 'working', 'completed', response)
+    }
+    await pushTaskStatus(seller, taskId)
+  })
 }
 
 /**

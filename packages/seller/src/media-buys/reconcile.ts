@@ -19,6 +19,16 @@ export async function settleBuy(
   mediaBuyId: string,
   cause: 'buyer' | 'seller' | 'controller' = 'seller',
 ): Promise<{ buy: MediaBuyRecord; revision: number }> {
+  // The settled buy and every push announcing its change commit together.
+  return seller.records.transaction(() => settleInTransaction(seller, owner, mediaBuyId, cause))
+}
+
+async function settleInTransaction(
+  seller: Seller,
+  owner: string,
+  mediaBuyId: string,
+  cause: 'buyer' | 'seller' | 'controller',
+): Promise<{ buy: MediaBuyRecord; revision: number }> {
   let before: MediaBuyStatus | undefined
   let raised: Record<string, unknown>[] = []
   const { buy, revision } = await mutateBuy(seller.records, owner, mediaBuyId, async (current) => {
@@ -43,7 +53,7 @@ export async function settleBuy(
   return { buy, revision }
 }
 
-/** Tells the event seam what changed on a stored buy. */
+/** Tells the event seam what changed on a stored buy (inside the transaction that stored it). */
 export async function announce(
   seller: Seller,
   buy: MediaBuyRecord,

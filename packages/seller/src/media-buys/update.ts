@@ -113,73 +113,83 @@ export async function updateMediaBuy(
   let before: MediaBuyStatus | undefined
   let raised: Record<string, unknown>[] = []
   const affected = new Set<string>()
-  const { buy, revision } = await mutateBuy(seller.records, owner, mediaBuyId, async (draft) => {
-    before = draft.status
-    assertUpdatable(draft.status, mediaBuyId, request.canceled === true)
-    const now = seller.now()
-    const at = isoAt(now)
-    if (request.canceled === true) {
-      setStatus(draft, 'canceled', now, owner, 'canceled by the buyer')
-      draft.cancellation = {
-        canceled_at: at,
-        canceled_by: 'buyer',
-        ...(typeof request.cancellation_reason === 'string'
-          ? { reason: request.cancellation_reason.slice(0, 500) }
-          : {}),
+  // The changed buy and every push it causes commit together.
+  const { buy, revision } = await seller.records.transaction(async () => {
+    const changed = await mutateBuy(seller.records, owner, mediaBuyId, async (draft) => {
+      before = draft.status
+      assertUpdatable(draft.status, mediaBuyId, request.canceled === true)
+      const now = seller.now()
+      const at = isoAt(now)
+      if (request.canceled === true) {
+        setStatus(draft, 'canceled', now, owner, 'canceled by the buyer')
+        draft.cancellation = {
+          canceled_at: at,
+          canceled_by: 'buyer',
+          ...(typeof request.cancellation_reason === 'string'
+            ? { reason: request.cancellation_reason.slice(0, 500) }
+            : {}),
+        }
+        return
       }
-      return
-    }
-    if (request.start_time !== undefined || request.end_time !== undefined) {
-      const flight = resolveFlight(
-        request.start_time ?? draft.start_time,
-        request.end_time ?? draft.end_time,
-        now,
-      )
-      draft.start_time = request.start_time === undefined ? draft.start_time : flight.start_time
-      draft.end_time = flight.end_time
-    }
-    if (Array.isArray(request.packages))
-      for (const [index, update] of request.packages.filter(isObject).entries()) {
-        const pkg = draft.packages.find((candidate) => candidate.package_id === update.package_id)
-        if (!pkg)
-          throw new AgentError(
-            'PACKAGE_NOT_FOUND',
-            `no package ${String(update.package_id)} in media buy ${mediaBuyId}`,
-            {
-              field: `packages[${index}].package_id`,
-              status: 404,
-            },
-          )
-        applyPackageUpdate(pkg, update)
+      if (request.start_time !== undefined || request.end_time !== undefined) {
+        const flight = resolveFlight(
+          request.start_time ?? draft.start_time,
+          request.end_time ?? draft.end_time,
+          now,
+        )
+        draft.start_time = request.start_time === undefined ? draft.start_time : flight.start_time
+        draft.end_time = flight.end_time
+      }
+      if (Array.isArray(request.packages))
+        for (const [index, update] of request.packages.filter(isObject).entries()) {
+          const pkg = draft.packages.find((candidate) => candidate.package_id === update.package_id)
+          if (!pkg)
+            throw new AgentError(
+              'PACKAGE_NOT_FOUND',
+              `no package ${String(update.package_id)} in media buy ${mediaBuyId}`,
+              {
+                field: `packages[${index}].package_id`,
+                status: 404,
+              },
+            )
+          applyPackageUpdate(pkg, update)
+          affected.add(pkg.package_id)
+        }
+      for (const pkg of added) {
+        draft.packages.push(pkg)
         affected.add(pkg.package_id)
       }
-    for (const pkg of added) {
-      draft.packages.push(pkg)
-      affected.add(pkg.package_id)
-    }
-    if (isObject(request.push_notification_config))
-      draft.push_notification_config = request.push_notification_config
-    if (isObject(request.reporting_webhook)) draft.reporting_webhook = request.reporting_webhook
-    draft.total_budget = draft.packages
-      .filter((pkg) => !pkg.canceled)
-      .reduce((sum, pkg) => sum + pkg.budget, 0)
-    if (typeof request.paused === 'boolean')
-      setStatus(draft, pausedStatus(draft, request.paused), now, owner, request.paused ? 'paused' : 'resumed')
-    const creatives = await creativesById(
-      seller.records,
-      owner,
-      draft.packages.flatMap((pkg) => pkg.creative_assignments.map((a) => a.creative_id)),
-    )
-    const settled = settledStatus(draft, creatives, now)
-    setStatus(draft, settled, effectiveAt(draft, settled, now), owner)
-    const impairments = creativeImpairments(draft, creatives, now)
-    draft.impairments = impairments.impairments
-    raised = impairments.raised
-    draft.updated_at = at
+      if (isObject(request.push_notification_config))
+        draft.push_notification_config = request.push_notification_config
+      if (isObject(request.reporting_webhook)) draft.reporting_webhook = request.reporting_webhook
+      draft.total_budget = draft.packages
+        .filter((pkg) => !pkg.canceled)
+        .reduce((sum, pkg) => sum + pkg.budget, 0)
+      if (typeof request.paused === 'boolean')
+        setStatus(
+          draft,
+          pausedStatus(draft, request.paused),
+          now,
+          owner,
+          request.paused ? 'paused' : 'resumed',
+        )
+      const creatives = await creativesById(
+        seller.records,
+        owner,
+        draft.packages.flatMap((pkg) => pkg.creative_assignments.map((a) => a.creative_id)),
+      )
+      const settled = settledStatus(draft, creatives, now)
+      setStatus(draft, settled, effectiveAt(draft, settled, now), owner)
+      const impairments = creativeImpairments(draft, creatives, now)
+      draft.impairments = impairments.impairments
+      raised = impairments.raised
+      draft.updated_at = at
+    })
+    await announce(seller, changed.buy, before, 'buyer', raised)
+    // A reporting_webhook given now starts (or keeps) the buy's report schedule; its URL applies from the next fire.
+    if (isObject(request.reporting_webhook)) await seller.events.deliveryAdvanced(changed.buy)
+    return changed
   })
-  await announce(seller, buy, before, 'buyer', raised)
-  // A reporting_webhook given now starts (or keeps) the buy's report schedule; its URL applies from the next fire.
-  if (isObject(request.reporting_webhook)) await seller.events.deliveryAdvanced(buy)
   return {
     media_buy_id: buy.media_buy_id,
     media_buy_status: buy.status,

@@ -125,6 +125,8 @@ export async function openSeller(options: OpenSellerOptions): Promise<SellerRunt
         if (entry.event !== 'enqueued' && entry.event !== 'delivered') log({ webhook: entry })
       },
     })
+    // What a transaction enqueued is visible once it commits: the worker looks at once rather than at its next poll.
+    storage.onCommit(() => sender.wake())
     const inFlight = new Set<Promise<void>>()
     const background = (work: () => Promise<void>) => {
       // After the current call has answered (the submitted response goes first).

@@ -58,16 +58,19 @@ export async function openPostgresStorage(connectionString: string, schema: stri
   const read = async (name: string) =>
     (await pool.query<{ value: string }>(`SELECT value FROM ${settings} WHERE name = $1`, [name])).rows[0]
       ?.value
+  // Inside storage.transaction the statements go to its connection, so that they commit with its pushes.
+  const db = () => stores.connection()
+  const committed = new Set<() => void>()
   const records: RecordStore = {
     async get<T>(kind: string, id: string) {
-      const found = await pool.query<Row>(`SELECT ${columns} FROM ${table} WHERE kind = $1 AND id = $2`, [
+      const found = await db().query<Row>(`SELECT ${columns} FROM ${table} WHERE kind = $1 AND id = $2`, [
         kind,
         id,
       ])
       return found.rows[0] ? toRecord<T>(found.rows[0]) : undefined
     },
     async insert(kind, id, owner, body) {
-      const inserted = await pool.query(
+      const inserted = await db().query(
         `INSERT INTO ${table} (kind, id, owner, revision, body, updated_at) VALUES ($1, $2, $3, 1, $4, $5)
          ON CONFLICT (kind, id) DO NOTHING`,
         [kind, id, owner, JSON.stringify(body), Date.now()],
@@ -75,7 +78,7 @@ export async function openPostgresStorage(connectionString: string, schema: stri
       return inserted.rowCount === 1
     },
     async put(kind, id, owner, body) {
-      await pool.query(
+      await db().query(
         `INSERT INTO ${table} AS r (kind, id, owner, revision, body, updated_at) VALUES ($1, $2, $3, 1, $4, $5)
          ON CONFLICT (kind, id) DO UPDATE SET owner = EXCLUDED.owner, body = EXCLUDED.body,
          revision = r.revision + 1, updated_at = EXCLUDED.updated_at`,
@@ -83,7 +86,7 @@ export async function openPostgresStorage(connectionString: string, schema: stri
       )
     },
     async update(kind, id, revision, body) {
-      const updated = await pool.query(
+      const updated = await db().query(
         `UPDATE ${table} SET body = $1, revision = revision + 1, updated_at = $2
          WHERE kind = $3 AND id = $4 AND revision = $5`,
         [JSON.stringify(body), Date.now(), kind, id, revision],
@@ -96,7 +99,7 @@ export async function openPostgresStorage(connectionString: string, schema: stri
     ) {
       const params: unknown[] = [kind, options.afterSeq ?? 0, options.limit ?? 1_000_000]
       if (options.owner !== undefined) params.push(options.owner)
-      const found = await pool.query<Row>(
+      const found = await db().query<Row>(
         `SELECT ${columns} FROM ${table} WHERE kind = $1 AND seq > $2
          ${options.owner !== undefined ? 'AND owner = $4' : ''} ORDER BY seq LIMIT $3`,
         params,
@@ -104,17 +107,22 @@ export async function openPostgresStorage(connectionString: string, schema: stri
       return found.rows.map((row) => toRecord<T>(row))
     },
     async delete(kind, id) {
-      await pool.query(`DELETE FROM ${table} WHERE kind = $1 AND id = $2`, [kind, id])
+      await db().query(`DELETE FROM ${table} WHERE kind = $1 AND id = $2`, [kind, id])
+    },
+    async transaction(body) {
+      const value = await stores.transaction(() => body())
+      for (const listener of committed) listener()
+      return value
     },
     async prune(kind, rule) {
       const field = pruneField(rule.field)
       const deleted =
         'below' in rule
-          ? await pool.query(
+          ? await db().query(
               `DELETE FROM ${table} WHERE kind = $1 AND (body::jsonb ->> '${field}')::float8 < $2`,
               [kind, rule.below],
             )
-          : await pool.query(
+          : await db().query(
               `DELETE FROM ${table} WHERE kind = $1 AND (body::jsonb ->> '${field}') = 'true'`,
               [kind],
             )
@@ -127,6 +135,8 @@ export async function openPostgresStorage(connectionString: string, schema: stri
     outbox: stores.outbox,
     records,
     getSetting: read,
+    transaction: records.transaction,
+    onCommit: (listener) => void committed.add(listener),
     async putSettingIfAbsent(name, value) {
       await pool.query(
         `INSERT INTO ${settings} (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,

@@ -68,24 +68,32 @@ export function openSqliteStorage(path: string): Storage {
      WHERE kind = ? AND id = ? AND revision = ?`,
   )
   const remove = db.prepare('DELETE FROM sales_records WHERE kind = ? AND id = ?')
+  // Every statement waits while another caller's storage.transaction is open (it would join it otherwise),
+  // re-checked after each wait right before the statement: another transaction may have begun meanwhile.
+  const committed = new Set<() => void>()
   const records: RecordStore = {
     async get<T>(kind: string, id: string) {
+      for (let wait = stores.ready(); wait; wait = stores.ready()) await wait
       const row = get.get(kind, id) as Row | undefined
       return row ? toRecord<T>(row) : undefined
     },
     async insert(kind, id, owner, body) {
+      for (let wait = stores.ready(); wait; wait = stores.ready()) await wait
       return insert.run(kind, id, owner, JSON.stringify(body), Date.now()).changes === 1
     },
     async put(kind, id, owner, body) {
+      for (let wait = stores.ready(); wait; wait = stores.ready()) await wait
       put.run(kind, id, owner, JSON.stringify(body), Date.now())
     },
     async update(kind, id, revision, body) {
+      for (let wait = stores.ready(); wait; wait = stores.ready()) await wait
       return update.run(JSON.stringify(body), Date.now(), kind, id, revision).changes === 1
     },
     async list<T>(
       kind: string,
       options: { readonly owner?: string; readonly afterSeq?: number; readonly limit?: number } = {},
     ) {
+      for (let wait = stores.ready(); wait; wait = stores.ready()) await wait
       const rows = db
         .prepare(
           `SELECT ${columns} FROM sales_records WHERE kind = ? AND seq > ?
@@ -100,9 +108,16 @@ export function openSqliteStorage(path: string): Storage {
       return rows.map((row) => toRecord<T>(row))
     },
     async delete(kind, id) {
+      for (let wait = stores.ready(); wait; wait = stores.ready()) await wait
       remove.run(kind, id)
     },
+    async transaction(body) {
+      const value = await stores.transaction(body)
+      for (const listener of committed) listener()
+      return value
+    },
     async prune(kind, rule) {
+      for (let wait = stores.ready(); wait; wait = stores.ready()) await wait
       const path = `$.${pruneField(rule.field)}`
       const deleted =
         'below' in rule
@@ -120,8 +135,14 @@ export function openSqliteStorage(path: string): Storage {
     claims: stores.claims,
     outbox: stores.outbox,
     records,
-    getSetting: async (name) => read(name),
+    transaction: records.transaction,
+    onCommit: (listener) => void committed.add(listener),
+    getSetting: async (name) => {
+      for (let wait = stores.ready(); wait; wait = stores.ready()) await wait
+      return read(name)
+    },
     async putSettingIfAbsent(name, value) {
+      for (let wait = stores.ready(); wait; wait = stores.ready()) await wait
       insertSetting.run(name, value)
       return read(name)!
     },

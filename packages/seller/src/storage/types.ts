@@ -39,6 +39,13 @@ export interface RecordStore {
    * `field` is true (`isTrue`); resolves with how many went. `field` is a code constant (`[a-z_]+`).
    */
   prune(kind: string, rule: PruneRule): Promise<number>
+  /**
+   * Runs `body` in one database transaction: every record write and every outbox enqueue made inside it (in its
+   * async context: these records, the claims, a sender on this storage's outbox) commit together, or none does
+   * when it throws, so a state change and the pushes announcing it are never separated by a crash. Nested calls
+   * join the open one. Nothing slow inside: never an ad server call.
+   */
+  transaction<T>(body: () => Promise<T>): Promise<T>
 }
 
 /** Which records {@link RecordStore.prune} deletes. */
@@ -56,6 +63,10 @@ export interface Storage {
   readonly claims: ClaimStore
   readonly outbox: OutboxStore
   readonly records: RecordStore
+  /** {@link RecordStore.transaction}. */
+  transaction<T>(body: () => Promise<T>): Promise<T>
+  /** Calls `listener` after each transaction commits (the sender's wake: what it enqueued is visible now). */
+  onCommit(listener: () => void): void
   getSetting(name: string): Promise<string | undefined>
   /** Stores `value` unless the setting exists; resolves with the value that is stored now (first writer wins). */
   putSettingIfAbsent(name: string, value: string): Promise<string>

@@ -313,5 +313,6 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     start: () => worker.start(),
     stop: () => worker.stop(),
     drain: () => worker.drain(),
+    wake: () => worker.wake(),
   }
 }

@@ -283,6 +283,11 @@ export interface WebhookSender {
   start(): void
   /** Stops the worker and waits for the attempts in flight to be recorded. */
   stop(): Promise<void>
+  /**
+   * Looks for due entries now rather than at the next poll: call it after a transaction that enqueued commits
+   * (an enqueue inside a caller's transaction is not visible to the worker until then).
+   */
+  wake(): void
   /** Attempts every entry due now, once each, and waits for all of them (for tests and scripts). */
   drain(): Promise<void>
 }
