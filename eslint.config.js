@@ -98,6 +98,7 @@ export default defineConfig([
     ignores: [
       '**/*.test.ts',
       'packages/http-signatures/src/node.ts',
+      'packages/webhooks/src/node.ts',
       'packages/http-signatures/src/keys/safe-fetch.ts',
       'packages/http-signatures/src/keys/pinned-fetch.ts',
       'packages/http-signatures/src/keys/pinned-target.ts',

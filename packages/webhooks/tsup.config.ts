@@ -1,7 +1,8 @@
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: ['src/index.ts'],
+  entry: ['src/index.ts', 'src/node.ts'],
+  removeNodeProtocol: false,
   format: ['esm'],
   dts: true,
   clean: true,

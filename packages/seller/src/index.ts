@@ -67,7 +67,7 @@ export { startReportScheduler, type ReportScheduler } from './events/report-sche
 export { reportingReadiness } from './events/reporting-upstream.js'
 export { SCHEDULE_KIND, type ReportSchedule } from './events/delivery-reports.js'
 export { DEFAULT_FIRE_RETENTION_SECONDS, pruneWebhookRecords } from './events/retention.js'
-export { FIRE_KIND, recordFire } from './activity/webhook-activity.js'
+export { FIRE_KIND, recordFire, recordFireLog } from './activity/webhook-activity.js'
 export type { WebhookActivitySource } from './media-buys/get.js'
 
 // Media buys, accounts, creatives and durable work (for embedding and tests).

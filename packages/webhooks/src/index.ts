@@ -30,6 +30,14 @@ export type {
 export { createSweeper, type Sweepable, type Sweeper, type SweeperOptions } from './sweeper.js'
 export { WebhookError, type WebhookErrorCode } from './errors.js'
 export { createWebhookSender } from './sender/sender.js'
+export {
+  activityRecord,
+  fireActivity,
+  redactedUrl,
+  type FireFacts,
+  type FireLogStore,
+  type FireRecord,
+} from './sender/fire-log.js'
 export { DEFAULT_COALESCE_CLASSES } from './sender/options.js'
 export { backoffSeconds, parseRetryAfter } from './sender/retry.js'
 export { checkDeliveryReport, type CheckedDeliveryReport } from './sender/delivery-report.js'
@@ -41,10 +49,13 @@ export type {
   LegacyAuthentication,
   MediaBuyWebhooks,
   MediaBuyWebhooksInit,
+  NotificationConfigInput,
   NotifyOptions,
   PushNotificationConfigInput,
   RetryOptions,
   SenderLogEntry,
+  SubscriberEvent,
+  SubscriberRegistration,
   TaskEvent,
   TaskPushNotificationConfigInput,
   TaskWebhooks,

@@ -61,8 +61,7 @@ export function creativeFires(options: {
         `account:${account.account_id}`,
         account.notification_configs,
         'creative.status_changed',
-        (common) => ({
-          ...common,
+        {
           notification_id: safeId(
             `cs_${creative.creative_id}_${creative.status}_${Date.parse(observedAt) / 1000}`,
           ),
@@ -72,7 +71,7 @@ export function creativeFires(options: {
           reason_code: reason,
           ...(creative.rejection_reason ? { reason_detail: creative.rejection_reason.slice(0, 500) } : {}),
           initiator: from === 'processing' ? 'system' : 'seller',
-        }),
+        },
       )
     },
 
@@ -85,8 +84,7 @@ export function creativeFires(options: {
         `account:${account.account_id}`,
         account.notification_configs,
         'creative.purged',
-        (common) => ({
-          ...common,
+        {
           notification_id: safeId(`cp_${creative.creative_id}`),
           account_id: account.account_id,
           creative_id: creative.creative_id,
@@ -98,7 +96,7 @@ export function creativeFires(options: {
               ? 'legal_erasure'
               : 'retention_expired',
           initiator: 'seller',
-        }),
+        },
       )
     },
   }

@@ -17,7 +17,6 @@
  * buy: nothing more fires.
  */
 import type { WebhookRegistration, WebhookSender } from '@adwire/webhooks'
-import { recordFire } from '../activity/webhook-activity.js'
 import type { MediaBuyRecord } from '../media-buys/types.js'
 import type { RecordStore } from '../storage/types.js'
 import { buyDestination, notificationsOf, reportingOf, reportingPeriodSeconds } from './buy-registrations.js'
@@ -131,6 +130,7 @@ export function deliveryReports(options: DeliveryReportsOptions) {
     const notifications = notificationsOf(buy)
     return sender.mediaBuy({
       mediaBuyId: buy.media_buy_id,
+      owner: buy.owner,
       ...(reporting ? { reporting } : {}),
       ...(notifications ? { notifications } : {}),
     })
@@ -164,27 +164,7 @@ export function deliveryReports(options: DeliveryReportsOptions) {
   async function send(buy: MediaBuyRecord, result: Record<string, unknown>): Promise<string | undefined> {
     const registration = channelOf(buy)
     if (!registration) return undefined
-    const key = await webhooks(buy, registration).report({ result })
-    await noteFire(buy, registration, key, result)
-    return key
-  }
-
-  async function noteFire(
-    buy: MediaBuyRecord,
-    registration: WebhookRegistration,
-    key: string,
-    result: Record<string, unknown>,
-  ) {
-    await recordFire(records, buy.owner, {
-      idempotency_key: key,
-      destination: buyDestination(buy.media_buy_id),
-      notification_type: String(result.notification_type),
-      ...(typeof result.sequence_number === 'number' ? { sequence_number: result.sequence_number } : {}),
-      url: String(registration.config.url),
-      payload_size_bytes: Buffer.byteLength(JSON.stringify(result)),
-      media_buy_id: buy.media_buy_id,
-      fired_at: now(),
-    })
+    return webhooks(buy, registration).report({ result })
   }
 
   const base = (
@@ -456,9 +436,7 @@ export function deliveryReports(options: DeliveryReportsOptions) {
             await deliveryRow(delivery, buy, undefined, at, { is_final: true, finalized_at: iso(at) }),
           ],
         }
-        const key = await webhooks(buy, reporting).finish(status, { result })
-        if (key && reporting) await noteFire(buy, reporting, key, result)
-        return key
+        return webhooks(buy, reporting).finish(status, { result })
       })
     },
 

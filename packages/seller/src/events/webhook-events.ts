@@ -14,7 +14,6 @@
  */
 import type { WebhookSender } from '@adwire/webhooks'
 import { WebhookError } from '@adwire/webhooks'
-import { recordFire, webhookActivity } from '../activity/webhook-activity.js'
 import type { MediaBuyRecord } from '../media-buys/types.js'
 import type { Storage } from '../storage/types.js'
 import { ACCOUNT_STATUS_CHANGED, allAgentConfigs, CAPABILITIES_CHANGED } from './agent-configs.js'
@@ -83,12 +82,7 @@ export function createWebhookEvents(options: WebhookEventsOptions): WebhookEvent
     ...(options.measurementWindows ? { measurementWindows: options.measurementWindows } : {}),
     ...(options.measurementDaySeconds ? { measurementDaySeconds: options.measurementDaySeconds } : {}),
   })
-  const fires = notificationFires({
-    outbox: storage.outbox,
-    records,
-    now,
-    retryHorizonSeconds: options.retryHorizonSeconds,
-  })
+  const fires = notificationFires({ sender })
   const creatives = creativeFires({ records, fires, now })
   const buyRecord = async (id: string) => (await records.get<MediaBuyRecord>('media_buy', id))?.body
 
@@ -120,19 +114,15 @@ export function createWebhookEvents(options: WebhookEventsOptions): WebhookEvent
       }
       try {
         const key = await sender
-          .mediaBuy({ mediaBuyId: change.buy.media_buy_id, notifications: registration })
+          .mediaBuy({
+            mediaBuyId: change.buy.media_buy_id,
+            notifications: registration,
+            owner: change.buy.owner,
+          })
           .impairment(event, {
             key: change.resourceKey,
             class: LATENCY_SENSITIVE.has(reason) ? 'latency-sensitive' : 'impairment',
           })
-        await recordFire(records, change.buy.owner, {
-          idempotency_key: key,
-          destination: buyDestination(change.buy.media_buy_id),
-          notification_type: 'impairment',
-          url: String(registration.config.url),
-          media_buy_id: change.buy.media_buy_id,
-          fired_at: now(),
-        })
       } catch (error) {
         if (!afterFinal(error)) throw error
       }
@@ -171,8 +161,7 @@ export function createWebhookEvents(options: WebhookEventsOptions): WebhookEvent
         `agent:${account.owner}`,
         configs?.notification_configs,
         ACCOUNT_STATUS_CHANGED,
-        (common) => ({
-          ...common,
+        {
           notification_id: `account:${account.account_id}:${account.status}:${observedAt}`,
           account_id: account.account_id,
           transition: {
@@ -180,7 +169,7 @@ export function createWebhookEvents(options: WebhookEventsOptions): WebhookEvent
             to: account.status,
             observed_at: observedAt,
           },
-        }),
+        },
       )
       log({ event: 'accountStatusChanged', account_id: account.account_id, from, to: account.status })
     },
@@ -192,12 +181,12 @@ export function createWebhookEvents(options: WebhookEventsOptions): WebhookEvent
           `agent:${agent.principal_id}`,
           agent.notification_configs,
           CAPABILITIES_CHANGED,
-          (common) => ({ ...common, capabilities_version: capabilitiesVersion }),
+          { capabilities_version: capabilitiesVersion },
         )
     },
 
     webhookActivity: (buy, principalId, limit) =>
-      webhookActivity(records, sender, buyDestination(buy.media_buy_id), principalId, limit),
+      sender.webhookActivity(buyDestination(buy.media_buy_id), principalId, limit),
 
     async taskPushActivity(destinations, limit = 50) {
       const rows = (

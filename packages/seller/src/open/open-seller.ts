@@ -5,14 +5,15 @@
  * work as functions and as timers (`start()`/`close()`).
  */
 import { startLoops, type Loops } from '@adwire/service-kit'
-import { createAgentServer, webhookFetch, type AgentServer, type Principal } from '@adwire/agent-server'
+import { createAgentServer, type AgentServer, type Principal } from '@adwire/agent-server'
 import {
   createAgentHttp,
   resolveSigningKeys,
   resolveTokens,
   type ResolvedTokens,
 } from '@adwire/agent-server/host'
-import { createWebhookSender, type SenderLogEntry } from '@adwire/webhooks'
+import { type SenderLogEntry } from '@adwire/webhooks'
+import { createNodeWebhookSender } from '@adwire/webhooks/node'
 import { loadTestKitCredentials, testKitPrincipal, type TestKitCredential } from '../auth/test-kits.js'
 import { tickDueWork } from '../async/due-runner.js'
 import { announceCapabilities } from '../capabilities-version.js'
@@ -30,6 +31,7 @@ import type { MediaBuyRecord } from '../media-buys/types.js'
 import { createSeller, tickBuys } from '../seller-runtime.js'
 import type { Seller } from '../seller.js'
 import { openStorage, type Storage } from '../storage/index.js'
+import { recordFireLog } from '../activity/webhook-activity.js'
 import { sellerTasks } from '../tasks/index.js'
 import type { OpenSellerOptions, SellerKey, SellerRuntime } from './types.js'
 
@@ -106,15 +108,14 @@ export async function openSeller(options: OpenSellerOptions): Promise<SellerRunt
             ...(fallback ? { fallback } : {}),
           })
     const now = options.now ?? (() => Date.now() / 1000)
-    const sender = createWebhookSender({
+    // The sender's default fetch is pinned under the webhook URL policy (@adwire/webhooks/node).
+    const sender = createNodeWebhookSender({
       outbox: storage.outbox,
+      fireLog: recordFireLog(storage.records),
       key: key.privateJwk,
-      fetch:
-        overrides.webhookFetch ??
-        webhookFetch({
-          allowInsecure: settings.allowInsecureWebhookUrls,
-          userAgent: identity.userAgent ?? 'adwire-seller',
-        }),
+      allowInsecureUrls: settings.allowInsecureWebhookUrls,
+      userAgent: identity.userAgent ?? 'adwire-seller',
+      ...(overrides.webhookFetch ? { fetch: overrides.webhookFetch } : {}),
       pollIntervalMs: overrides.senderPollMs ?? 500,
       retryHorizonSeconds: RETRY_HORIZON_SECONDS,
       ...(overrides.senderLeaseSeconds ? { leaseSeconds: overrides.senderLeaseSeconds } : {}),

@@ -67,6 +67,7 @@ export function taskWebhooks(
   let status = checkStatus(init.status, 'the initial status')
   const initiallyTerminal = TERMINAL_TASK_STATUSES.has(status)
   const run = serial()
+
   return {
     get status() {
       return status
@@ -125,6 +126,20 @@ export function mediaBuyWebhooks(core: SenderCore, init: MediaBuyWebhooksInit): 
   if (typeof mediaBuyId !== 'string' || mediaBuyId === '') throw invalid('mediaBuyId is required')
   if (init.status !== undefined && BUY_TERMINAL.has(init.status)) core.markClosed(mediaBuyId)
   const run = serial()
+  // With an owner, every fire of the buy is noted in the sender's fire log for its webhook_activity.
+  const fireOf = (notificationType: string, sequence?: unknown) =>
+    init.owner === undefined
+      ? {}
+      : {
+          fire: {
+            owner: init.owner,
+            notification_type: notificationType,
+            media_buy_id: mediaBuyId,
+            ...(typeof sequence === 'number' ? { sequence_number: sequence } : {}),
+          },
+        }
+  const reportFire = (event: TaskEvent) =>
+    fireOf(String(event.result?.notification_type), event.result?.sequence_number)
   const registrationOf = (which: 'notifications' | 'reporting') => {
     const registration = init[which]
     if (!registration) throw invalid(`media buy ${mediaBuyId} has no ${which} registration`)
@@ -132,14 +147,20 @@ export function mediaBuyWebhooks(core: SenderCore, init: MediaBuyWebhooksInit): 
   }
   return {
     impairment(event, coalesce) {
-      return run(() => core.notify(registrationOf('notifications'), event, { coalesce, mediaBuyId }))
+      return run(() =>
+        core.notify(registrationOf('notifications'), event, {
+          coalesce,
+          mediaBuyId,
+          ...fireOf(String(event.result?.notification_type ?? 'impairment')),
+        }),
+      )
     },
     report(report) {
       return run(async () => {
         const event = reportEvent(mediaBuyId, report)
         if (event.result?.notification_type === 'final')
           throw invalid('the final delivery report is sent by finish(), when the buy terminates')
-        return core.notify(registrationOf('reporting'), event, { mediaBuyId })
+        return core.notify(registrationOf('reporting'), event, { mediaBuyId, ...reportFire(event) })
       })
     },
     finish(status, finalReport) {
@@ -162,7 +183,7 @@ export function mediaBuyWebhooks(core: SenderCore, init: MediaBuyWebhooksInit): 
         const event = reportEvent(mediaBuyId, finalReport)
         if (event.result?.notification_type !== 'final')
           throw invalid(`the final delivery report needs notification_type "final"`)
-        return core.notify(init.reporting, event, { mediaBuyId })
+        return core.notify(init.reporting, event, { mediaBuyId, ...reportFire(event) })
       })
     },
   }

@@ -1,7 +1,12 @@
 import { assertHmacSecret, SignatureError } from '@adwire/http-signatures'
 import { PushNotificationConfigSchema, toSchemaIssues } from '@adwire/schemas'
 import { WebhookError } from '../errors.js'
-import type { A2AVersion, LegacyAuthentication, WebhookRegistration } from './types.js'
+import type {
+  A2AVersion,
+  LegacyAuthentication,
+  SubscriberRegistration,
+  WebhookRegistration,
+} from './types.js'
 
 /** A legacy scheme chosen by the buyer: exactly one, never combined with RFC 9421. */
 export interface LegacyAuth {
@@ -11,7 +16,9 @@ export interface LegacyAuth {
 
 /** A registration checked and reduced to what one outbox entry needs. */
 export interface ResolvedRegistration {
-  readonly channel: 'adcp' | 'a2a'
+  readonly channel: 'adcp' | 'a2a' | 'subscriber'
+  /** Subscriber registrations only. */
+  readonly subscriberId?: string
   readonly destination: string
   readonly url: string
   readonly operationId?: string
@@ -128,8 +135,33 @@ function checkLegacy(authentication: LegacyAuthentication | undefined): LegacyAu
  * against `core/push-notification-config.json` and needs an `operation_id` (the envelope requires one and
  * it is never derived from the URL). Throws `INVALID_REQUEST`.
  */
-export function resolveRegistration(registration: WebhookRegistration): ResolvedRegistration {
+export function resolveRegistration(
+  registration: WebhookRegistration | SubscriberRegistration,
+): ResolvedRegistration {
   if (!isObject(registration)) throw invalid('a registration is required')
+  if ((registration as { channel?: unknown }).channel === 'subscriber')
+    return resolveSubscriber(registration as unknown as SubscriberRegistration)
+  return resolveTaskRegistration(registration as WebhookRegistration)
+}
+
+/** A notification_configs[] subscriber: a URL, a subscriber_id every payload echoes, an optional legacy scheme. */
+function resolveSubscriber(subscriber: SubscriberRegistration): ResolvedRegistration {
+  const config: unknown = subscriber.config
+  if (!isObject(config)) throw invalid('the registration needs a config')
+  const url = checkUrl(config.url)
+  if (!nonEmptyString(config.subscriber_id))
+    throw invalid('a notification config needs a subscriber_id (every payload echoes it)')
+  const legacy = checkLegacy(config.authentication as LegacyAuthentication | undefined)
+  return {
+    channel: 'subscriber',
+    destination: subscriber.destination ?? `subscriber:${config.subscriber_id}`,
+    url,
+    subscriberId: config.subscriber_id,
+    ...(legacy ? { legacy } : {}),
+  }
+}
+
+function resolveTaskRegistration(registration: WebhookRegistration): ResolvedRegistration {
   const { channel, config } = registration
   if (!isObject(config)) throw invalid('the registration needs a config')
   if (registration.context !== undefined && !isObject(registration.context))

@@ -12,7 +12,17 @@ import {
   storedHeaders,
   type ResolvedRegistration,
 } from './registration.js'
-import type { CoalesceClass, NotifyOptions, TaskEvent, WebhookSender, WebhookSenderOptions } from './types.js'
+import { fireActivity } from './fire-log.js'
+import type {
+  CoalesceClass,
+  NotifyOptions,
+  SubscriberEvent,
+  SubscriberRegistration,
+  TaskEvent,
+  WebhookRegistration,
+  WebhookSender,
+  WebhookSenderOptions,
+} from './types.js'
 import { createWorker } from './worker.js'
 
 const invalid = (message: string) => new WebhookError('INVALID_REQUEST', message)
@@ -206,22 +216,84 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     }
   }
 
+  const byteLength = (text: string) => new TextEncoder().encode(text).length
+
+  /** Notes a fire in the fire log (when the caller asked and one is configured), after its entry is stored. */
+  async function noteFire(
+    registration: ResolvedRegistration,
+    built: BuiltBody,
+    notifyOptions: NotifyOptions,
+    notificationType: string,
+  ): Promise<void> {
+    const facts = notifyOptions.fire
+    if (!facts || !options.fireLog) return
+    await options.fireLog.put(facts.owner, {
+      idempotency_key: built.idempotencyKey,
+      destination: registration.destination,
+      notification_type: facts.notification_type ?? notificationType,
+      ...(facts.sequence_number !== undefined ? { sequence_number: facts.sequence_number } : {}),
+      url: registration.url,
+      payload_size_bytes: byteLength(built.body),
+      ...(registration.subscriberId !== undefined ? { subscriber_id: registration.subscriberId } : {}),
+      ...(facts.media_buy_id !== undefined ? { media_buy_id: facts.media_buy_id } : {}),
+      fired_at: resolved.now(),
+    })
+  }
+
+  function logLegacy(registration: ResolvedRegistration, config: object): void {
+    if (!registration.legacy || legacyLogged.has(config)) return
+    legacyLogged.add(config)
+    log({
+      event: 'legacy_auth',
+      destination: registration.destination,
+      message: `the registration for ${registration.url} asked for deprecated ${registration.legacy.scheme} authentication`,
+    })
+  }
+
+  /** An event-specific payload to one notification_configs[] subscriber. */
+  async function notifySubscriber(
+    registrationInput: SubscriberRegistration,
+    event: SubscriberEvent,
+    notifyOptions: NotifyOptions,
+  ): Promise<string> {
+    const registration = resolveRegistration(registrationInput)
+    if (!event || typeof event.notification_type !== 'string' || event.notification_type === '')
+      throw invalid('a subscriber event needs a notification_type')
+    if (typeof event.payload !== 'object' || event.payload === null || Array.isArray(event.payload))
+      throw invalid('a subscriber event needs a payload object')
+    logLegacy(registration, registrationInput.config)
+    const buys = notifyOptions.mediaBuyId !== undefined ? [notifyOptions.mediaBuyId] : []
+    const known = buys.filter((buy) => closed.has(buy))
+    if (known.length > 0) throw afterFinal(known)
+    const idempotencyKey = crypto.randomUUID()
+    const firedAt = new Date(Math.floor(resolved.now()) * 1000).toISOString().replace('.000Z', 'Z')
+    const built: BuiltBody = {
+      idempotencyKey,
+      body: JSON.stringify({
+        idempotency_key: idempotencyKey,
+        notification_type: event.notification_type,
+        fired_at: firedAt,
+        subscriber_id: registration.subscriberId,
+        ...event.payload,
+      }),
+    }
+    await enqueue(registration, built, { mediaBuyIds: buys, barrier: false })
+    await noteFire(registration, built, notifyOptions, event.notification_type)
+    return idempotencyKey
+  }
+
   async function notify(
-    registrationInput: Parameters<WebhookSender['notify']>[0],
-    event: TaskEvent,
+    registrationInput: WebhookRegistration | SubscriberRegistration,
+    eventInput: TaskEvent | SubscriberEvent,
     notifyOptions: NotifyOptions = {},
   ): Promise<string> {
+    if (registrationInput?.channel === 'subscriber')
+      return notifySubscriber(registrationInput, eventInput as SubscriberEvent, notifyOptions)
+    const event = eventInput as TaskEvent
     const registration = resolveRegistration(registrationInput)
     if (resolved.refuseBearerForMutatingTasks && registration.legacy?.scheme === 'Bearer')
       refuseBearerForMutatingTask(registrationInput.config.authentication, event?.task_type)
-    if (registration.legacy && !legacyLogged.has(registrationInput.config)) {
-      legacyLogged.add(registrationInput.config)
-      log({
-        event: 'legacy_auth',
-        destination: registration.destination,
-        message: `the registration for ${registration.url} asked for deprecated ${registration.legacy.scheme} authentication`,
-      })
-    }
+    logLegacy(registration, registrationInput.config)
     const report = event?.task_type === DELIVERY_TASK_TYPE ? checkDeliveryReport(event) : undefined
     if (report && notifyOptions.coalesce) throw invalid('delivery reports are exempt from coalescence')
     const policy = coalesceClass(notifyOptions)
@@ -260,6 +332,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
           if (inFlight.get(buy)?.size === 0) inFlight.delete(buy)
         }
       }
+      await noteFire(registration, built, notifyOptions, event.task_type)
       return built.idempotencyKey
     }
     for (const buy of buys) closed.add(buy)
@@ -278,11 +351,12 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
       for (const buy of buys) if (!confirmed.includes(buy)) closed.delete(buy)
       throw error
     }
+    await noteFire(registration, built, notifyOptions, event.task_type)
     return built.idempotencyKey
   }
 
   const core: SenderCore = {
-    notify,
+    notify: (registration, event, notifyOptions) => notify(registration, event, notifyOptions),
     async closeMediaBuy(mediaBuyId) {
       if (closed.has(mediaBuyId)) return false
       closed.add(mediaBuyId)
@@ -301,7 +375,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
   }
 
   return {
-    notify,
+    notify: notify as WebhookSender['notify'],
     task(registration, init) {
       // Refused when the task starts, so the agent can answer the task request with the error at once.
       if (resolved.refuseBearerForMutatingTasks)
@@ -310,6 +384,8 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     },
     mediaBuy: (init) => mediaBuyWebhooks(core, init),
     activity: (destination, limit) => outbox.activity(destination, limit),
+    webhookActivity: async (destination, owner, limit) =>
+      options.fireLog ? fireActivity(outbox, options.fireLog, destination, owner, limit) : [],
     start: () => worker.start(),
     stop: () => worker.stop(),
     drain: () => worker.drain(),

@@ -1,5 +1,6 @@
 import type { AdcpJwk } from '@adwire/http-signatures'
 import type { ActivityEntry, OutboxStore } from '../stores.js'
+import type { FireFacts, FireLogStore } from './fire-log.js'
 
 /**
  * A legacy authentication block (AdCP 3.x security.mdx, deprecated, removed in 4.0): exactly one scheme,
@@ -28,6 +29,37 @@ export interface TaskPushNotificationConfigInput {
   /** Sent as the `X-A2A-Notification-Token` header on every delivery. */
   readonly token?: string
   readonly authentication?: LegacyAuthentication
+}
+
+/**
+ * An account-level or agent-level `notification_configs[]` entry (AdCP 3.1.19 `core/notification-config.json`):
+ * its events carry event-specific payloads (`creative/creative-status-changed-webhook.json`, ...), not a task
+ * envelope.
+ */
+export interface NotificationConfigInput {
+  readonly url: string
+  /** Echoed as the payload's `subscriber_id`. */
+  readonly subscriber_id: string
+  readonly authentication?: LegacyAuthentication
+}
+
+/** Where an event-specific payload goes: one subscribed `notification_configs[]` entry. */
+export interface SubscriberRegistration {
+  readonly channel: 'subscriber'
+  readonly config: NotificationConfigInput
+  /** Whose webhook_activity lists the deliveries. Default `subscriber:<subscriber_id>`. */
+  readonly destination?: string
+}
+
+/**
+ * An event-specific payload: the sender adds the members every such payload carries (`idempotency_key`,
+ * `notification_type`, `fired_at`, `subscriber_id`) before the event's own.
+ */
+export interface SubscriberEvent {
+  /** `enums/notification-type.json`, e.g. `creative.status_changed`, `account.status_changed`. */
+  readonly notification_type: string
+  /** The event's own members (`creative_id`, `status`, ...). */
+  readonly payload: Readonly<Record<string, unknown>>
 }
 
 /** The A2A wire version of A2A-shape deliveries. */
@@ -109,6 +141,11 @@ export interface NotifyOptions {
    * or after a restart.
    */
   readonly mediaBuyId?: string
+  /**
+   * Note the fire in the sender's fire log (`fireLog`), for the `owner`'s webhook_activity: written with the
+   * outbox entry (in the caller's transaction when one is open and the log's store joins it).
+   */
+  readonly fire?: FireFacts
 }
 
 /** Exponential back-off with jitter (all in seconds). */
@@ -161,6 +198,8 @@ export interface SenderLogEntry {
 export interface WebhookSenderOptions {
   /** The durable outbox: an entry is stored before `notify` resolves. */
   readonly outbox: OutboxStore
+  /** The fire log behind {@link WebhookSender.webhookActivity} (notify's `fire` option, a buy's `owner`). */
+  readonly fireLog?: FireLogStore
   /** The private JWK (Ed25519 or ES256) for RFC 9421 signatures; its `kid` is the `keyid`. */
   readonly key: AdcpJwk
   /** Default: the global fetch. Called with `redirect: 'manual'`: a redirect is never followed. */
@@ -244,6 +283,8 @@ export interface MediaBuyWebhooksInit {
    * outbox knows that too when this sender's outbox closed it; this covers buys closed elsewhere).
    */
   readonly status?: string
+  /** The principal whose webhook_activity lists the buy's fires (noted in the sender's fire log). */
+  readonly owner?: string
 }
 
 /** The webhooks of one media buy, with the AdCP firing rules. */
@@ -273,12 +314,28 @@ export interface WebhookSender {
    * and resolves with its idempotency key (a fresh UUID v4, sent unchanged on every retry).
    */
   notify(registration: WebhookRegistration, event: TaskEvent, options?: NotifyOptions): Promise<string>
+  /**
+   * An event-specific payload to one `notification_configs[]` subscriber (creative status and assignment
+   * changes, account status changes, capabilities.changed, ...): serialised once, stored in the outbox and
+   * delivered like any entry (RFC 9421, or the legacy HMAC-SHA256 / Bearer scheme the config registered),
+   * retried under the same idempotency key. Resolves with the key.
+   */
+  notify(
+    registration: SubscriberRegistration,
+    event: SubscriberEvent,
+    options?: NotifyOptions,
+  ): Promise<string>
   /** Webhooks of a task, by its status changes. */
   task(registration: WebhookRegistration, init: TaskWebhooksInit): TaskWebhooks
   /** Webhooks of a media buy: impairments, delivery reports and the final report. */
   mediaBuy(init: MediaBuyWebhooksInit): MediaBuyWebhooks
   /** webhook_activity of a destination, newest first. */
   activity(destination: string, limit?: number): Promise<ActivityEntry[]>
+  /**
+   * `core/webhook-activity-record.json` rows of a destination for `owner`: each attempt of each fire noted for
+   * that owner in the fire log, newest first (nothing without a `fireLog`).
+   */
+  webhookActivity(destination: string, owner: string, limit?: number): Promise<Record<string, unknown>[]>
   /** Starts the background worker (idempotent). */
   start(): void
   /** Stops the worker and waits for the attempts in flight to be recorded. */
