@@ -19,7 +19,7 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { expect } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 /** A parsed JSON answer. */
 export type Body = any
@@ -227,4 +227,66 @@ export async function until(condition: () => boolean, timeoutMs = 20_000): Promi
     if (Date.now() - started > timeoutMs) throw new Error('timed out waiting')
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
+}
+
+/**
+ * `/mcp` serves POST only (stateless streamable HTTP): GET, which a client uses to open a server-initiated
+ * stream, and DELETE, which ends a session, are 405 with `Allow: POST` over raw HTTP, never a 200 with an empty
+ * body; the official MCP client still connects, lists the tools and calls one, many times over. Each agent app
+ * runs it against itself.
+ *
+ * @example
+ * describeMcpPostOnly(() => startTestAgent(), BUYER_TOKEN)
+ */
+export function describeMcpPostOnly(
+  start: () => Promise<{ readonly url: string; close(): Promise<void> | void }>,
+  token: string,
+  rounds = 20,
+): void {
+  let agent: Awaited<ReturnType<typeof start>>
+  beforeAll(async () => {
+    agent = await start()
+  })
+  afterAll(() => agent.close())
+
+  describe('GET /mcp', () => {
+    it('is 405 with Allow: POST, whatever the Accept header and credentials', async () => {
+      for (const headers of <Record<string, string>[]>[
+        {},
+        { accept: 'text/event-stream' },
+        { accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+      ]) {
+        const response = await fetch(`${agent.url}/mcp`, { headers })
+        expect([response.status, response.headers.get('allow')]).toEqual([405, 'POST'])
+        expect(await response.text()).toBe('')
+      }
+      const deleted = await fetch(`${agent.url}/mcp`, { method: 'DELETE' })
+      expect([deleted.status, deleted.headers.get('allow')]).toEqual([405, 'POST'])
+    })
+
+    // Each client compiles every tool's output schema on listTools: a few rounds here, 50 in agent-server.
+    it(
+      `leaves the official client working: connect, listTools, callTool, ${rounds} times`,
+      { timeout: 120_000 },
+      async () => {
+        for (let round = 0; round < rounds; round += 1) {
+          const client = await mcpClient(agent, token)
+          try {
+            const { tools } = await client.listTools()
+            expect(tools.map((tool) => tool.name)).toContain('get_adcp_capabilities')
+            const result = await client.callTool({
+              name: 'get_adcp_capabilities',
+              arguments: { adcp_major_version: 3, context: { correlation_id: `round-${round}` } },
+            })
+            expect(result.isError).toBeFalsy()
+            expect((result.structuredContent as { context?: unknown }).context).toEqual({
+              correlation_id: `round-${round}`,
+            })
+          } finally {
+            await client.close()
+          }
+        }
+      },
+    )
+  })
 }
