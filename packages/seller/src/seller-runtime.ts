@@ -13,6 +13,7 @@ import { settleBuy } from './media-buys/reconcile.js'
 import { BUY_KIND } from './media-buys/repository.js'
 import { TERMINAL } from './media-buys/state-machine.js'
 import type { MediaBuyRecord } from './media-buys/types.js'
+import type { SellerPlatform } from './platform.js'
 import type { Seller } from './seller.js'
 import type { Storage } from './storage/index.js'
 
@@ -22,6 +23,8 @@ export interface SellerParts {
   readonly catalog: readonly CatalogProduct[]
   /** How the seller's ad server delivers (the adapter's delivery data). */
   readonly delivery: DeliveryModel
+  /** The ad server's booking and creative review (default: none, the seller's records are the order book). */
+  readonly platform?: SellerPlatform
   readonly storage: Storage
   readonly events: SellerEvents
   readonly kits: readonly TestKitCredential[]
@@ -39,6 +42,7 @@ export function createSeller(parts: SellerParts): Seller {
     events: parts.events,
     env: parts.env,
     delivery: parts.delivery,
+    platform: parts.platform ?? {},
     kits: parts.kits,
     now: parts.now,
     background: parts.background,

@@ -6,6 +6,7 @@ import type { ProductSource } from './catalog/product-source.js'
 import type { DeliveryModel } from './delivery/simulate.js'
 import type { SellerSettings } from './settings.js'
 import type { SellerEvents } from './events/seller-events.js'
+import type { SellerPlatform } from './platform.js'
 import type { RecordStore } from './storage/index.js'
 
 export interface Seller {
@@ -13,6 +14,8 @@ export interface Seller {
   readonly products: ProductSource
   /** The ad server's delivery per package and day (the adapter's). */
   readonly delivery: DeliveryModel
+  /** The ad server's booking and creative review (each method optional; called outside any transaction). */
+  readonly platform: SellerPlatform
   readonly events: SellerEvents
   readonly env: SellerSettings
   readonly kits: readonly TestKitCredential[]

@@ -29,6 +29,8 @@ const { values } = parseArgs({
     failures: { type: 'string' },
     raw: { type: 'string' },
     timeout: { type: 'string', default: '600' },
+    'webhook-receiver': { type: 'boolean' },
+    storyboards: { type: 'string' },
   },
 })
 if (values.help) {
@@ -42,6 +44,8 @@ passed/failed/skipped steps per protocol and bundle.
   --failures FILE          write every failed step (run, storyboard, step, reason) as JSON to FILE
   --raw DIR                keep each run's JSON result in DIR (result-PROTOCOL-BUNDLE.json)
   --timeout SECONDS        the limit of one run (default 600)
+  --webhook-receiver       host the runner's own loopback receiver (grades the webhook_emission steps)
+  --storyboards IDS        comma-separated storyboard or bundle ids to run (default: all that apply)
   -h, --help               this help`)
   process.exit(0)
 }
@@ -106,6 +110,8 @@ function runStoryboards(url, protocol, bundle, dir) {
     '--allow-http',
   ]
   args.push('--timeout', values.timeout, '--summary-output', summary)
+  if (values['webhook-receiver']) args.push('--webhook-receiver', 'loopback')
+  if (values.storyboards) args.push('--storyboards', values.storyboards)
   const env = { ...process.env }
   if (BUNDLES[bundle]) env.ADCP_COMPLIANCE_DIR = BUNDLES[bundle]
   else delete env.ADCP_COMPLIANCE_DIR

@@ -12,6 +12,7 @@ import { scheduleWork } from '../async/due-work.js'
 import { reconcileBuys } from '../media-buys/reconcile.js'
 import { BUY_KIND, mutateBuy } from '../media-buys/repository.js'
 import type { MediaBuyRecord } from '../media-buys/types.js'
+import { callPlatform } from '../platform.js'
 import { isoAt, isObject, type Seller } from '../seller.js'
 import { CREATIVE_KIND, creativeKey } from './lookup.js'
 import type { CreativeRecord, CreativeStatus } from './types.js'
@@ -133,11 +134,20 @@ export async function scheduleReview(seller: Seller, owner: string, creative: Cr
   })
 }
 
-/** Finishes a due creative review: the creative, still pending (and not purged), is approved. */
+/**
+ * Finishes a due creative review: the creative, still pending (and not purged), is approved, or what the ad
+ * server's review says (asked outside any transaction; the verdict commits with its pushes).
+ */
 export async function finishCreativeReview(seller: Seller, owner: string, creativeId: string): Promise<void> {
   const stored = await seller.records.get<CreativeRecord>(CREATIVE_KIND, creativeKey(owner, creativeId))
   if (stored?.body.status !== 'pending_review' || stored.body.purged_at) return
-  await setCreativeStatus(seller, owner, creativeId, 'approved')
+  const review = seller.platform.reviewCreative
+  const verdict = review
+    ? await callPlatform('review the creative', () => review.call(seller.platform, stored.body), seller.log)
+    : { status: 'approved' as const }
+  const now = await seller.records.get<CreativeRecord>(CREATIVE_KIND, creativeKey(owner, creativeId))
+  if (now?.body.status !== 'pending_review' || now.body.purged_at) return
+  await setCreativeStatus(seller, owner, creativeId, verdict.status, verdict.reason)
 }
 
 /** Assigns a creative to a package of one of the caller's buys (PACKAGE_NOT_FOUND when no buy has it). */

@@ -20,6 +20,7 @@ import { assertReportingFrequency } from './reporting-frequency.js'
 import { scheduleWork } from '../async/due-work.js'
 import { moveTask, openTask, pushTaskStatus, TASK_KIND, type TaskRecord } from '../async/task-records.js'
 import { BUY_KIND } from './repository.js'
+import { callPlatform } from '../platform.js'
 import { setStatus } from './status.js'
 import type { MediaBuyRecord, PackageRecord } from './types.js'
 import { createResponse } from './view.js'
@@ -133,6 +134,12 @@ async function commitBuy(
   })
 }
 
+/** Books the buy in the ad server (outside any transaction). */
+async function book(seller: Seller, buy: MediaBuyRecord): Promise<void> {
+  const create = seller.platform.createOrder
+  if (create) await callPlatform('book the media buy', () => create.call(seller.platform, buy), seller.log)
+}
+
 /**
  * Whether the buy waits for the seller's review (an IO signature): only when the buyer registered for pushes
  * (a push_notification_config, or an A2A push config), so it expects an async answer; and per BUY_REVIEW:
@@ -182,9 +189,30 @@ export async function finishBuyReview(seller: Seller, taskId: string): Promise<v
       return
     }
   }
+  const approved =
+    stored?.body.status === 'working' && stored.body.pending_buy
+      ? { ...stored.body.pending_buy, confirmed_at: isoAt(seller.now()) }
+      : undefined
+  // Booked in the ad server before the transaction that stores it (again after a crash: once per id there). An
+  // ad server that refuses it fails the task with its error; a transient failure leaves the review due again.
+  if (approved && !(await seller.records.get(BUY_KIND, approved.media_buy_id))) {
+    try {
+      await book(seller, approved)
+    } catch (error) {
+      if (!(error instanceof AgentError) || error.recovery === 'transient') throw error
+      await seller.records.transaction(async () => {
+        await moveTask(seller, taskId, 'working', 'failed', {
+          errors: [{ code: error.code, message: error.message, recovery: error.recovery ?? 'terminal' }],
+          ...(stored?.body.context ? { context: stored.body.context } : {}),
+        })
+        await pushTaskStatus(seller, taskId)
+      })
+      return
+    }
+  }
   await seller.records.transaction(async () => {
-    if (stored?.body.status === 'working' && stored.body.pending_buy) {
-      const buy = { ...stored.body.pending_buy, confirmed_at: isoAt(seller.now()) }
+    if (approved) {
+      const buy = approved
       const response = await commitBuy(seller, buy, 'seller-review')
       await moveTask(seller, taskId, 'working', 'completed', response)
     }
@@ -232,7 +260,10 @@ export async function createMediaBuy(
     buy.packages.map((pkg) => seller.products.get(pkg.product_id, buySandbox(buy))),
   )
   const guaranteed = products.some((entry) => entry?.product.delivery_type === 'guaranteed')
-  if (!needsReview(seller, context, buy.total_budget, guaranteed)) return commitBuy(seller, buy, owner)
+  if (!needsReview(seller, context, buy.total_budget, guaranteed)) {
+    await book(seller, buy)
+    return commitBuy(seller, buy, owner)
+  }
   const taskId = newId('task')
   await openTask(seller, owner, {
     task_id: taskId,

@@ -16,6 +16,7 @@ import { announce } from './reconcile.js'
 import { loadBuy, mutateBuy } from './repository.js'
 import { effectiveAt, setStatus } from './status.js'
 import { assertActionsAllowed, availableActionsOf, validActionsOf } from './actions.js'
+import { callPlatform } from '../platform.js'
 import { assertUpdatable } from './state-machine.js'
 import type { MediaBuyRecord, MediaBuyStatus, PackageRecord } from './types.js'
 import { packageView } from './view.js'
@@ -113,78 +114,97 @@ export async function updateMediaBuy(
   let before: MediaBuyStatus | undefined
   let raised: Record<string, unknown>[] = []
   const affected = new Set<string>()
-  // The changed buy and every push it causes commit together.
-  const { buy, revision } = await seller.records.transaction(async () => {
-    const changed = await mutateBuy(seller.records, owner, mediaBuyId, async (draft) => {
-      before = draft.status
-      assertUpdatable(draft.status, mediaBuyId, request.canceled === true)
-      const now = seller.now()
-      const at = isoAt(now)
-      if (request.canceled === true) {
-        setStatus(draft, 'canceled', now, owner, 'canceled by the buyer')
-        draft.cancellation = {
-          canceled_at: at,
-          canceled_by: 'buyer',
-          ...(typeof request.cancellation_reason === 'string'
-            ? { reason: request.cancellation_reason.slice(0, 500) }
-            : {}),
-        }
-        return
+  const change = async (draft: MediaBuyRecord) => {
+    before = draft.status
+    assertUpdatable(draft.status, mediaBuyId, request.canceled === true)
+    const now = seller.now()
+    const at = isoAt(now)
+    if (request.canceled === true) {
+      setStatus(draft, 'canceled', now, owner, 'canceled by the buyer')
+      draft.cancellation = {
+        canceled_at: at,
+        canceled_by: 'buyer',
+        ...(typeof request.cancellation_reason === 'string'
+          ? { reason: request.cancellation_reason.slice(0, 500) }
+          : {}),
       }
-      if (request.start_time !== undefined || request.end_time !== undefined) {
-        const flight = resolveFlight(
-          request.start_time ?? draft.start_time,
-          request.end_time ?? draft.end_time,
-          now,
-        )
-        draft.start_time = request.start_time === undefined ? draft.start_time : flight.start_time
-        draft.end_time = flight.end_time
-      }
-      if (Array.isArray(request.packages))
-        for (const [index, update] of request.packages.filter(isObject).entries()) {
-          const pkg = draft.packages.find((candidate) => candidate.package_id === update.package_id)
-          if (!pkg)
-            throw new AgentError(
-              'PACKAGE_NOT_FOUND',
-              `no package ${String(update.package_id)} in media buy ${mediaBuyId}`,
-              {
-                field: `packages[${index}].package_id`,
-                status: 404,
-              },
-            )
-          applyPackageUpdate(pkg, update)
-          affected.add(pkg.package_id)
-        }
-      for (const pkg of added) {
-        draft.packages.push(pkg)
+      return
+    }
+    if (request.start_time !== undefined || request.end_time !== undefined) {
+      const flight = resolveFlight(
+        request.start_time ?? draft.start_time,
+        request.end_time ?? draft.end_time,
+        now,
+      )
+      draft.start_time = request.start_time === undefined ? draft.start_time : flight.start_time
+      draft.end_time = flight.end_time
+    }
+    if (Array.isArray(request.packages))
+      for (const [index, update] of request.packages.filter(isObject).entries()) {
+        const pkg = draft.packages.find((candidate) => candidate.package_id === update.package_id)
+        if (!pkg)
+          throw new AgentError(
+            'PACKAGE_NOT_FOUND',
+            `no package ${String(update.package_id)} in media buy ${mediaBuyId}`,
+            {
+              field: `packages[${index}].package_id`,
+              status: 404,
+            },
+          )
+        applyPackageUpdate(pkg, update)
         affected.add(pkg.package_id)
       }
-      if (isObject(request.push_notification_config))
-        draft.push_notification_config = request.push_notification_config
-      if (isObject(request.reporting_webhook)) draft.reporting_webhook = request.reporting_webhook
-      draft.total_budget = draft.packages
-        .filter((pkg) => !pkg.canceled)
-        .reduce((sum, pkg) => sum + pkg.budget, 0)
-      if (typeof request.paused === 'boolean')
-        setStatus(
-          draft,
-          pausedStatus(draft, request.paused),
-          now,
-          owner,
-          request.paused ? 'paused' : 'resumed',
-        )
-      const creatives = await creativesById(
-        seller.records,
-        owner,
-        draft.packages.flatMap((pkg) => pkg.creative_assignments.map((a) => a.creative_id)),
-      )
-      const settled = settledStatus(draft, creatives, now)
-      setStatus(draft, settled, effectiveAt(draft, settled, now), owner)
-      const impairments = creativeImpairments(draft, creatives, now)
-      draft.impairments = impairments.impairments
-      raised = impairments.raised
-      draft.updated_at = at
-    })
+    for (const pkg of added) {
+      draft.packages.push(structuredClone(pkg))
+      affected.add(pkg.package_id)
+    }
+    if (isObject(request.push_notification_config))
+      draft.push_notification_config = request.push_notification_config
+    if (isObject(request.reporting_webhook)) draft.reporting_webhook = request.reporting_webhook
+    draft.total_budget = draft.packages
+      .filter((pkg) => !pkg.canceled)
+      .reduce((sum, pkg) => sum + pkg.budget, 0)
+    if (typeof request.paused === 'boolean')
+      setStatus(draft, pausedStatus(draft, request.paused), now, owner, request.paused ? 'paused' : 'resumed')
+    const creatives = await creativesById(
+      seller.records,
+      owner,
+      draft.packages.flatMap((pkg) => pkg.creative_assignments.map((a) => a.creative_id)),
+    )
+    const settled = settledStatus(draft, creatives, now)
+    setStatus(draft, settled, effectiveAt(draft, settled, now), owner)
+    const impairments = creativeImpairments(draft, creatives, now)
+    draft.impairments = impairments.impairments
+    raised = impairments.raised
+    draft.updated_at = at
+  }
+  // The ad server applies the change first, outside any transaction (a preview of the buy as it will be stored).
+  const updateOrder = seller.platform.updateOrder
+  if (updateOrder) {
+    const after = structuredClone(current.body)
+    await change(after)
+    const action =
+      request.canceled === true
+        ? 'cancel'
+        : request.paused === true
+          ? 'pause'
+          : request.paused === false
+            ? 'resume'
+            : 'update'
+    await callPlatform(
+      'apply the change to the media buy',
+      () => updateOrder.call(seller.platform, { before: current.body, after, action }),
+      seller.log,
+    )
+  }
+  // The changed buy and every push it causes commit together.
+  const { buy, revision } = await seller.records.transaction(async () => {
+    if (updateOrder && (await loadBuy(seller.records, owner, mediaBuyId)).revision !== current.revision)
+      throw new AgentError('CONFLICT', `media buy ${mediaBuyId} changed meanwhile; read it and retry`, {
+        status: 409,
+        recovery: 'transient',
+      })
+    const changed = await mutateBuy(seller.records, owner, mediaBuyId, change)
     await announce(seller, changed.buy, before, 'buyer', raised)
     // A reporting_webhook given now starts (or keeps) the buy's report schedule; its URL applies from the next fire.
     if (isObject(request.reporting_webhook)) await seller.events.deliveryAdvanced(changed.buy)

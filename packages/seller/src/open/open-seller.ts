@@ -180,6 +180,7 @@ export async function openSeller(options: OpenSellerOptions): Promise<SellerRunt
       env: settings,
       catalog,
       delivery,
+      ...(options.platform ? { platform: options.platform } : {}),
       storage,
       events,
       kits,

@@ -11,6 +11,7 @@ import type { Jwks } from '@adwire/http-signatures'
 import type { WebhookSender } from '@adwire/webhooks'
 import type { CatalogProduct } from '../catalog/types.js'
 import type { DeliveryModel } from '../delivery/simulate.js'
+import type { SellerPlatform } from '../platform.js'
 import type { SellerEvents } from '../events/seller-events.js'
 import type { WebhookActivitySource } from '../media-buys/get.js'
 import type { Seller } from '../seller.js'
@@ -69,6 +70,8 @@ export interface OpenSellerOptions {
   readonly catalog: readonly CatalogProduct[]
   /** What the ad server delivered, per package and day. */
   readonly delivery: DeliveryModel
+  /** The ad server's booking, change and creative review calls (each optional). */
+  readonly platform?: SellerPlatform
   /** Where records are kept: a database opened here (and closed by `close()`), or an opened Storage (left open). */
   readonly database: DatabaseConfig | Storage
   /** The agent's public base URL, no trailing slash (brand.json, the agent card, get_adcp_capabilities). */
