@@ -19,7 +19,7 @@
 import type { WebhookRegistration, WebhookSender } from '@adwire/webhooks'
 import type { MediaBuyRecord } from '../media-buys/types.js'
 import type { RecordStore } from '../storage/types.js'
-import { buyDestination, notificationsOf, reportingOf, reportingPeriodSeconds } from './buy-registrations.js'
+import { notificationsOf, reportingOf, reportingPeriodSeconds } from './buy-registrations.js'
 import { deliveryRow, type DeliverySource } from './delivery-snapshot.js'
 import {
   asWindow,

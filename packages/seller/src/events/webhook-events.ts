@@ -113,7 +113,7 @@ export function createWebhookEvents(options: WebhookEventsOptions): WebhookEvent
         },
       }
       try {
-        const key = await sender
+        await sender
           .mediaBuy({
             mediaBuyId: change.buy.media_buy_id,
             notifications: registration,
