@@ -79,7 +79,9 @@ describe('seeding and forcing', () => {
       'media-buy/get-products-response.json',
     )
     const seeded = products.products.find((product: Body) => product.product_id === 'sports_preroll_q2')
+    // The seeded option beside the `default` one every seeded product has (the canonical compliance fixture's).
     expect(seeded.pricing_options).toEqual([
+      { pricing_option_id: 'default', pricing_model: 'cpm', currency: 'USD', fixed_price: 10 },
       { pricing_option_id: 'cpm_non_guaranteed', pricing_model: 'cpm', currency: 'USD', floor_price: 22 },
     ])
     expect(seeded.format_ids).toEqual([{ agent_url: 'http://127.0.0.1:4200', id: 'video_16x9_30s' }])

@@ -111,7 +111,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 
 /**
  * A controller fixture (`seed_product`) as a valid product: defaults for what the fixture leaves out, format_ids
- * without agent_url pointed at the creative agent, publisher selectors without selection_type as `all`, a default CPM option until `seed_pricing_option` adds one.
+ * without agent_url pointed at the creative agent, publisher selectors without selection_type as `all`, the `default` CPM option beside those `seed_pricing_option` adds.
  */
 export function productFromFixture(
   productId: string,
@@ -144,9 +144,7 @@ export function productFromFixture(
     delivery_type: base.delivery_type === 'guaranteed' ? 'guaranteed' : 'non_guaranteed',
     channels: channels ?? ['display'],
     format_ids: formatIds,
-    pricing_options: pricing ?? [
-      { pricing_option_id: 'cpm_default', pricing_model: 'cpm', currency: 'USD', fixed_price: 10 },
-    ],
+    pricing_options: pricing ?? [SANDBOX_DEFAULT_PRICING],
     delivery_measurement: isObject(base.delivery_measurement)
       ? base.delivery_measurement
       : firstPartyMeasurement(publisherDomain ?? 'sandbox-publisher.example'),
@@ -167,6 +165,18 @@ export function productFromFixture(
   }
 }
 
+/**
+ * The pricing option a seeded product has until its fixture names its own: `default`, a USD CPM at 10, as in the
+ * canonical compliance fixtures buyers' runners build requests from (they fall back to `default` when a
+ * storyboard names a placeholder pricing option). Kept beside the options seeded later (overlay by id).
+ */
+export const SANDBOX_DEFAULT_PRICING = Object.freeze({
+  pricing_option_id: 'default',
+  pricing_model: 'cpm',
+  currency: 'USD',
+  fixed_price: 10,
+})
+
 /** A pricing option fixture (`seed_pricing_option`) added to (or replacing one of) a product's options. */
 export function withPricingOption(
   product: Record<string, unknown>,
@@ -175,11 +185,7 @@ export function withPricingOption(
 ): Record<string, unknown> {
   const option = { pricing_model: 'cpm', currency: 'USD', ...fixture, pricing_option_id: pricingOptionId }
   const current = (Array.isArray(product.pricing_options) ? product.pricing_options : []).filter(
-    // The placeholder option of a fixture without pricing goes once a real one is seeded.
-    (entry) =>
-      isObject(entry) &&
-      entry.pricing_option_id !== pricingOptionId &&
-      entry.pricing_option_id !== 'cpm_default',
+    (entry) => isObject(entry) && entry.pricing_option_id !== pricingOptionId,
   )
   return { ...product, pricing_options: [...current, option] }
 }
