@@ -19,6 +19,7 @@ import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { createWebhookSender, type WebhookSender } from '@adwire/webhooks'
+import { sameLoopFetch } from '@adwire/agent-test-kit'
 import pg from 'pg'
 import { parseEnv } from '../src/env.js'
 import { startSalesAgent, type RunningSalesAgent } from '../src/service.js'
@@ -52,6 +53,8 @@ async function mcpClient(agent: RunningSalesAgent): Promise<Client> {
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${agent.url}/mcp`), {
       requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+      // A keep-alive socket the server reset while this thread was busy is retried once, not a failed run.
+      fetch: sameLoopFetch,
     }),
   )
   return client

@@ -1,6 +1,7 @@
 /**
- * The in-memory ad server this seller sells: two products (the catalog) and how they deliver (the delivery
- * model). A real seller reads both from its ad server; nothing else in the seller is its own.
+ * The in-memory ad server this seller sells: two products (the catalog), how they deliver (the delivery model)
+ * and its order book (the platform: bookings and the buyer's changes). A real seller calls its ad server for
+ * each; nothing else in the seller is its own.
  */
 import {
   dayOf,
@@ -9,6 +10,7 @@ import {
   type CatalogProduct,
   type DayDelivery,
   type DeliveryModel,
+  type SellerPlatform,
 } from '@adwire/seller'
 
 const PUBLISHER = 'trailside-sports.example'
@@ -132,4 +134,19 @@ export const delivery: DeliveryModel = (buy, pkg, pricing, now) => {
     })
   }
   return days
+}
+
+/** The order book: a booked buy per id (booked once, also when asked again after a crash) and its state. */
+export const orders = new Map<string, { state: 'live' | 'paused' | 'canceled'; packages: number }>()
+
+/** Bookings and changes, called before the seller stores them (never inside a database transaction). */
+export const platform: SellerPlatform = {
+  async createOrder(buy) {
+    if (!orders.has(buy.media_buy_id))
+      orders.set(buy.media_buy_id, { state: 'live', packages: buy.packages.length })
+  },
+  async updateOrder({ after, action }) {
+    const state = action === 'cancel' ? 'canceled' : action === 'pause' ? 'paused' : 'live'
+    orders.set(after.media_buy_id, { state, packages: after.packages.length })
+  },
 }

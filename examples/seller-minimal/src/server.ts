@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { serve } from '@hono/node-server'
 import { openSeller, type SellerRuntime } from '@adwire/seller'
-import { catalog, delivery } from './ad-server.js'
+import { catalog, delivery, platform } from './ad-server.js'
 
 const env = process.env
 const flag = (name: string) => env[name] === '1' || env[name] === 'true'
@@ -50,6 +50,7 @@ async function open(url: string) {
     },
     catalog: catalog(creativeAgentUrl),
     delivery,
+    platform,
     database: { kind: 'sqlite', path: path.join(dataDir, 'seller.sqlite') },
     publicUrl: env.PUBLIC_URL ?? url,
     testKitCredentials: flag('TEST_KIT_CREDENTIALS'),
