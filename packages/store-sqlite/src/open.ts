@@ -56,25 +56,25 @@ export interface SqliteStores {
   sweep(now: number): Promise<SweepCounts>
   /**
    * Runs `body` in one transaction on this connection: every store call made inside it (an outbox `enqueue`, a
-   * claim) and every write of the caller's own tables made after awaiting {@link SqliteStores.ready} commit
-   * together, or none does when `body` throws. Meanwhile other work on the connection waits (it would join the
-   * transaction otherwise); the outbox worker's lease and record never join it. Nested calls join the open one.
-   * Keep it short: no network call inside.
+   * claim) and every statement of the caller made through {@link SqliteStores.exec} commit together, or none does
+   * when `body` throws. Meanwhile other work on the connection is queued and runs right after it (it would join the
+   * transaction otherwise); transactions take turns in order; the outbox worker's lease and record never join
+   * one. Nested calls join the open one. Keep it short: no network call inside.
    *
    * @example
    * await stores.transaction(async () => {
-   *   await stores.ready()
-   *   database.prepare('UPDATE buys SET status = ? WHERE id = ?').run('paused', id)
+   *   await stores.exec(() => database.prepare('UPDATE buys SET status = ? WHERE id = ?').run('paused', id))
    *   await sender.notify(registration, event)
    * })
    */
   transaction<T>(body: () => Promise<T>): Promise<T>
   /**
-   * Undefined when the caller may use {@link SqliteStores.database} now (no transaction open, or the caller runs
-   * inside it), else a promise resolving once none is open: await it before the caller's own statements so that
-   * they never join another caller's transaction. `detached` work never joins one.
+   * Runs `work` (the caller's own synchronous statements on {@link SqliteStores.database}) now, or, while another
+   * caller's transaction is open, right after it ends and before any other begins, so that it never joins (and is
+   * never rolled back with) someone else's transaction. Inside the caller's own transaction it runs at once and
+   * joins it.
    */
-  ready(detached?: boolean): Promise<void> | undefined
+  exec<T>(work: () => T): Promise<T>
   /** Closes the connection (checkpointing the WAL when it is the last one); later calls fail with `store_closed`. Idempotent. */
   close(): void
 }
@@ -170,7 +170,7 @@ function createStores(database: Database.Database): SqliteStores {
     },
     sweep: (now) => gated(gate, database, () => sweepAll.immediate(now), true),
     transaction: (body) => gate.run(database, body),
-    ready: (detached) => gate.ready(detached),
+    exec: (work) => gate.exec(database, work),
     close: () => {
       if (database.open) database.close()
       for (const inbox of inboxes) inbox.release()

@@ -32,14 +32,15 @@ function open(): SqliteStores {
   return stores
 }
 
-/** The caller's own write, made the documented way (after the gate lets it through). */
+/** The caller's own write, made the documented way (through the gate). */
 async function writeState(stores: SqliteStores, id: string, status: string) {
-  for (let wait = stores.ready(); wait; wait = stores.ready()) await wait
-  stores.database
-    .prepare(
-      'INSERT INTO caller_state (id, status) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET status = excluded.status',
-    )
-    .run(id, status)
+  await stores.exec(() =>
+    stores.database
+      .prepare(
+        'INSERT INTO caller_state (id, status) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET status = excluded.status',
+      )
+      .run(id, status),
+  )
 }
 
 const stateOf = (stores: SqliteStores, id: string) =>
@@ -118,6 +119,28 @@ describe('SqliteStores.transaction', () => {
     expect(await leased).toHaveLength(1)
     // Still leased after the rollback: nobody leases it a second time.
     expect(await stores.outbox.lease(2, 10, 60)).toHaveLength(0)
+    stores.close()
+  })
+
+  it('runs work queued behind a transaction before the next transaction begins (no starvation)', async () => {
+    const stores = open()
+    const order: string[] = []
+    // A stream of transactions, each started as soon as the previous one ends.
+    const stream = (async () => {
+      for (let index = 0; index < 20; index += 1)
+        await stores.transaction(async () => {
+          await stores.outbox.enqueue(entry('stream'))
+          await new Promise((resolve) => setTimeout(resolve, 2))
+          order.push(`tx${index}`)
+        })
+    })()
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    // Work from outside, arriving while the stream runs, goes between two of its transactions, not after all.
+    const outside = writeState(stores, 'buy_3', 'active').then(() => order.push('outside'))
+    await Promise.all([stream, outside])
+    expect(order.indexOf('outside')).toBeGreaterThan(-1)
+    expect(order.indexOf('outside')).toBeLessThan(order.length - 1)
+    expect(stateOf(stores, 'buy_3')).toBe('active')
     stores.close()
   })
 

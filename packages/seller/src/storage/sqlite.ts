@@ -68,67 +68,59 @@ export function openSqliteStorage(path: string): Storage {
      WHERE kind = ? AND id = ? AND revision = ?`,
   )
   const remove = db.prepare('DELETE FROM sales_records WHERE kind = ? AND id = ?')
-  // Every statement waits while another caller's storage.transaction is open (it would join it otherwise),
-  // re-checked after each wait right before the statement: another transaction may have begun meanwhile.
+  // Every statement goes through the stores' gate: while another caller's storage.transaction is open it runs
+  // right after that one ends (it would join it otherwise).
+  const exec = <T>(work: () => T) => stores.exec(work)
   const committed = new Set<() => void>()
   const records: RecordStore = {
-    async get<T>(kind: string, id: string) {
-      for (let wait = stores.ready(); wait; wait = stores.ready()) await wait
-      const row = get.get(kind, id) as Row | undefined
-      return row ? toRecord<T>(row) : undefined
-    },
-    async insert(kind, id, owner, body) {
-      for (let wait = stores.ready(); wait; wait = stores.ready()) await wait
-      return insert.run(kind, id, owner, JSON.stringify(body), Date.now()).changes === 1
-    },
-    async put(kind, id, owner, body) {
-      for (let wait = stores.ready(); wait; wait = stores.ready()) await wait
-      put.run(kind, id, owner, JSON.stringify(body), Date.now())
-    },
-    async update(kind, id, revision, body) {
-      for (let wait = stores.ready(); wait; wait = stores.ready()) await wait
-      return update.run(JSON.stringify(body), Date.now(), kind, id, revision).changes === 1
-    },
-    async list<T>(
+    get: <T>(kind: string, id: string) =>
+      exec(() => {
+        const row = get.get(kind, id) as Row | undefined
+        return row ? toRecord<T>(row) : undefined
+      }),
+    insert: (kind, id, owner, body) =>
+      exec(() => insert.run(kind, id, owner, JSON.stringify(body), Date.now()).changes === 1),
+    put: (kind, id, owner, body) =>
+      exec(() => void put.run(kind, id, owner, JSON.stringify(body), Date.now())),
+    update: (kind, id, revision, body) =>
+      exec(() => update.run(JSON.stringify(body), Date.now(), kind, id, revision).changes === 1),
+    list: <T>(
       kind: string,
       options: { readonly owner?: string; readonly afterSeq?: number; readonly limit?: number } = {},
-    ) {
-      for (let wait = stores.ready(); wait; wait = stores.ready()) await wait
-      const rows = db
-        .prepare(
-          `SELECT ${columns} FROM sales_records WHERE kind = ? AND seq > ?
-           ${options.owner !== undefined ? 'AND owner = ?' : ''} ORDER BY seq LIMIT ?`,
-        )
-        .all(
-          kind,
-          options.afterSeq ?? 0,
-          ...(options.owner !== undefined ? [options.owner] : []),
-          options.limit ?? 1_000_000,
-        ) as Row[]
-      return rows.map((row) => toRecord<T>(row))
-    },
-    async delete(kind, id) {
-      for (let wait = stores.ready(); wait; wait = stores.ready()) await wait
-      remove.run(kind, id)
-    },
+    ) =>
+      exec(() => {
+        const rows = db
+          .prepare(
+            `SELECT ${columns} FROM sales_records WHERE kind = ? AND seq > ?
+             ${options.owner !== undefined ? 'AND owner = ?' : ''} ORDER BY seq LIMIT ?`,
+          )
+          .all(
+            kind,
+            options.afterSeq ?? 0,
+            ...(options.owner !== undefined ? [options.owner] : []),
+            options.limit ?? 1_000_000,
+          ) as Row[]
+        return rows.map((row) => toRecord<T>(row))
+      }),
+    delete: (kind, id) => exec(() => void remove.run(kind, id)),
     async transaction(body) {
       const value = await stores.transaction(body)
       for (const listener of committed) listener()
       return value
     },
-    async prune(kind, rule) {
-      for (let wait = stores.ready(); wait; wait = stores.ready()) await wait
-      const path = `$.${pruneField(rule.field)}`
-      const deleted =
-        'below' in rule
-          ? db
-              .prepare('DELETE FROM sales_records WHERE kind = ? AND json_extract(body, ?) < ?')
-              .run(kind, path, rule.below)
-          : db
-              .prepare('DELETE FROM sales_records WHERE kind = ? AND json_extract(body, ?) = 1')
-              .run(kind, path)
-      return deleted.changes
-    },
+    prune: (kind, rule) =>
+      exec(() => {
+        const path = `$.${pruneField(rule.field)}`
+        const deleted =
+          'below' in rule
+            ? db
+                .prepare('DELETE FROM sales_records WHERE kind = ? AND json_extract(body, ?) < ?')
+                .run(kind, path, rule.below)
+            : db
+                .prepare('DELETE FROM sales_records WHERE kind = ? AND json_extract(body, ?) = 1')
+                .run(kind, path)
+        return deleted.changes
+      }),
   }
   return {
     kind: 'sqlite',
@@ -137,18 +129,13 @@ export function openSqliteStorage(path: string): Storage {
     records,
     transaction: records.transaction,
     onCommit: (listener) => void committed.add(listener),
-    getSetting: async (name) => {
-      for (let wait = stores.ready(); wait; wait = stores.ready()) await wait
-      return read(name)
-    },
-    async putSettingIfAbsent(name, value) {
-      for (let wait = stores.ready(); wait; wait = stores.ready()) await wait
-      insertSetting.run(name, value)
-      return read(name)!
-    },
-    async ping() {
-      db.prepare('SELECT 1').get()
-    },
+    getSetting: (name) => exec(() => read(name)),
+    putSettingIfAbsent: (name, value) =>
+      exec(() => {
+        insertSetting.run(name, value)
+        return read(name)!
+      }),
+    ping: () => exec(() => void db.prepare('SELECT 1').get()),
     async sweep(now) {
       await stores.sweep(now)
     },
