@@ -1,6 +1,11 @@
 import { Role, TaskState, type AgentCard, type Part, type Task } from '@a2a-js/sdk'
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server'
-import { ExtensionSupportRequiredError, RequestMalformedError } from '@a2a-js/sdk/errors'
+import {
+  ExtensionSupportRequiredError,
+  RequestMalformedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+} from '@a2a-js/sdk/errors'
 import {
   AgentEvent,
   DefaultRequestHandler,
@@ -14,7 +19,7 @@ import {
 import { readA2APush } from './a2a-push.js'
 import { rawContext, type TaskCall, type TaskOutcome } from './core.js'
 import { AgentError, failedTaskBody } from './errors.js'
-import type { AnyTask, VerifiedSigner } from './types.js'
+import type { AnyTask, Principal, TaskCancelOutcome, TaskCancelRequest, VerifiedSigner } from './types.js'
 import { webhookUrlProblem } from './webhook-urls.js'
 
 /** The AdCP A2A profile extension (a2a-profile-extension.mdx). */
@@ -46,6 +51,49 @@ const dataPart = (value: unknown): Part => ({
   filename: '',
   mediaType: 'application/json',
 })
+
+const textPart = (value: string): Part => ({
+  content: { $case: 'text', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'text/plain',
+})
+
+/**
+ * The AdCP task an A2A Task answered `submitted` or `working` (its artifact DataPart carries the `task_id`), if
+ * any: the durable operation a CancelTask on that A2A Task cancels.
+ */
+function asyncHandle(task: Task): string | undefined {
+  for (const artifact of task.artifacts)
+    for (const part of artifact.parts) {
+      if (part.content?.$case !== 'data') continue
+      const data = part.content.value as Record<string, unknown> | undefined
+      if ((data?.status === 'submitted' || data?.status === 'working') && typeof data.task_id === 'string')
+        return data.task_id
+    }
+  return undefined
+}
+
+/** The A2A Task once its AdCP operation is canceled at the buyer's request (a text-only status message). */
+function canceledTask(task: Task): Task {
+  return {
+    ...task,
+    status: {
+      state: TaskState.TASK_STATE_CANCELED,
+      message: {
+        messageId: crypto.randomUUID(),
+        contextId: task.contextId,
+        taskId: task.id,
+        role: Role.ROLE_AGENT,
+        parts: [textPart("canceled at the buyer's request")],
+        metadata: undefined,
+        extensions: [],
+        referenceTaskIds: [],
+      },
+      timestamp: new Date().toISOString(),
+    },
+  }
+}
 
 /** Reads the one `{skill, input}` DataPart of an invocation (text parts are display-only and ignored). */
 function readInvocation(
@@ -120,6 +168,10 @@ export function createA2AHandler(options: {
   a2a: A2AOptions
   /** The webhook URL policy's development relaxation (http, local addresses) for A2A push registrations. */
   allowInsecureWebhookUrls?: boolean
+  /** Authenticates a CancelTask caller (as a task call). */
+  authenticate?: (authorization: string | null | undefined) => Promise<Principal | undefined>
+  /** Cancels the AdCP task an A2A Task answered `submitted` or `working` (see AgentServerOptions.cancelTask). */
+  cancelTask?: (request: TaskCancelRequest) => Promise<TaskCancelOutcome>
 }): (request: Request, signer?: VerifiedSigner) => Promise<Response> {
   const allowInsecure = options.allowInsecureWebhookUrls === true
   const byName = new Map(options.tasks.map((task) => [task.name, task]))
@@ -152,13 +204,11 @@ export function createA2AHandler(options: {
           authorization,
           protocol: 'a2a',
           ...(signer ? { signer } : {}),
+          // The A2A Task this message created, which the buyer holds: its contextId is the call's session, and
+          // the A2A pushes name it (GetTask works).
+          a2aTask: { id: taskId, contextId },
           ...(a2aPush
-            ? {
-                a2aPush,
-                a2aVersion: requestContext.context.state.get(VERSION) as '0.3' | '1.0',
-                // The pushes name the A2A Task this message created, which the buyer holds (GetTask works).
-                a2aTask: { id: taskId, contextId },
-              }
+            ? { a2aPush, a2aVersion: requestContext.context.state.get(VERSION) as '0.3' | '1.0' }
             : {}),
         })
       } catch (error) {
@@ -173,6 +223,16 @@ export function createA2AHandler(options: {
     },
     async cancelTask() {},
   }
+  const store = new InMemoryTaskStore()
+  const { authenticate, cancelTask } = options
+  /** The caller of a CancelTask, or undefined (no credentials, or rejected ones: the task is then unknown). */
+  const callerOf = async (context: ServerCallContext): Promise<Principal | undefined> => {
+    try {
+      return await authenticate?.(context.state.get(AUTHORIZATION) as string | null)
+    } catch {
+      return undefined
+    }
+  }
   // Pushes go through the @adwire/webhooks sender (signed, durable, per AdCP status); the SDK's own
   // sender would POST every A2A task event unsigned to the buyer's URL, which its receiver refuses.
   const noSdkPushes: PushNotificationSender = { send: async () => undefined }
@@ -186,15 +246,29 @@ export function createA2AHandler(options: {
       if (problem) throw new RequestMalformedError(`taskPushNotificationConfig.url ${problem}`)
       return super.createTaskPushNotificationConfig(params, context)
     }
+
+    /**
+     * CancelTask (0.3 `tasks/cancel`) on a Task that answered an AdCP `submitted` or `working`: the invocation
+     * completed, but the durable operation it handed back can still be canceled, so the call cancels that (the
+     * `cancelTask` option decides) and the Task reads `TASK_STATE_CANCELED`. Any other Task: the SDK's answer.
+     */
+    override async cancelTask(...[params, context]: Parameters<DefaultRequestHandler['cancelTask']>) {
+      const task = await store.load(params.id, context)
+      const handle =
+        task && task.status?.state !== TaskState.TASK_STATE_CANCELED ? asyncHandle(task) : undefined
+      if (!task || handle === undefined || !cancelTask) return super.cancelTask(params, context)
+      const outcome = await cancelTask({ taskId: handle, principal: await callerOf(context) })
+      if (outcome === 'unknown') throw new TaskNotFoundError(`Task not found: ${params.id}`)
+      if (outcome === 'terminal')
+        throw new TaskNotCancelableError(
+          `Task not cancelable: ${params.id} (its AdCP task ${handle} has ended)`,
+        )
+      const canceled = canceledTask(task)
+      await store.save(canceled, context)
+      return canceled
+    }
   }
-  const handler = new PolicedRequestHandler(
-    options.card,
-    new InMemoryTaskStore(),
-    executor,
-    undefined,
-    undefined,
-    noSdkPushes,
-  )
+  const handler = new PolicedRequestHandler(options.card, store, executor, undefined, undefined, noSdkPushes)
   const current = new JsonRpcTransportHandler(handler)
   const legacy = new LegacyJsonRpcTransportHandler(handler)
   return async (request, signer) => {

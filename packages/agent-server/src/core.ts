@@ -21,7 +21,10 @@ export interface TaskCall {
   readonly a2aPush?: TaskPushNotificationConfigInput
   /** The A2A version the message was sent in: the A2A pushes take its shape. */
   readonly a2aVersion?: '0.3' | '1.0'
-  /** The A2A Task the message created, which the buyer holds: the A2A pushes carry its id and contextId. */
+  /**
+   * The A2A Task the message created, which the buyer holds: the A2A pushes carry its id and contextId, and its
+   * contextId is the call's session (`TaskContext.contextId`) when the input names no `context_id`.
+   */
   readonly a2aTask?: { readonly id: string; readonly contextId: string }
   /** The verified signer of the request, when it was signed. */
   readonly signer?: VerifiedSigner
@@ -62,6 +65,12 @@ export function rawContext(args: unknown): Readonly<Record<string, unknown>> | u
   return typeof context === 'object' && context !== null && !Array.isArray(context)
     ? (context as Record<string, unknown>)
     : undefined
+}
+
+/** The session a call continues: its `context_id`, else the A2A message's `contextId`. */
+function sessionOf(envelope: TaskContext['envelope'], call: TaskCall): string | undefined {
+  if (envelope.context_id !== undefined && envelope.context_id !== '') return envelope.context_id
+  return call.a2aTask?.contextId || undefined
 }
 
 /**
@@ -107,6 +116,7 @@ export function createCore(options: CoreOptions): (call: TaskCall) => Promise<Ta
       const registrations = registrationsFor(envelope, call.a2aPush, call.a2aVersion, call.a2aTask)
       for (const registration of registrations) refuseBearerNow(registration, task.name)
       const nowSeconds = options.now()
+      const session = sessionOf(envelope, call)
       const context: TaskContext = {
         principal,
         ...(call.signer ? { verifiedSigner: call.signer } : {}),
@@ -121,6 +131,7 @@ export function createCore(options: CoreOptions): (call: TaskCall) => Promise<Ta
           initialStatus: (taskId) => initialStatuses.get(taskId),
         }),
         webhooks: taskWebhooks(task, envelope, registrations),
+        ...(session !== undefined ? { contextId: session } : {}),
       }
       const execute = async (): Promise<Record<string, unknown>> => {
         const raw: unknown = await task.handler(input, context)

@@ -9,7 +9,14 @@ import { createHttpAuthGate } from './http-auth.js'
 import { createMcpHandler } from './mcp.js'
 import { createOAuthRegistration, type OAuthRegistrationOptions } from './oauth.js'
 import { checkRequestSignature, type RequestSigningOptions } from './request-signing.js'
-import type { AnyTask, TaskUpdates, TaskWebhooks, VerifiedSigner } from './types.js'
+import type {
+  AnyTask,
+  TaskCancelOutcome,
+  TaskCancelRequest,
+  TaskUpdates,
+  TaskWebhooks,
+  VerifiedSigner,
+} from './types.js'
 import { resumeTaskUpdates } from './updates.js'
 
 export interface AgentServerOptions {
@@ -37,6 +44,15 @@ export interface AgentServerOptions {
    */
   readonly allowInsecureWebhookUrls?: boolean
   readonly a2a?: A2AOptions
+  /**
+   * Cancels an AdCP async task when the buyer cancels the A2A Task that answered it `submitted` or `working`
+   * (A2A `CancelTask`, 0.3 `tasks/cancel`; the caller authenticated as for a task call): resolve `canceled` once
+   * the task is canceled (and its `canceled` status pushed to its registrations), `terminal` when it had ended
+   * otherwise (the call answers TaskNotCancelableError), `unknown` when the caller has no such task
+   * (TaskNotFoundError). The A2A Task then reads `TASK_STATE_CANCELED` with a text status message. Without it,
+   * such a Task is not cancelable (its invocation completed). A2A Tasks live in this instance's memory.
+   */
+  readonly cancelTask?: (request: TaskCancelRequest) => Promise<TaskCancelOutcome>
   /**
    * Verify RFC 9421 request signatures on every call (the AdCP request profile): signed calls name their
    * signer in `context.verifiedSigner`; bad signatures, and unsigned calls to `capability.required_for`
@@ -122,6 +138,8 @@ export function createAgentServer(options: AgentServerOptions): AgentServer {
     call,
     a2a: options.a2a ?? {},
     allowInsecureWebhookUrls: options.allowInsecureWebhookUrls === true,
+    authenticate,
+    ...(options.cancelTask ? { cancelTask: options.cancelTask } : {}),
   })
   const register = options.oauth ? createOAuthRegistration(options.oauth, now) : undefined
   const base = new URL(options.url).pathname.replace(/\/$/, '')

@@ -58,6 +58,8 @@ export interface TaskWebhooks {
   readonly task: string
   readonly registrations: readonly WebhookRegistration[]
   readonly context?: Readonly<Record<string, unknown>>
+  /** The AdCP session the task belongs to (`context_id`), sent as `context_id` in its MCP-shape envelopes. */
+  readonly context_id?: string
 }
 
 /** What a handler is given beside its input. */
@@ -84,7 +86,27 @@ export interface TaskContext {
   updates(taskId: string): TaskUpdates
   /** This call's push registrations as plain JSON, to store with an async task (empty without any). */
   readonly webhooks: TaskWebhooks
+  /**
+   * The AdCP session the call continues (`context_id`, core/protocol-envelope.json): the request's `context_id`,
+   * else over A2A the message's `contextId` (A2A carries the session itself); undefined on an MCP call without
+   * one. A buyer answers a task waiting in `input-required` with a new call in the same session.
+   */
+  readonly contextId?: string
 }
+
+/** A buyer's cancel of an AdCP async task through the transport: A2A `CancelTask` on the Task that answered it. */
+export interface TaskCancelRequest {
+  /** The AdCP `task_id` of the `submitted` or `working` answer the A2A Task carries. */
+  readonly taskId: string
+  /** The caller, authenticated as for a task call; undefined without (or with rejected) credentials. */
+  readonly principal: Principal | undefined
+}
+
+/**
+ * How a cancel ended: `canceled` (the task is canceled, now or before; its implementation pushes the status),
+ * `terminal` (it had ended otherwise first: completed, failed), `unknown` (no such task for this caller).
+ */
+export type TaskCancelOutcome = 'canceled' | 'terminal' | 'unknown'
 
 /** A handler's async answer: the task continues, and pushes its progress through `context.updates(task_id)`. */
 export interface AsyncTaskResponse {

@@ -67,6 +67,8 @@ interface StreamOptions {
   readonly task: AnyTask
   readonly taskId: string
   readonly context: Readonly<Record<string, unknown>> | undefined
+  /** The task's AdCP session, echoed as `context_id` in its MCP-shape envelopes. */
+  readonly contextId?: string
   readonly sender: WebhookSender | undefined
   readonly registrations: readonly WebhookRegistration[]
   /** The status the buyer last heard, read at the first update. */
@@ -122,6 +124,7 @@ function taskStream(options: StreamOptions): TaskUpdates {
           ...(task.protocol !== undefined ? { protocol: task.protocol } : {}),
           ...(body !== undefined ? { result: body } : {}),
           ...(message !== undefined ? { message } : {}),
+          ...(options.contextId !== undefined ? { context_id: options.contextId } : {}),
         }
         // One webhook per registered channel; the status moves on once every channel has it durably queued.
         for (const registration of registrations)
@@ -191,7 +194,8 @@ export function taskWebhooks(
 /**
  * The TaskUpdates of a stored task, in another process or after a restart: the same channels, envelopes
  * (operation_id verbatim, `context` echoed) and A2A events as the call's own `context.updates`, starting from
- * `lastStatus`, the status the buyer last heard (nothing fires after a terminal one).
+ * `lastStatus`, the status the buyer last heard (nothing fires after a terminal one). A `context_id` stored in
+ * `webhooks` rides on every MCP-shape envelope.
  */
 export function resumeTaskUpdates(options: {
   task: AnyTask
@@ -204,6 +208,7 @@ export function resumeTaskUpdates(options: {
     task: options.task,
     taskId: options.taskId,
     context: options.webhooks.context,
+    ...(options.webhooks.context_id !== undefined ? { contextId: options.webhooks.context_id } : {}),
     sender: options.sender,
     registrations: options.webhooks.registrations,
     initial: () => options.lastStatus,
