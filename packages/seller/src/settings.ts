@@ -26,6 +26,13 @@ export interface SellerSettings {
    * `failed` with BUDGET_EXCEEDED and nothing is booked. Unset: the review approves every buy.
    */
   readonly reviewCreditLimit?: number
+  /**
+   * The review asks the buyer for a purchase order number (`po_number`) before it books a buy whose total
+   * budget is above this and whose request carried none: its task waits `input-required` (APPROVAL_REQUIRED, a
+   * VALIDATION_ERROR on `po_number`) until the buyer answers with create_media_buy in the task's session
+   * (`context_id`, or over A2A the same contextId) carrying one. Unset: no purchase order is asked for.
+   */
+  readonly reviewPoThreshold?: number
   /** Creatives in known formats: approved at once (`auto`) or after `reviewSeconds` (`manual`). */
   readonly creativeReview: 'auto' | 'manual'
   /** comply_test_controller is served (test only); otherwise it answers UNSUPPORTED_FEATURE. */

@@ -8,7 +8,7 @@
 import { AgentError, type TaskContext, type TaskWebhooks } from '@adwire/agent-server'
 import { WebhookError } from '@adwire/webhooks'
 import type { MediaBuyRecord } from '../media-buys/types.js'
-import { isoAt, ownerOf, type Seller } from '../seller.js'
+import { isObject, isoAt, ownerOf, type Seller } from '../seller.js'
 
 export const TASK_KIND = 'task'
 
@@ -23,6 +23,8 @@ export interface TaskRecord {
   readonly has_webhook: boolean
   result?: Record<string, unknown>
   context?: Record<string, unknown>
+  /** The AdCP session the task belongs to: a follow-up call in it answers the task's `input-required`. */
+  readonly context_id?: string
   history: { status: string; at: string }[]
   /** Where its later statuses are pushed: the registrations of the call that opened it. */
   webhooks?: TaskWebhooks
@@ -55,6 +57,7 @@ export async function openTask(
     status: string
     has_webhook: boolean
     context?: Record<string, unknown>
+    context_id?: string
     webhooks?: TaskWebhooks
     pending_buy?: MediaBuyRecord
     forced?: boolean
@@ -63,8 +66,10 @@ export async function openTask(
   const at = isoAt(seller.now())
   // The task's pushes go to a destination of its own: the attempts get_task_status lists are this task's alone,
   // whatever operation_id another caller chose for its own pushes.
+  // Its MCP-shape pushes carry its session (`context_id`), the one a follow-up call answers it in.
   const webhooks = task.webhooks && {
     ...task.webhooks,
+    ...(task.context_id !== undefined ? { context_id: task.context_id } : {}),
     registrations: task.webhooks.registrations.map((registration) => ({
       ...registration,
       destination: `task:${task.task_id}`,
@@ -99,10 +104,10 @@ export async function moveTask(
     const at = isoAt(seller.now())
     const { pending_buy: _done, ...rest } = stored.body
     const record: TaskRecord = {
-      ...(status === 'completed' || status === 'failed' ? rest : stored.body),
+      ...(status === 'completed' || status === 'failed' || status === 'canceled' ? rest : stored.body),
       status,
       updated_at: at,
-      ...(status === 'completed' || status === 'failed' ? { completed_at: at } : {}),
+      ...(status === 'completed' || status === 'failed' || status === 'canceled' ? { completed_at: at } : {}),
       ...(result ? { result } : {}),
       history: [...stored.body.history, { status, at }],
     }
@@ -160,7 +165,32 @@ function pushDestination(registration: TaskWebhooks['registrations'][number]): s
 }
 
 /**
- * get_task_status: the caller's task (REFERENCE_NOT_FOUND otherwise), its result with include_result.
+ * What get_task_status says of a task's outcome (protocol/get-task-status-response.json): a completed task's
+ * response as `result` (with include_result), a failed one's error as `error`, and what a task waiting for the
+ * buyer needs as `message`.
+ */
+function outcomeOf(
+  status: string,
+  result: Record<string, unknown> | undefined,
+  includeResult: boolean,
+): Record<string, unknown> {
+  if (status === 'completed') return includeResult && result ? { result } : {}
+  const first: unknown = Array.isArray(result?.errors) ? result.errors[0] : undefined
+  if (!isObject(first)) return {}
+  if (status === 'failed')
+    return {
+      error: {
+        code: String(first.code),
+        message: String(first.message),
+        ...(isObject(first.details) ? { details: first.details } : {}),
+      },
+    }
+  return status === 'input-required' ? { message: String(first.message) } : {}
+}
+
+/**
+ * get_task_status: the caller's task (REFERENCE_NOT_FOUND otherwise) with its session (`context_id`), its
+ * result with include_result once completed, its error once failed.
  *
  * @example
  * await getTaskStatus(seller, { task_id: 'task_1', include_result: true }, context)
@@ -177,7 +207,7 @@ export async function getTaskStatus(
       field: 'task_id',
       status: 404,
     })
-  const { result, history } = stored.body
+  const { status, result, history } = stored.body
   const task: Record<string, unknown> = { ...stored.body }
   for (const field of INTERNAL) delete task[field]
   // Where the task's statuses were pushed, attempt by attempt: 3.1.19 has no field for it, so an extension.
@@ -186,7 +216,7 @@ export async function getTaskStatus(
   return {
     ...task,
     ...(pushes.length > 0 ? { ext: { adwire: { task_push_activity: pushes } } } : {}),
-    ...(request.include_result === true && result ? { result } : {}),
+    ...outcomeOf(status, result, request.include_result === true),
     ...(request.include_history === true
       ? {
           history: history.map((entry) => ({

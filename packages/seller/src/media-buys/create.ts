@@ -1,10 +1,12 @@
 /**
  * create_media_buy: the account, the flight, every package checked against the catalog; then either the buy
  * at once (its status from its creatives and flight; `confirmed_at` set) or, when the buyer gave a
- * push_notification_config and the buy needs the seller's review (BUY_REVIEW), a `submitted` task whose
- * working and completed statuses are pushed as the review runs. A controller-forced submitted arm answers with
- * the forced task_id. The review is stored (the task with its registrations and the buy it commits, and the
- * due work), so whichever instance ticks once it is due finishes it, after a restart too.
+ * push_notification_config and the buy needs the seller's review (BUY_REVIEW), a `submitted` task (with its
+ * session, `context_id`) whose later statuses are pushed as the review runs: working, then completed, failed
+ * (REVIEW_CREDIT_LIMIT) or input-required (a purchase order, REVIEW_PO_THRESHOLD: a create in the task's session
+ * answers it, buyer-input.ts); the buyer may cancel it meanwhile (pending-buy.ts). A controller-forced submitted
+ * arm answers with the forced task_id. The review is stored (the task with its registrations and the buy it
+ * commits, and the due work), so whichever instance ticks once it is due finishes it, after a restart too.
  */
 import { AgentError, type TaskContext } from '@adwire/agent-server'
 import { assertUsable, requestSandbox, resolveAccount } from '../accounts/resolve.js'
@@ -19,9 +21,11 @@ import { packageFromRequest } from './packages.js'
 import { assertReportingFrequency } from './reporting-frequency.js'
 import { scheduleWork } from '../async/due-work.js'
 import { moveTask, openTask, pushTaskStatus, TASK_KIND, type TaskRecord } from '../async/task-records.js'
+import { answerReview, askForPurchaseOrder, awaitingTask, needsPurchaseOrder } from './buyer-input.js'
 import { BUY_KIND } from './repository.js'
 import { callPlatform } from '../platform.js'
 import { setStatus } from './status.js'
+import type { StoredRecord } from '../storage/index.js'
 import type { MediaBuyRecord, PackageRecord } from './types.js'
 import { createResponse } from './view.js'
 
@@ -134,6 +138,25 @@ async function commitBuy(
   })
 }
 
+/**
+ * Cancels in the ad server the order it booked for a reviewed buy the buyer canceled before it was stored
+ * (outside any transaction). A failure is logged: the order is left for the ad server's operator.
+ */
+async function unbook(seller: Seller, taskId: string, buy: MediaBuyRecord): Promise<void> {
+  const update = seller.platform.updateOrder
+  if (!update) return
+  const after: MediaBuyRecord = { ...buy, status: 'canceled' }
+  try {
+    await callPlatform(
+      'cancel the media buy',
+      () => update.call(seller.platform, { before: buy, after, action: 'cancel' }),
+      seller.log,
+    )
+  } catch (error) {
+    seller.log({ task_id: taskId, media_buy_id: buy.media_buy_id, unbook: 'failed', error: String(error) })
+  }
+}
+
 /** Books the buy in the ad server (outside any transaction). */
 async function book(seller: Seller, buy: MediaBuyRecord): Promise<void> {
   const create = seller.platform.createOrder
@@ -154,10 +177,15 @@ function needsReview(seller: Seller, context: TaskContext, total: number, guaran
 /** The `working` push of a review. */
 const REVIEW_PROGRESS = { percentage: 50, current_step: 'seller_review', step_number: 1, total_steps: 2 }
 
+/** Thrown inside the booking's transaction when the buyer canceled the review first: nothing of it stays. */
+class ReviewOvertaken extends Error {}
+
 /**
  * Finishes a due review from where its task stands (the due tick calls it under the work's lease): `working`
- * pushed, the buy committed, `completed` with the create response pushed. Each step is stored before the
- * next, so a resumed review repeats none that is done.
+ * pushed; the buy refused (`failed`, REVIEW_CREDIT_LIMIT), or waiting for the buyer's purchase order
+ * (`input-required`, see buyer-input.ts; the buyer's answer makes the review due again), or committed with
+ * `completed` and the create response pushed. Each step is stored before the next, so a resumed review repeats
+ * none that is done; a task the buyer canceled meanwhile is left as it is, nothing booked.
  */
 export async function finishBuyReview(seller: Seller, taskId: string): Promise<void> {
   // Each step commits with the pushes it causes: the task's move, the booked buy, the status push.
@@ -189,35 +217,61 @@ export async function finishBuyReview(seller: Seller, taskId: string): Promise<v
       return
     }
   }
+  if (!stored) return
+  // The review needs the buyer's purchase order first: the task waits for its answer (buyer-input.ts).
+  if (
+    stored.body.status === 'working' &&
+    stored.body.pending_buy &&
+    needsPurchaseOrder(seller, stored.body.pending_buy)
+  )
+    return seller.records.transaction(() => askForPurchaseOrder(seller, stored))
+  await bookReviewedBuy(seller, stored)
+}
+
+/**
+ * The review's last step, from the task as `stored` was read: the buy booked in the ad server before the
+ * transaction that stores it (again after a crash: once per id there), then committed and the task `completed`
+ * with the create response, pushed, in one transaction (a task completed already only has its push made). An
+ * ad server that refuses the buy fails the task with its error; a transient failure leaves the review due
+ * again. When the task moved since it was read (the buyer canceled it), the transaction rolls back: nothing is
+ * stored, and an order the ad server booked for it meanwhile is canceled there.
+ */
+export async function bookReviewedBuy(seller: Seller, stored: StoredRecord<TaskRecord>): Promise<void> {
+  const taskId = stored.id
   const approved =
-    stored?.body.status === 'working' && stored.body.pending_buy
+    stored.body.status === 'working' && stored.body.pending_buy
       ? { ...stored.body.pending_buy, confirmed_at: isoAt(seller.now()) }
       : undefined
-  // Booked in the ad server before the transaction that stores it (again after a crash: once per id there). An
-  // ad server that refuses it fails the task with its error; a transient failure leaves the review due again.
+  let booked = false
   if (approved && !(await seller.records.get(BUY_KIND, approved.media_buy_id))) {
     try {
       await book(seller, approved)
+      booked = true
     } catch (error) {
       if (!(error instanceof AgentError) || error.recovery === 'transient') throw error
       await seller.records.transaction(async () => {
         await moveTask(seller, taskId, 'working', 'failed', {
           errors: [{ code: error.code, message: error.message, recovery: error.recovery ?? 'terminal' }],
-          ...(stored?.body.context ? { context: stored.body.context } : {}),
+          ...(stored.body.context ? { context: stored.body.context } : {}),
         })
         await pushTaskStatus(seller, taskId)
       })
       return
     }
   }
-  await seller.records.transaction(async () => {
-    if (approved) {
-      const buy = approved
-      const response = await commitBuy(seller, buy, 'seller-review')
-      await moveTask(seller, taskId, 'working', 'completed', response)
-    }
-    await pushTaskStatus(seller, taskId)
-  })
+  try {
+    await seller.records.transaction(async () => {
+      if (approved) {
+        const response = await commitBuy(seller, approved, 'seller-review')
+        // Canceled since it was read: the booking and what it announced roll back with this throw.
+        if (!(await moveTask(seller, taskId, 'working', 'completed', response))) throw new ReviewOvertaken()
+      }
+      await pushTaskStatus(seller, taskId)
+    })
+  } catch (error) {
+    if (!(error instanceof ReviewOvertaken)) throw error
+    if (booked && approved) await unbook(seller, taskId, approved)
+  }
 }
 
 /**
@@ -230,6 +284,12 @@ export async function createMediaBuy(
   context: TaskContext,
 ): Promise<Record<string, unknown>> {
   const owner = ownerOf(context)
+  // A create in the session of a review waiting for this buyer's input is its answer (buyer-input.ts).
+  const waiting =
+    context.contextId === undefined ? undefined : await awaitingTask(seller, owner, context.contextId)
+  if (waiting) return answerReview(seller, owner, waiting, request)
+  // The session an async answer belongs to: the call's, else a new one (a follow-up in it answers the task).
+  const session = context.contextId ?? newId('ctx')
   // A forced arm answers the caller's next create on a sandbox account only; a live create never sees it.
   const forced =
     (await requestSandbox(seller, owner, request.account)) === undefined
@@ -243,12 +303,14 @@ export async function createMediaBuy(
       status: 'submitted',
       has_webhook: context.webhooks.registrations.length > 0,
       ...(isObject(request.context) ? { context: request.context } : {}),
+      context_id: session,
       webhooks: context.webhooks,
       forced: true,
     })
     return {
       status: 'submitted',
       task_id: forced.body.task_id,
+      context_id: session,
       message:
         forced.body.message ??
         'The buy awaits IO signature; the outcome is pushed to push_notification_config.',
@@ -271,6 +333,7 @@ export async function createMediaBuy(
     status: 'submitted',
     has_webhook: true,
     ...(isObject(request.context) ? { context: request.context } : {}),
+    context_id: session,
     webhooks: context.webhooks,
     pending_buy: buy,
   })
@@ -283,6 +346,7 @@ export async function createMediaBuy(
   return {
     status: 'submitted',
     task_id: taskId,
+    context_id: session,
     message: `The buy (total ${buy.total_budget} ${buy.currency}) is in the seller's review; its outcome is pushed to push_notification_config.`,
   }
 }

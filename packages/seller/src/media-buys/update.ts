@@ -2,7 +2,8 @@
  * update_media_buy: pause, resume, cancel (the buy or a package), flight dates, budgets, pacing, bids,
  * targeting, creative assignments, new packages, and a new push_notification_config or reporting_webhook on the
  * existing buy (used from the next event on). Terminal buys refuse with INVALID_STATE (NOT_CANCELLABLE for a
- * second cancel); unknown packages are PACKAGE_NOT_FOUND; a stale `revision` is CONFLICT.
+ * second cancel); unknown packages are PACKAGE_NOT_FOUND; a stale `revision` is CONFLICT. A buy still in the
+ * seller's review is named by its create's task_id and can only be canceled (pending-buy.ts).
  */
 import { AgentError, type TaskContext } from '@adwire/agent-server'
 import { creativesById } from '../creatives/lookup.js'
@@ -13,7 +14,8 @@ import { buySandbox } from '../catalog/product-source.js'
 import { packageFromRequest } from './packages.js'
 import { assertReportingFrequency } from './reporting-frequency.js'
 import { announce } from './reconcile.js'
-import { loadBuy, mutateBuy } from './repository.js'
+import { pendingBuyTask, updatePendingBuy } from './pending-buy.js'
+import { BUY_KIND, loadBuy, mutateBuy } from './repository.js'
 import { effectiveAt, setStatus } from './status.js'
 import { assertActionsAllowed, availableActionsOf, validActionsOf } from './actions.js'
 import { callPlatform } from '../platform.js'
@@ -66,6 +68,11 @@ export async function updateMediaBuy(
 ): Promise<Record<string, unknown>> {
   const owner = ownerOf(context)
   const mediaBuyId = String(request.media_buy_id)
+  // No such buy: the id may be the task_id of a buy still in the seller's review (see pending-buy.ts).
+  if (!(await seller.records.get(BUY_KIND, mediaBuyId))) {
+    const pending = await pendingBuyTask(seller, owner, mediaBuyId)
+    if (pending) return updatePendingBuy(seller, owner, pending, request)
+  }
   const current = await loadBuy(seller.records, owner, mediaBuyId)
   assertUpdatable(current.body.status, mediaBuyId, request.canceled === true)
   assertActionsAllowed(current.body, request)

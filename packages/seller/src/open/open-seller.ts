@@ -15,6 +15,7 @@ import {
 import { type SenderLogEntry } from '@adwire/webhooks'
 import { createNodeWebhookSender } from '@adwire/webhooks/node'
 import { loadTestKitCredentials, testKitPrincipal, type TestKitCredential } from '../auth/test-kits.js'
+import { cancelForCaller } from '../async/cancel-task.js'
 import { tickDueWork } from '../async/due-runner.js'
 import { announceCapabilities } from '../capabilities-version.js'
 import { capabilities } from '../capabilities.js'
@@ -223,6 +224,8 @@ export async function openSeller(options: OpenSellerOptions): Promise<SellerRunt
       requireOperationId: false,
       // A2A push registrations pass the same URL policy as push_notification_config (tasks/define.ts).
       allowInsecureWebhookUrls: settings.allowInsecureWebhookUrls,
+      // A2A CancelTask on the Task that answered a buy `submitted` cancels the buy's review (async/cancel-task.ts).
+      cancelTask: (request) => cancelForCaller(seller, request),
       ...(options.now ? { now: options.now } : {}),
       onError: (error, task) => {
         if (error.code === 'INTERNAL_ERROR')
