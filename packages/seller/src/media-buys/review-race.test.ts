@@ -1,8 +1,9 @@
 /**
  * The buyer's cancel against the review's booking, on a real SQLite file: the review read its task `working`,
  * the buyer canceled it before the booking committed. The booking then rolls back (no buy, the task stays
- * `canceled`), where a check made only at the read would book a canceled buy. The other order: a review that
- * booked first leaves the cancel nothing to cancel.
+ * `canceled`), where a check made only at the read would book a canceled buy; a cancel that arrives while the
+ * ad server books the order has the order canceled there too. The other order: a review that booked first
+ * leaves the cancel nothing to cancel.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -15,7 +16,8 @@ import { firstPartyMeasurement, type CatalogProduct } from '../catalog/types.js'
 import { openSeller } from '../open/open-seller.js'
 import type { SellerRuntime } from '../open/types.js'
 import type { SellerSettings } from '../settings.js'
-import { bookReviewedBuy, createMediaBuy } from './create.js'
+import type { OrderAction } from '../platform.js'
+import { bookReviewedBuy, createMediaBuy, finishBuyReview } from './create.js'
 import { BUY_KIND } from './repository.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'adwire-review-race-'))
@@ -49,6 +51,11 @@ const catalog: CatalogProduct[] = [
 ]
 const OWNER = 'buyer-1'
 
+/** The ad server: the orders it booked and changed; `duringBooking` runs while it books one. */
+const booked: string[] = []
+const changed: [string, OrderAction][] = []
+let duringBooking: (() => Promise<void>) | undefined
+
 let runtime: SellerRuntime
 beforeAll(async () => {
   runtime = await openSeller({
@@ -57,6 +64,15 @@ beforeAll(async () => {
     delivery: () => [],
     database: { kind: 'sqlite', path: join(dir, 'seller.sqlite') },
     publicUrl: 'https://seller.example',
+    platform: {
+      async createOrder(buy) {
+        booked.push(buy.media_buy_id)
+        await duringBooking?.()
+      },
+      async updateOrder({ before, action }) {
+        changed.push([before.media_buy_id, action])
+      },
+    },
   })
 })
 afterAll(async () => {
@@ -122,5 +138,22 @@ describe('a cancel racing the review', () => {
     const late = await cancelTask(seller, OWNER, taskId)
     expect(late).toMatchObject({ canceled: false, task: { status: 'completed' } })
     expect(await cancelTask(seller, 'someone-else', taskId)).toBeUndefined()
+  })
+
+  it('cancels the order in the ad server when the buyer cancels while it is being booked', async () => {
+    const { seller } = runtime
+    const { taskId, bookedId } = await reviewRead()
+    duringBooking = async () => {
+      expect((await cancelTask(seller, OWNER, taskId))?.canceled).toBe(true)
+    }
+    try {
+      await finishBuyReview(seller, taskId)
+    } finally {
+      duringBooking = undefined
+    }
+    expect(booked).toContain(bookedId)
+    expect(changed).toContainEqual([bookedId, 'cancel'])
+    expect(await seller.records.get(BUY_KIND, bookedId)).toBeUndefined()
+    expect((await seller.records.get<TaskRecord>(TASK_KIND, taskId))!.body.status).toBe('canceled')
   })
 })
