@@ -27,10 +27,19 @@ export interface AgentProcess {
   stop(): Promise<void>
 }
 
-/** Spawns `sales-agent-child.ts` (tsx) with `env` on 127.0.0.1 and resolves once /health answers 200. */
+/**
+ * How node runs a TypeScript entry: as it is where node strips the types itself (22.18 and later; its loader
+ * hooks make tsx take seconds longer to start the agent), through tsx elsewhere.
+ */
+const typescriptArgs = (entry: string): string[] =>
+  (process.features as { typescript?: unknown }).typescript
+    ? [entry]
+    : ['--import', createRequire(import.meta.url).resolve('tsx'), entry]
+
+/** Spawns `sales-agent-child.ts` with `env` on 127.0.0.1 and resolves once /health answers 200. */
 export async function spawnSalesAgent(env: Record<string, string>): Promise<AgentProcess> {
   const entry = fileURLToPath(new URL('./sales-agent-child.ts', import.meta.url))
-  const child = spawn(process.execPath, ['--import', createRequire(import.meta.url).resolve('tsx'), entry], {
+  const child = spawn(process.execPath, typescriptArgs(entry), {
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
