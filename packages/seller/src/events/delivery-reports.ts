@@ -414,20 +414,24 @@ export function deliveryReports(options: DeliveryReportsOptions) {
     async final(buy: MediaBuyRecord): Promise<string | undefined> {
       const status = buy.status as 'completed' | 'canceled' | 'rejected'
       const reporting = reportingOf(buy)
-      // The schedule's close and the final report commit together; of two closers one wins, the other sends nothing.
+      // The schedule's close and the final report commit together. A schedule moved meanwhile (the scheduler's
+      // report) is read again: the final report takes the next number; of two closers one wins, the other sends
+      // nothing.
       return records.transaction(async () => {
-        const stored = await records.get<ReportSchedule>(SCHEDULE_KIND, buy.media_buy_id)
         let sequence: number | undefined
-        if (stored) {
+        for (let tries = 0; ; tries++) {
+          const stored = await records.get<ReportSchedule>(SCHEDULE_KIND, buy.media_buy_id)
+          if (!stored) break
           if (stored.body.closed) return undefined
-          if (reporting) sequence = stored.body.sequence_number + 1
+          sequence = reporting ? stored.body.sequence_number + 1 : undefined
           const closed = await records.update(SCHEDULE_KIND, buy.media_buy_id, stored.revision, {
             ...stored.body,
             sequence_number: sequence ?? stored.body.sequence_number,
             closed: true,
             closed_at: now(),
           })
-          if (!closed) return undefined
+          if (closed) break
+          if (tries >= 20) throw new Error(`the report schedule of ${buy.media_buy_id} keeps changing`)
         }
         const at = now()
         const result = {

@@ -8,6 +8,7 @@
  * arm answers with the forced task_id. The review is stored (the task with its registrations and the buy it
  * commits, and the due work), so whichever instance ticks once it is due finishes it, after a restart too.
  */
+import { createHash } from 'node:crypto'
 import { AgentError, type TaskContext } from '@adwire/agent-server'
 import { assertUsable, requestSandbox, resolveAccount } from '../accounts/resolve.js'
 import { creativesById } from '../creatives/lookup.js'
@@ -80,7 +81,7 @@ async function buildBuy(
   const at = isoAt(now)
   const paused = request.paused === true
   return {
-    media_buy_id: newId('mb'),
+    media_buy_id: keyedId('mb', owner, request.idempotency_key),
     owner,
     account: isObject(request.account) ? request.account : {},
     account_id: account.account_id,
@@ -154,6 +155,36 @@ async function unbook(seller: Seller, taskId: string, buy: MediaBuyRecord): Prom
     )
   } catch (error) {
     seller.log({ task_id: taskId, media_buy_id: buy.media_buy_id, unbook: 'failed', error: String(error) })
+  }
+}
+
+/**
+ * The id of what a create makes, derived from the caller and its idempotency key: a create the process died in
+ * after storing its buy (or review) and before recording its answer makes the same id when the buyer retries, and
+ * finds it done. Random without a key.
+ */
+function keyedId(prefix: string, owner: string, key: unknown): string {
+  if (typeof key !== 'string' || key === '') return newId(prefix)
+  return `${prefix}_${createHash('sha256').update(`${owner}\n${key}`).digest('hex').slice(0, 20)}`
+}
+
+/** What an earlier run of this create under the same key stored, as its answer; undefined when nothing. */
+async function alreadyDone(
+  seller: Seller,
+  owner: string,
+  key: unknown,
+  session: string,
+): Promise<Record<string, unknown> | undefined> {
+  if (typeof key !== 'string' || key === '') return undefined
+  const buy = await seller.records.get<MediaBuyRecord>(BUY_KIND, keyedId('mb', owner, key))
+  if (buy?.owner === owner) return createResponse(buy.body, 1)
+  const task = await seller.records.get<TaskRecord>(TASK_KIND, keyedId('task', owner, key))
+  if (task?.owner !== owner) return undefined
+  return {
+    status: 'submitted',
+    task_id: task.id,
+    context_id: task.body.context_id ?? session,
+    message: "The buy is in the seller's review; its outcome is pushed to push_notification_config.",
   }
 }
 
@@ -316,6 +347,10 @@ export async function createMediaBuy(
         'The buy awaits IO signature; the outcome is pushed to push_notification_config.',
     }
   }
+  // Carried out already under this idempotency key (the process died before the answer was recorded): the
+  // buy or the review it opened is the answer, never a second one.
+  const done = await alreadyDone(seller, owner, request.idempotency_key, session)
+  if (done) return done
   await storeInlineCreatives(seller, owner, request)
   const buy = await buildBuy(seller, owner, request)
   const products = await Promise.all(
@@ -326,22 +361,25 @@ export async function createMediaBuy(
     await book(seller, buy)
     return commitBuy(seller, buy, owner)
   }
-  const taskId = newId('task')
-  await openTask(seller, owner, {
-    task_id: taskId,
-    task_type: 'create_media_buy',
-    status: 'submitted',
-    has_webhook: true,
-    ...(isObject(request.context) ? { context: request.context } : {}),
-    context_id: session,
-    webhooks: context.webhooks,
-    pending_buy: buy,
-  })
-  await scheduleWork(seller, {
-    work: 'buy_review',
-    ref: taskId,
-    owner,
-    due_at: seller.now() + seller.env.reviewSeconds,
+  const taskId = keyedId('task', owner, request.idempotency_key)
+  // The task and its review's due work are stored together: no review is lost to a crash between them.
+  await seller.records.transaction(async () => {
+    await openTask(seller, owner, {
+      task_id: taskId,
+      task_type: 'create_media_buy',
+      status: 'submitted',
+      has_webhook: true,
+      ...(isObject(request.context) ? { context: request.context } : {}),
+      context_id: session,
+      webhooks: context.webhooks,
+      pending_buy: buy,
+    })
+    await scheduleWork(seller, {
+      work: 'buy_review',
+      ref: taskId,
+      owner,
+      due_at: seller.now() + seller.env.reviewSeconds,
+    })
   })
   return {
     status: 'submitted',
