@@ -9,7 +9,9 @@ export {
   type Listener,
 } from './listen.js'
 export { withJsonNewline } from './json-newline.js'
-export { assertSchemaVersion, migratePostgres, migrateSqlite, type PostgresTarget } from './migrate.js'
+export { assertSchemaVersion } from './migrate.js'
+export { migrateSqlite } from '@adwire/store-sqlite'
+export { migratePostgres, type PostgresTarget } from '@adwire/store-postgres'
 export {
   runService,
   serviceLog,
@@ -25,7 +27,7 @@ export {
   type Refusal,
   type RefusalCode,
 } from './request-guard.js'
-export { startLoops, type Loop, type Loops } from './periodic.js'
+export { startLoops, type Loop, type Loops } from '@adwire/agent-server/host'
 export {
   startService,
   type RunningService,

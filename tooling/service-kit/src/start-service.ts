@@ -3,8 +3,8 @@
  * `starting()` meanwhile), derive the public URL, open the runtime (database, keys, …), serve the app, run the
  * `started` step and the periodic loops; `close()` stops the loops, drains the socket, closes the runtime.
  */
+import { startLoops, type Loop } from '@adwire/agent-server/host'
 import { listen, type FetchHandler, type ListenOptions, type Listener } from './listen.js'
-import { startLoops, type Loop } from './periodic.js'
 
 /** What a service opens once it knows its public URL: closed last. */
 export interface ServiceRuntime {

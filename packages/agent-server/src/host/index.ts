@@ -2,8 +2,8 @@
  * `@adwire/agent-server/host`: what every AdCP agent process serves around its tasks, written once. Bearer
  * tokens from TOKENS or generated once (kept hashed), signing keys from the environment or generated once (kept
  * in the agent's settings table), the HTTP surface (brand.json, JWKS, public-URL rewrite, body cap, /health,
- * the `{ adcp_error }` body) and the listener's answers while starting. The periodic loops and the start/stop
- * order live in `@adwire/service-kit` (`startService`).
+ * the `{ adcp_error }` body), the listener's answers while starting, and the periodic loops (`startLoops`). The
+ * start/stop order lives in `@adwire/service-kit` (`startService`).
  */
 export type { SettingsStore } from './settings.js'
 export {
@@ -26,3 +26,4 @@ export {
 export { AGENT_LISTEN_ANSWERS, adcpErrorResponse, startingResponse } from './answers.js'
 export { brandJson, type BrandIdentity } from './brand.js'
 export { MAX_AGENT_BODY_BYTES, createAgentHttp, type AgentHttp, type AgentHttpOptions } from './http.js'
+export { startLoops, type Loop, type Loops } from './periodic.js'

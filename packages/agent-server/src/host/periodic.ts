@@ -1,7 +1,8 @@
 /**
- * A service's periodic work (sweeps, clock ticks, due-work polls): each loop runs every so often, never
+ * An agent process's periodic work (sweeps, clock ticks, due-work polls): each loop runs every so often, never
  * overlapping itself (a slow run is not joined by the next), its failures logged; stopping clears the timers
- * and waits for the runs in flight, so the database is closed after them.
+ * and waits for the runs in flight, so the database is closed after them. `@adwire/seller` runs its loops with
+ * it, and `@adwire/service-kit`'s `startService` every service's.
  */
 
 /** One periodic job. */
