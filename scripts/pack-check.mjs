@@ -3,12 +3,23 @@
 // under packages/ that is not private (`pnpm pack`, which turns `workspace:*` into versions), installs the
 // tarballs with npm into an empty temporary project (third-party dependencies from the registry; the adwire
 // ones from the tarballs through `overrides`), then imports every entry point of its `exports` map in Node
-// (ESM), runs every `bin` with `--help`, and type-checks an import of every entry point with the workspace's
-// TypeScript (module and resolution `nodenext`, `skipLibCheck` off so that our declarations are checked).
-// Install scripts are skipped (better-sqlite3's native build is covered by the workspace install; its binding
-// loads only when a database opens). Needs `pnpm build` first. Usage: node scripts/pack-check.mjs [--keep]
+// (ESM), runs every `bin` with `--help`, runs the package's own check of its installed copy when it has one
+// (`test/installed.mjs`, never packed: what an import alone does not show, e.g. the data files a package reads
+// at run time), and type-checks an import of every entry point with the workspace's TypeScript (module and
+// resolution `nodenext`, `skipLibCheck` off so that our declarations are checked). Install scripts are skipped
+// (better-sqlite3 13 ships its prebuilt bindings in the package). Needs `pnpm build` first.
+// Usage: node scripts/pack-check.mjs [--keep]
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  mkdirSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -85,7 +96,7 @@ try {
   )
 
   const typeLines = []
-  for (const { manifest } of packages) {
+  for (const { dir, manifest } of packages) {
     const entries = Object.keys(manifest.exports ?? { '.': {} }).filter((key) => !key.endsWith('.json'))
     for (const [index, entry] of entries.entries()) {
       const specifier = entry === '.' ? manifest.name : `${manifest.name}/${entry.slice(2)}`
@@ -117,6 +128,17 @@ try {
       else
         failures.push(
           `${bin} --help exited ${help.status}: ${(help.stderr || help.stdout).trim().split('\n')[0]}`,
+        )
+    }
+    // The package's check of its installed copy, run from the project as a user's module would be.
+    if (existsSync(path.join(dir, 'test', 'installed.mjs'))) {
+      const script = `installed-${path.basename(dir)}.mjs`
+      copyFileSync(path.join(dir, 'test', 'installed.mjs'), path.join(project, script))
+      const checked = spawnSync(process.execPath, [script], { cwd: project, encoding: 'utf8' })
+      if (checked.status === 0) console.log(`  ok   ${manifest.name} test/installed.mjs`)
+      else
+        failures.push(
+          `${manifest.name} test/installed.mjs exited ${checked.status}:\n    ${`${checked.stderr}${checked.stdout}`.trim().split('\n').slice(0, 8).join('\n    ')}`,
         )
     }
   }

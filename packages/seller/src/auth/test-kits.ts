@@ -8,8 +8,8 @@
 import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
+import { testKitsDir } from '@adwire/adcp-data'
 import type { Principal } from '@adwire/agent-server'
-import { conformancePath } from '@adwire/conformance'
 import { RESOURCES } from '../settings.js'
 
 /** A test-kit handle and the principal its keys derive theirs from (see {@link testKitFor}). */
@@ -26,12 +26,11 @@ const FULL: Principal['permissions'] = Object.fromEntries(
 /** The principal id of a test-kit handle (`test-kit:acme-outdoor`, `test-kit:acme-outdoor-live`). */
 export const testKitPrincipalId = (prefix: string) => `test-kit:${prefix.replace(/^demo-|-$/g, '')}`
 
-/** The kits' handles, read from the vendored 3.1.19 test kits. */
+/** The kits' handles, read from the official 3.1.19 test kits (the files of @adwire/adcp-data). */
 export function loadTestKitCredentials(): TestKitCredential[] {
-  const folder = conformancePath('compliance/3.1.19/test-kits')
   const found = new Map<string, TestKitCredential>()
-  for (const file of readdirSync(folder).filter((name) => name.endsWith('.yaml'))) {
-    const text = readFileSync(path.join(folder, file), 'utf8')
+  for (const file of readdirSync(testKitsDir).filter((name) => name.endsWith('.yaml'))) {
+    const text = readFileSync(path.join(testKitsDir, file), 'utf8')
     for (const match of text.matchAll(/^\s+api_key:\s*"(demo-[a-z0-9-]+?-)v\d+"\s*$/gm)) {
       const prefix = match[1]!
       found.set(prefix, {

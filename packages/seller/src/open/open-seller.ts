@@ -4,12 +4,13 @@
  * catalog and delivery with its event seam, the task server, and the agent host's HTTP surface; its periodic
  * work as functions and as timers (`start()`/`close()`).
  */
-import { startLoops, type Loops } from '@adwire/service-kit'
 import { createAgentServer, type AgentServer, type Principal } from '@adwire/agent-server'
 import {
   createAgentHttp,
   resolveSigningKeys,
   resolveTokens,
+  startLoops,
+  type Loops,
   type ResolvedTokens,
 } from '@adwire/agent-server/host'
 import { type SenderLogEntry } from '@adwire/webhooks'

@@ -2,8 +2,7 @@
  * The sales agent's storage on one PostgreSQL schema, shared by every instance: migrations run once under an
  * advisory lock; compare-and-set updates make concurrent writers of one buy safe.
  */
-import { migratePostgres } from '@adwire/service-kit'
-import { openPostgresStores } from '@adwire/store-postgres'
+import { migratePostgres, openPostgresStores } from '@adwire/store-postgres'
 import { MIGRATIONS, pruneField, type RecordStore, type Storage, type StoredRecord } from './types.js'
 
 interface Row {

@@ -1,6 +1,5 @@
 /** The sales agent's storage on one SQLite file (WAL; one writer at a time, so compare-and-set is exact). */
-import { migrateSqlite } from '@adwire/service-kit'
-import { openSqliteStores } from '@adwire/store-sqlite'
+import { migrateSqlite, openSqliteStores } from '@adwire/store-sqlite'
 import { MIGRATIONS, pruneField, type RecordStore, type Storage, type StoredRecord } from './types.js'
 
 interface Row {

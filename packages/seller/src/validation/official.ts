@@ -1,11 +1,10 @@
 /**
- * Requests are checked against the official 3.1.19 JSON Schemas (the vendored copy, with Ajv) before a task
- * runs: a request the schema refuses is INVALID_REQUEST naming the first offending field, never a 500.
+ * Requests are checked against the official 3.1.19 JSON Schemas (the files of @adwire/adcp-data, with Ajv)
+ * before a task runs: a request the schema refuses is INVALID_REQUEST naming the first offending field, never a
+ * 500.
  */
-import { readFileSync } from 'node:fs'
-import path from 'node:path'
+import { listSchemaFiles, readSchema } from '@adwire/adcp-data'
 import { AgentError } from '@adwire/agent-server'
-import { conformancePath, listConformanceFiles } from '@adwire/conformance'
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 
@@ -18,10 +17,9 @@ function validator(): Ajv {
   ajv = new Ajv({ strict: false, allErrors: false, validateSchema: false })
   addFormats(ajv)
   for (const format of ['uri-template', 'YYYYMMDD']) ajv.addFormat(format, true)
-  const root = conformancePath('schemas/3.1.19')
-  for (const file of listConformanceFiles('schemas/3.1.19', (name) => name.endsWith('.json'))) {
-    const schema = JSON.parse(readFileSync(path.join(root, file), 'utf8')) as { $id?: string }
-    if (schema?.$id === `${ID_PREFIX}${file}`) ajv.addSchema(schema)
+  for (const file of listSchemaFiles()) {
+    const schema = readSchema(file)
+    if (schema.$id === `${ID_PREFIX}${file}`) ajv.addSchema(schema)
   }
   return ajv
 }
@@ -48,7 +46,7 @@ export function officialValidator(file: string): ValidateFunction {
  * @example officialToolSchema('media-buy/get-products-request.json').properties.buying_mode // { type: 'string', enum: [...] }
  */
 export function officialToolSchema(file: string): Record<string, unknown> {
-  const schema = JSON.parse(readFileSync(path.join(conformancePath('schemas/3.1.19'), file), 'utf8')) as {
+  const schema = readSchema(file) as {
     description?: string
     properties?: Record<string, Record<string, unknown>>
     required?: string[]
