@@ -5,4 +5,4 @@
 import { describeMcpPostOnly } from '@adwire/agent-test-kit'
 import { BUYER_TOKEN, startTestAgent } from './test-support.js'
 
-describeMcpPostOnly(() => startTestAgent(), BUYER_TOKEN)
+describeMcpPostOnly(() => startTestAgent(), BUYER_TOKEN, 8)

@@ -16,7 +16,7 @@
  * a new capability snapshot, never on a restart of the same build), creative.purged, A2A task events, the
  * coalesced impairments (only suspensions, whose class is never coalesced, so each one owes its push), and
  * delayed / adjusted / window_update reports (they would take sequence numbers, which the check covers).
- * ADWIRE_CRASH_CHANGES sets how many changes (default 100, a CI-sized run; the acceptance run is 1000), and
+ * ADWIRE_CRASH_CHANGES sets how many changes (default 60, a CI-sized run; the acceptance run is 1000), and
  * ADWIRE_CRASH_SEED the lanes' choices and kill gaps (printed in the summary line).
  */
 import { mkdtempSync } from 'node:fs'
@@ -31,7 +31,7 @@ import { runWorkload } from './push-crash-workload.js'
 import { dropSchema, freshSchema } from './receiver-support.js'
 
 const postgresUrl = await resolveTestPostgresUrl()
-const CHANGES = Number(process.env.ADWIRE_CRASH_CHANGES ?? 100)
+const CHANGES = Number(process.env.ADWIRE_CRASH_CHANGES ?? 60)
 const SEED = Number(process.env.ADWIRE_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31))
 const TOKEN = 'crash-buyer-token-0123456789abcdef'
 /** Generous: a change takes some tens of milliseconds, a restart a second or two. */
