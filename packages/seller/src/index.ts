@@ -25,7 +25,13 @@ export type {
 // The seller: settings, storage, domain and tasks.
 export { RESOURCES, type BuyReview, type DatabaseConfig, type SellerSettings } from './settings.js'
 export { openStorage } from './storage/index.js'
-export { callPlatform, type CreativeVerdict, type OrderAction, type SellerPlatform } from './platform.js'
+export {
+  callPlatform,
+  type AccountStatus,
+  type CreativeVerdict,
+  type OrderAction,
+  type SellerPlatform,
+} from './platform.js'
 export type * from './storage/types.js'
 export { openSqliteStorage } from './storage/sqlite.js'
 export { openPostgresStorage } from './storage/postgres.js'

@@ -59,6 +59,14 @@ function slowAdServer(delayMs: number) {
       orders.set(buy.media_buy_id, buy)
       bookedAt.set(buy.media_buy_id, Date.now())
     },
+    async provisionAccount(account) {
+      const domain = String(account.brand.domain)
+      if (domain === 'refused.example')
+        throw new AgentError('ACCOUNT_SETUP_REQUIRED', 'the ad server wants a credit check first', {
+          status: 422,
+        })
+      return domain === 'pending.example' ? { status: 'pending_approval' as const } : undefined
+    },
     async updateOrder({ after, action }) {
       await pause()
       changes.push({ id: after.media_buy_id, action })
@@ -174,5 +182,26 @@ describe('the ad server adapter', () => {
     // An official client keeps working against the same seller.
     const client = await mcpClient(agent, TOKEN)
     await client.close()
+  })
+
+  it('provisions accounts in the ad server: its status is stored, its refusal fails that account alone', async () => {
+    const result = await mcpCall(agent, TOKEN, 'sync_accounts', {
+      adcp_major_version: 3,
+      idempotency_key: newKey(),
+      accounts: [
+        { brand: { domain: 'pending.example' }, operator: 'pending.example', billing: 'operator' },
+        { brand: { domain: 'refused.example' }, operator: 'refused.example', billing: 'operator' },
+      ],
+    })
+    expect(result.isError, JSON.stringify(result.structuredContent)).toBeFalsy()
+    const [pending, refused] = (result.structuredContent as { accounts: Record<string, unknown>[] }).accounts
+    expect(pending).toMatchObject({ action: 'created', status: 'pending_approval' })
+    expect(refused).toMatchObject({ action: 'failed', status: 'rejected' })
+    expect(JSON.stringify(refused)).toContain('ACCOUNT_SETUP_REQUIRED')
+    const stored = (
+      await seller.storage.records.list<{ brand: { domain: string }; status: string }>('account')
+    ).map((record) => [record.body.brand.domain, record.body.status])
+    expect(stored).toContainEqual(['pending.example', 'pending_approval'])
+    expect(stored.some(([domain]) => domain === 'refused.example')).toBe(false)
   })
 })

@@ -7,6 +7,7 @@
  * (transient) and nothing is stored.
  */
 import { AgentError } from '@adwire/agent-server'
+import type { AccountRecord } from './accounts/types.js'
 import type { CreativeRecord } from './creatives/types.js'
 import type { MediaBuyRecord } from './media-buys/types.js'
 
@@ -20,7 +21,20 @@ export interface CreativeVerdict {
   readonly reason?: string
 }
 
+/** `enums/account-status.json`. */
+export type AccountStatus =
+  'active' | 'pending_approval' | 'rejected' | 'payment_required' | 'suspended' | 'closed'
+
 export interface SellerPlatform {
+  /**
+   * Opens or updates a buyer's account in the ad server (sync_accounts, not a dry run, something changed): the
+   * account as it will be stored. Resolve with the status the ad server gives it (default: as it is, `active`
+   * for a new one); throw an AgentError to fail that account alone (`action: failed`, its error listed).
+   */
+  provisionAccount?(
+    account: AccountRecord,
+    action: 'created' | 'updated',
+  ): Promise<{ readonly status?: AccountStatus } | void>
   /**
    * Books a buy the seller is about to store (create_media_buy, or a seller review that approves it). Called
    * again for the same `media_buy_id` when the process died before the buy was stored: book once per id.

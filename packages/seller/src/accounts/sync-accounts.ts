@@ -4,10 +4,11 @@
  * account: a bad set fails that account with `action: failed`, `status: rejected` and the offending field);
  * list_accounts pages the caller's accounts.
  */
-import type { TaskContext } from '@adwire/agent-server'
+import { AgentError, type TaskContext } from '@adwire/agent-server'
 import { isKitKeyPrincipal } from '../auth/test-kits.js'
 import { SUPPORTED_BILLING } from '../capabilities.js'
 import { pageOf, pageResponse } from '../catalog/get-products.js'
+import { callPlatform } from '../platform.js'
 import { isoAt, isObject, ownerOf, type Seller } from '../seller.js'
 import { ACCOUNT_EVENT_TYPES, configProblem, normalizeConfigs } from './notification-configs.js'
 import { ACCOUNT_KIND, naturalAccountId, newAccount, sandboxOf } from './resolve.js'
@@ -147,6 +148,28 @@ export async function syncAccounts(
     const unchanged =
       existing !== undefined &&
       JSON.stringify({ ...existing.body, updated_at: '' }) === JSON.stringify({ ...account, updated_at: '' })
+    const provision = seller.platform.provisionAccount
+    if (request.dry_run !== true && !unchanged && provision) {
+      // The ad server opens (or updates) the account first, outside any transaction; a refusal fails this one.
+      try {
+        const outcome = await callPlatform(
+          'provision the account',
+          () => provision.call(seller.platform, account, existing ? 'updated' : 'created'),
+          seller.log,
+        )
+        if (outcome?.status) account.status = outcome.status
+      } catch (error) {
+        if (!(error instanceof AgentError)) throw error
+        results.push({
+          ...echo,
+          ...(target ? { account_id: id } : {}),
+          action: 'failed',
+          status: 'rejected',
+          errors: [{ code: error.code, message: error.message, recovery: error.recovery }],
+        })
+        continue
+      }
+    }
     if (request.dry_run !== true && !unchanged) await seller.records.put(ACCOUNT_KIND, id, owner, account)
     results.push({
       ...accountView(account),
