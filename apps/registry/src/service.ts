@@ -6,7 +6,7 @@
  */
 import type { SafeFetch } from '@adwire/http-signatures'
 import { createPinnedFetch, createSafeFetch } from '@adwire/http-signatures/node'
-import { listen, serviceLog, type Listener } from '@adwire/service-kit'
+import { every, listen, serviceLog, type Listener } from '@adwire/service-kit'
 import type { Context } from 'hono'
 import { createApp } from './app.js'
 import { createAgentProber } from './compliance/probe-agents.js'
@@ -266,16 +266,9 @@ export async function startRegistry(
     const listening = listener
     let closing: Promise<void> | undefined
     const pruneFeed = () => pruneExpired(deps)
-    let pruning: Promise<unknown> = Promise.resolve()
-    const prune = () => {
-      pruning = pruneFeed().catch((error: unknown) =>
-        deps.log({ feed_prune: 'failed', error: String(error) }),
-      )
-    }
-    prune()
-    const pruneTimer =
-      env.feedPruneIntervalSeconds > 0 ? setInterval(prune, env.feedPruneIntervalSeconds * 1000) : undefined
-    pruneTimer?.unref()
+    const pruneFailed = (error: unknown) => deps.log({ feed_prune: 'failed', error: String(error) })
+    const firstPrune = pruneFeed().catch(pruneFailed)
+    const pruning = every(pruneFeed, env.feedPruneIntervalSeconds * 1000, pruneFailed)
     return {
       port: listening.port,
       url,
@@ -295,7 +288,7 @@ export async function startRegistry(
       close(graceMs = 10_000) {
         closing ??= (async () => {
           const drained = listening.close(graceMs)
-          clearInterval(pruneTimer)
+          const pruned = pruning.stop()
           await monitoring?.stop()
           // Feed streams end right away: they would hold the drain open.
           hub.close()
@@ -304,7 +297,8 @@ export async function startRegistry(
           // Runs in flight go back to the queue: the next start runs them again.
           await complianceRuns.close()
           await drained
-          await pruning
+          await pruned
+          await firstPrune
           await repository.close()
         })()
         return closing

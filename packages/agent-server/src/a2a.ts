@@ -21,6 +21,7 @@ import { rawContext, type TaskCall, type TaskOutcome } from './core.js'
 import { AgentError, failedTaskBody } from './errors.js'
 import type { AnyTask, Principal, TaskCancelOutcome, TaskCancelRequest, VerifiedSigner } from './types.js'
 import { webhookUrlProblem } from './webhook-urls.js'
+import { rpcErrorResponse } from './rpc-answer.js'
 
 /** The AdCP A2A profile extension (a2a-profile-extension.mdx). */
 export const ADCP_A2A_EXTENSION = 'https://adcontextprotocol.org/extensions/adcp/v3'
@@ -317,12 +318,15 @@ export function createA2AHandler(options: {
         )
     } catch (error) {
       const mapped = (useLegacy ? JsonRpcTransportHandler : JsonRpcTransportHandler).mapToJSONRPCError(error)
-      return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: mapped }), { status: 200, headers })
+      return rpcErrorResponse(id, mapped, { status: 200, headers })
     }
     const result = await (useLegacy ? legacy : current).handle(body as Record<string, unknown>, context)
     if (typeof (result as AsyncGenerator)[Symbol.asyncIterator] === 'function') {
-      const error = { code: -32004, message: 'streaming is not supported' }
-      return new Response(JSON.stringify({ jsonrpc: '2.0', id, error }), { status: 200, headers })
+      return rpcErrorResponse(
+        id,
+        { code: -32004, message: 'streaming is not supported' },
+        { status: 200, headers },
+      )
     }
     return new Response(JSON.stringify(result), { status: 200, headers })
   }

@@ -8,9 +8,8 @@
 import { authorize } from './auth.js'
 import { AgentError } from './errors.js'
 import type { AnyTask, Principal } from './types.js'
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
+import { isRecord } from '@adwire/schemas/json'
+import { adcpRpcErrorResponse } from './rpc-answer.js'
 
 /** A2A methods that invoke a skill (1.0 and 0.3 names). */
 const A2A_SEND = new Set(['SendMessage', 'SendStreamingMessage', 'message/send', 'message/stream'])
@@ -129,19 +128,7 @@ function refusal(
   error: AgentError,
   at: { realm: string; error?: string; resourceMetadataUrl?: string },
 ): Response {
-  const adcpError = error.toAdcpError()
-  const headers: Record<string, string> = { 'content-type': 'application/json' }
+  const headers: Record<string, string> = {}
   if (status === 401) headers['www-authenticate'] = challenge(at.realm, at.error, at.resourceMetadataUrl)
-  return new Response(
-    JSON.stringify({
-      jsonrpc: '2.0',
-      id: typeof id === 'string' || typeof id === 'number' ? id : null,
-      error: {
-        code: RPC_CODES[error.code] ?? -32028,
-        message: `${error.code}: ${error.message}`,
-        data: { adcp_error: adcpError },
-      },
-    }),
-    { status, headers },
-  )
+  return adcpRpcErrorResponse(id, RPC_CODES[error.code] ?? -32028, error.toAdcpError(), { status, headers })
 }

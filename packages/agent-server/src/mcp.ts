@@ -5,6 +5,7 @@ import { rawContext, type TaskCall, type TaskOutcome } from './core.js'
 import { AgentError, failedTaskBody } from './errors.js'
 import { toolAnnotations, toolInputSchema, toolOutputSchema } from './tool-schemas.js'
 import type { AnyTask, VerifiedSigner } from './types.js'
+import { rpcResultResponse } from './rpc-answer.js'
 
 /**
  * Renders an outcome as an MCP tool result (AdCP mcp-guide: structuredContent and JSON text). A failure is
@@ -133,9 +134,5 @@ async function argumentsNotAnObject(request: Request): Promise<Response | undefi
     field: 'arguments',
     status: 400,
   })
-  return Response.json({
-    jsonrpc: '2.0',
-    id: typeof id === 'string' || typeof id === 'number' ? id : null,
-    result: toolResult({ ok: false, error, context: undefined }),
-  })
+  return rpcResultResponse(id, toolResult({ ok: false, error, context: undefined }))
 }

@@ -1,4 +1,5 @@
 import { AgentError } from './errors.js'
+import { adcpRpcErrorResponse } from './rpc-answer.js'
 
 /**
  * A request refused by the HTTP layer before MCP or A2A parsed it (the service kit's body and JSON limits):
@@ -28,16 +29,8 @@ export function refusedRequest(refusal: HttpRefusal): Response {
     refusal.message,
     { status: refusal.status, details: { reason: refusal.code } },
   )
-  return Response.json(
-    {
-      jsonrpc: '2.0',
-      id: null,
-      error: {
-        code: -32600,
-        message: `${error.code}: ${error.message}`,
-        data: { adcp_error: error.toAdcpError() },
-      },
-    },
-    { status: refusal.status, headers: { 'cache-control': 'no-store' } },
-  )
+  return adcpRpcErrorResponse(null, -32600, error.toAdcpError(), {
+    status: refusal.status,
+    headers: { 'cache-control': 'no-store' },
+  })
 }

@@ -15,6 +15,8 @@ import {
   type RevocationInput,
 } from '@adwire/http-signatures'
 import type { VerifiedSigner } from './types.js'
+import { isRecord } from '@adwire/schemas/json'
+import { adcpRpcErrorResponse } from './rpc-answer.js'
 
 /** Options of request-signature verification (`createAgentServer({ requestSigning })`). */
 export interface RequestSigningOptions {
@@ -100,9 +102,6 @@ export async function checkRequestSignature(
   }
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
-
 /**
  * The AdCP operation of an A2A message send: the `skill` of its DataPart (A2A 1.0 `parts[].data`, 0.3
  * `parts[].kind: 'data'`); undefined for other JSON-RPC methods (`tasks/get`…), judged by their method name.
@@ -124,10 +123,9 @@ function a2aSkill(body: Uint8Array): string | undefined {
 }
 
 /** The JSON-RPC id of the request body, so that the client matches the error to its call. */
-function rpcId(body: Uint8Array): string | number | null {
+function requestId(body: Uint8Array): unknown {
   try {
-    const id = (JSON.parse(new TextDecoder().decode(body)) as { id?: unknown }).id
-    return typeof id === 'string' || typeof id === 'number' ? id : null
+    return (JSON.parse(new TextDecoder().decode(body)) as { id?: unknown }).id
   } catch {
     return null
   }
@@ -140,15 +138,8 @@ function refusal(error: SignatureError, body: Uint8Array): Response {
     message: error.message,
     recovery: retryable ? 'transient' : 'correctable',
   }
-  return Response.json(
-    {
-      jsonrpc: '2.0',
-      id: rpcId(body),
-      error: { code: -32001, message: `${error.code}: ${error.message}`, data: { adcp_error: adcpError } },
-    },
-    {
-      status: retryable ? 503 : 401,
-      headers: retryable ? { 'retry-after': '5' } : { 'www-authenticate': `Signature error="${error.code}"` },
-    },
-  )
+  return adcpRpcErrorResponse(requestId(body), -32001, adcpError, {
+    status: retryable ? 503 : 401,
+    headers: retryable ? { 'retry-after': '5' } : { 'www-authenticate': `Signature error="${error.code}"` },
+  })
 }

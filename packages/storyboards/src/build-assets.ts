@@ -5,6 +5,7 @@
  * for image slots, `assets.click_url` for URL slots). A slot it cannot fill fails the step before transport.
  */
 import { UnresolvedSubstitution } from './substitute-error.js'
+import { isRecord } from '@adwire/schemas/json'
 
 interface KitImage {
   url?: string
@@ -27,9 +28,6 @@ interface FormatAsset {
     height?: number
   }
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value)
 
 function findFormat(
   reference: Record<string, unknown>,

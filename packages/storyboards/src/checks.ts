@@ -6,6 +6,7 @@
 import type { SchemaValidator } from './schemas.js'
 import { isWildcardPath, resolveAll, resolvePath } from './path.js'
 import type { Validation } from './types.js'
+import { isRecord } from '@adwire/schemas/json'
 
 /** The single-response check kinds {@link gradeFieldCheck} grades. */
 export const FIELD_CHECKS = [
@@ -41,9 +42,6 @@ export interface Grade {
 }
 
 const show = (value: unknown): string => (value === undefined ? 'absent' : JSON.stringify(value))
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value)
 
 /** JSON equality: object member order does not matter, array order does. */
 export function jsonEqual(a: unknown, b: unknown): boolean {

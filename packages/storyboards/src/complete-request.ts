@@ -26,6 +26,7 @@
 import { resolvePath } from './path.js'
 import type { RunContext } from './run-context.js'
 import type { Step, TestKit } from './types.js'
+import { isRecord } from '@adwire/schemas/json'
 
 type Json = Record<string, unknown>
 
@@ -40,9 +41,6 @@ export interface RequestCompletion {
 /** A completed request, or why it could not be completed. */
 export type CompletionOutcome =
   { request: Json; completion: RequestCompletion } | { problem: string } | undefined
-
-const isRecord = (value: unknown): value is Json =>
-  value !== null && typeof value === 'object' && !Array.isArray(value)
 
 /** task → its official request schema (the authority on which fields a complete request has). */
 const COMPLETED_TASKS: Readonly<Record<string, string>> = {

@@ -8,6 +8,7 @@ import type { StepResult, ValidationResult } from './result.js'
 import type { RunContext } from './run-context.js'
 import type { TaskResponse } from './transport.js'
 import type { Step, Validation } from './types.js'
+import { isRecord } from '@adwire/schemas/json'
 
 /** The runner tasks this module runs. */
 export const HTTP_TASKS: ReadonlySet<string> = new Set([
@@ -18,9 +19,6 @@ export const HTTP_TASKS: ReadonlySet<string> = new Set([
 ])
 
 type Partial = Omit<StepResult, 'phase_id' | 'step_id' | 'duration_ms'>
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value)
 
 async function get(run: RunContext, url: string): Promise<TaskResponse> {
   const http = createRunnerFetch({

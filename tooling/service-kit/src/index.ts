@@ -13,10 +13,14 @@ export { assertSchemaVersion } from './migrate.js'
 export { migrateSqlite } from '@adwire/store-sqlite'
 export { migratePostgres, type PostgresTarget } from '@adwire/store-postgres'
 export {
+  LOG_LEVELS,
+  levelOf,
+  logLevelFrom,
   runService,
   serviceLog,
   type Closable,
   type LogEntry,
+  type LogLevel,
   type RunServiceOptions,
 } from './run-service.js'
 export {
@@ -27,7 +31,7 @@ export {
   type Refusal,
   type RefusalCode,
 } from './request-guard.js'
-export { startLoops, type Loop, type Loops } from '@adwire/agent-server/host'
+export { every, startLoops, type Every, type Loop, type Loops } from '@adwire/agent-server/host'
 export {
   startService,
   type RunningService,

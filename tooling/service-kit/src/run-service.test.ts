@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events'
 import { describe, expect, it } from 'vitest'
-import { runService, serviceLog } from './index.js'
+import { levelOf, logLevelFrom, runService, serviceLog } from './index.js'
 
 /** A stand-in for `process`: records output and the exit code instead of exiting. */
 function fakeProcess() {
@@ -65,7 +65,29 @@ describe('runService', () => {
     expect(new Date(entry.at as string).toISOString()).toBe(entry.at)
     const fixed: string[] = []
     serviceLog('x', { write: (text: string) => fixed.push(text) > 0 }, () => new Date(0))({ a: 1 })
-    expect(fixed).toEqual(['x: {"at":"1970-01-01T00:00:00.000Z","a":1}\n'])
+    expect(fixed).toEqual(['x: {"at":"1970-01-01T00:00:00.000Z","level":"info","a":1}\n'])
+  })
+
+  it('writes each entry at its level and leaves out those below the minimum', () => {
+    const lines: string[] = []
+    const write = (text: string) => lines.push(text) > 0
+    const log = serviceLog('x', { write }, () => new Date(0), 'warn')
+    log({ level: 'debug', polled: 1 })
+    log({ served: 1 })
+    log({ level: 'warn', slow: true })
+    log({ sweep: 'failed', error: 'disk full' })
+    log({ level: 'nonsense', odd: true })
+    expect(lines.map((line) => JSON.parse(line.slice(3)) as Record<string, unknown>)).toEqual([
+      { at: '1970-01-01T00:00:00.000Z', level: 'warn', slow: true },
+      { at: '1970-01-01T00:00:00.000Z', level: 'error', sweep: 'failed', error: 'disk full' },
+    ])
+    expect([levelOf({}), levelOf({ error: 'x' }), levelOf({ level: 'debug', error: 'x' })]).toEqual([
+      'info',
+      'error',
+      'debug',
+    ])
+    expect([logLevelFrom(undefined), logLevelFrom(''), logLevelFrom(' WARN ')]).toEqual(['info', 'info', 'warn'])
+    expect(() => logLevelFrom('verbose')).toThrow(/LOG_LEVEL must be one of debug, info, warn, error/)
   })
 
   it('exits 1 with the environment message alone, or "cannot start"', async () => {

@@ -2,23 +2,59 @@
  * The process side of a service's `server.ts`: start, print, stop gracefully on SIGTERM and SIGINT, exit codes.
  */
 
-/** A structured log entry: one JSON object, written on one line. */
+/** A structured log entry: one JSON object, written on one line. `level` is optional (see {@link serviceLog}). */
 export type LogEntry = Record<string, unknown>
+
+/** The levels of a service's log, least severe first. */
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const
+export type LogLevel = (typeof LOG_LEVELS)[number]
+
+const isLevel = (value: unknown): value is LogLevel => LOG_LEVELS.includes(value as LogLevel)
+
+/**
+ * The level an entry is written at: its own `level` when it names one, `error` when it carries an `error`
+ * field (a failed loop, a refused delivery), `info` otherwise.
+ */
+export function levelOf(entry: LogEntry): LogLevel {
+  if (isLevel(entry.level)) return entry.level
+  return 'error' in entry ? 'error' : 'info'
+}
+
+/**
+ * The least severe level a service writes, from `LOG_LEVEL` (`debug`, `info`, `warn`, `error`; unset or empty:
+ * `info`). Any other value throws a RangeError that names the accepted ones.
+ *
+ * @example
+ * logLevelFrom(process.env.LOG_LEVEL) // 'info'
+ */
+export function logLevelFrom(value: string | undefined): LogLevel {
+  const level = value?.trim().toLowerCase() || 'info'
+  if (!isLevel(level)) throw new RangeError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${value}")`)
+  return level
+}
 
 /**
  * A service's log, in the one format of its output: every entry on one line, after the same `{name}: ` prefix
- * as the lines `print` writes, `{"at":"<ISO time>",…entry}`. Never a bare JSON line among prefixed ones.
+ * as the lines `print` writes, `{"at":"<ISO time>","level":"<level>",…entry}` ({@link levelOf}); entries below
+ * `minimum` are not written. Never a bare JSON line among prefixed ones.
  *
  * @example
  * const log = serviceLog('registry')
- * log({ sweep: 'failed', error: 'disk full' }) // registry: {"at":"2026-…","sweep":"failed","error":"disk full"}
+ * log({ sweep: 'failed', error: 'disk full' }) // registry: {"at":"2026-…","level":"error","sweep":"failed","error":"disk full"}
+ * log({ level: 'debug', polled: 3 }) // (not written at the default minimum, info)
  */
 export function serviceLog(
   name: string,
   stream: Pick<NodeJS.WriteStream, 'write'> = process.stdout,
   now: () => Date = () => new Date(),
+  minimum: LogLevel = 'info',
 ): (entry: LogEntry) => void {
-  return (entry) => void stream.write(`${name}: ${JSON.stringify({ at: now().toISOString(), ...entry })}\n`)
+  const floor = LOG_LEVELS.indexOf(minimum)
+  return (entry) => {
+    const level = levelOf(entry)
+    if (LOG_LEVELS.indexOf(level) < floor) return
+    stream.write(`${name}: ${JSON.stringify({ at: now().toISOString(), level, ...entry, level })}\n`)
+  }
 }
 
 /** What a service's start function hands back: something to close on a signal. */
@@ -39,6 +75,8 @@ export interface RunServiceOptions {
   readonly shutdownTimeoutMs?: number
   /** Defaults to `process`: the tests pass their own to watch the exit code without exiting. */
   readonly process?: Pick<NodeJS.Process, 'on' | 'exit' | 'stdout' | 'stderr'>
+  /** The least severe level written. Default: `LOG_LEVEL` of the environment ({@link logLevelFrom}). */
+  readonly logLevel?: LogLevel
 }
 
 /**
@@ -60,7 +98,15 @@ export interface RunServiceOptions {
 export function runService(options: RunServiceOptions): Promise<void> {
   const host = options.process ?? process
   const print = (line: string) => host.stdout.write(`${options.name}: ${line}\n`)
-  return options.start(print, serviceLog(options.name, host.stdout)).then(
+  let minimum: LogLevel
+  try {
+    minimum = options.logLevel ?? logLevelFrom(process.env.LOG_LEVEL)
+  } catch (error) {
+    host.stderr.write(`${options.name}: invalid environment: ${(error as Error).message}\n`)
+    host.exit(1)
+    return Promise.resolve()
+  }
+  return options.start(print, serviceLog(options.name, host.stdout, undefined, minimum)).then(
     (service) => {
       let stopping = false
       const stop = (signal: NodeJS.Signals) => {

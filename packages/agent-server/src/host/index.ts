@@ -26,4 +26,4 @@ export {
 export { AGENT_LISTEN_ANSWERS, adcpErrorResponse, startingResponse } from './answers.js'
 export { brandJson, type BrandIdentity } from './brand.js'
 export { MAX_AGENT_BODY_BYTES, createAgentHttp, type AgentHttp, type AgentHttpOptions } from './http.js'
-export { startLoops, type Loop, type Loops } from './periodic.js'
+export { every, startLoops, type Every, type Loop, type Loops } from './periodic.js'

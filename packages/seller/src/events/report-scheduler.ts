@@ -3,6 +3,7 @@
  * on the injected clock ({@link WebhookEvents.tick}); one tick at a time, never overlapping; `stop()` waits
  * for the tick under way.
  */
+import { every } from '@adwire/agent-server/host'
 import type { WebhookEvents } from './webhook-events.js'
 
 export interface ReportScheduler {
@@ -14,20 +15,5 @@ export function startReportScheduler(
   intervalMs: number,
   log: (entry: Record<string, unknown>) => void,
 ): ReportScheduler {
-  let running: Promise<void> | undefined
-  const timer = setInterval(() => {
-    if (running) return
-    running = events
-      .tick()
-      .then(() => undefined)
-      .catch((error: unknown) => log({ scheduler: 'failed', error: String(error) }))
-      .finally(() => (running = undefined))
-  }, intervalMs)
-  timer.unref()
-  return {
-    async stop() {
-      clearInterval(timer)
-      await running
-    },
-  }
+  return every(() => events.tick(), intervalMs, (error) => log({ scheduler: 'failed', error: String(error) }))
 }
