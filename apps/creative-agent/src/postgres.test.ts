@@ -3,15 +3,14 @@
  * key and one generated token between them, share build_creative's idempotency records and serve each other's
  * preview pages (410 from both once expired, 404 once swept).
  */
-import { resolveTestPostgresUrl } from '@adwire/vitest-config'
-import pg from 'pg'
+import { dropSchema, freshSchemaName, resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningCreativeAgent } from './service.js'
 import { PREVIEW_TOMBSTONE_SECONDS } from './storage.js'
 import { brief, expectOfficial, mcpCall, newKey, startTestAgent, type Body } from './test-support.js'
 
 const url = await resolveTestPostgresUrl()
-const schema = `creative_test_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`
+const schema = freshSchemaName('creative_test')
 
 let first: RunningCreativeAgent
 let second: RunningCreativeAgent
@@ -34,14 +33,7 @@ describe.skipIf(!url)('two creative agents on one PostgreSQL schema', () => {
   afterAll(async () => {
     await first?.close()
     await second?.close()
-    // A plain connection: the test never creates or migrates anything outside its own schema.
-    const client = new pg.Client({ connectionString: url! })
-    await client.connect()
-    try {
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-    } finally {
-      await client.end()
-    }
+    await dropSchema(url!, schema)
   })
 
   it('share one generated token and one signing key', async () => {

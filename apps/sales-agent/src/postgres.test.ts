@@ -4,8 +4,7 @@
  * request under it conflicts there); concurrent updates of one buy from both keep every change (compare-and-set);
  * both share one signing key and the migrations ran once.
  */
-import { resolveTestPostgresUrl } from '@adwire/vitest-config'
-import pg from 'pg'
+import { dropSchema, freshSchemaName, resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningSalesAgent } from './service.js'
 import {
@@ -20,7 +19,7 @@ import {
 } from './test-support.js'
 
 const url = await resolveTestPostgresUrl()
-const schema = `sales_test_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`
+const schema = freshSchemaName('sales_test')
 let first: RunningSalesAgent
 let second: RunningSalesAgent
 
@@ -33,13 +32,7 @@ describe.skipIf(!url)('two sales agents on one PostgreSQL schema', () => {
   afterAll(async () => {
     await first?.close()
     await second?.close()
-    const client = new pg.Client({ connectionString: url! })
-    await client.connect()
-    try {
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-    } finally {
-      await client.end()
-    }
+    await dropSchema(url!, schema)
   })
 
   it('share buys, creatives and one signing key', async () => {

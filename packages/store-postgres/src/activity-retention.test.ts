@@ -2,12 +2,11 @@
  * The sweep deletes finished outbox entries past their deadline (as before) and webhook_activity rows once
  * they are 30 days old (AdCP's retention for `webhook_activity[]`), never sooner; pending entries stay.
  */
-import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
+import { dropSchema, freshSchemaName, resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { ACTIVITY_DESTINATION, seedActivity } from '@adwire/store-contract'
 import { ACTIVITY_RETENTION_SECONDS } from '@adwire/webhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openPostgresStores, type PostgresStores } from './open.js'
-import { dropSchema, freshSchemaName } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 const T0 = 1_000

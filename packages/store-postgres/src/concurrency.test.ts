@@ -1,7 +1,11 @@
-import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
+import {
+  dropSchema,
+  freshSchemaName,
+  queryOnce,
+  resolveTestPostgresUrl,
+} from '@adwire/vitest-config/postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openPostgresStores, type PostgresStores } from './open.js'
-import { dropSchema, freshSchemaName, queryOnce } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 

@@ -1,9 +1,8 @@
 import { describeStoreContract } from '@adwire/store-contract'
-import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
+import { dropSchema, freshSchemaName, resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import pg from 'pg'
 import { describe, it } from 'vitest'
 import { openPostgresStores } from './open.js'
-import { dropSchema, freshSchemaName } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 

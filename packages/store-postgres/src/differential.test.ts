@@ -5,7 +5,7 @@
  * side keeps its own and the answers are compared with fences left out.
  */
 import { MemoryReplayStore, type ReplayStore } from '@adwire/http-signatures'
-import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
+import { dropSchema, freshSchemaName, resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import {
   MemoryClaimStore,
   MemoryConvergenceStore,
@@ -18,7 +18,6 @@ import {
 } from '@adwire/webhooks'
 import { describe, expect, it } from 'vitest'
 import { openPostgresStores } from './open.js'
-import { dropSchema, freshSchemaName } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 

@@ -8,7 +8,7 @@
  * replaces), and compares every outcome and, at the end, every row of the dedup tables.
  */
 import { inboxDelivery } from '@adwire/store-contract'
-import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
+import { dropSchema, freshSchemaName, resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import {
   acceptInTransaction,
   WebhookError,
@@ -20,7 +20,6 @@ import type { PoolClient } from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { StoreError } from './errors.js'
 import { openPostgresStores, type PostgresStores } from './open.js'
-import { dropSchema, freshSchemaName } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 

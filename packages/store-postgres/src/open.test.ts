@@ -1,10 +1,14 @@
-import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
+import {
+  dropSchema,
+  freshSchemaName,
+  queryOnce,
+  resolveTestPostgresUrl,
+} from '@adwire/vitest-config/postgres'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { StoreError } from './errors.js'
 import { SCHEMA_VERSION } from './migrations.js'
 import { openPostgresStores } from './open.js'
-import { dropSchema, freshSchemaName, queryOnce } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 

@@ -2,11 +2,10 @@
  * A caller's own migration on PostgreSQL: every statement commits together or none does, on a pool or a client,
  * and instances migrating together take turns.
  */
-import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
+import { dropSchema, freshSchemaName, resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { migratePostgres } from './index.js'
-import { dropSchema, freshSchemaName } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 

@@ -1,4 +1,9 @@
-import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
+import {
+  dropSchema,
+  freshSchemaName,
+  queryOnce,
+  resolveTestPostgresUrl,
+} from '@adwire/vitest-config/postgres'
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import path from 'node:path'
 import { createInterface } from 'node:readline'
@@ -6,7 +11,6 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openPostgresStores, type PostgresStores } from './open.js'
 import { SCHEMA_VERSION } from './migrations.js'
-import { dropSchema, freshSchemaName, queryOnce } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 const packageDirectory = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')

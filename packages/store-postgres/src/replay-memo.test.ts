@@ -3,10 +3,9 @@
  * (cap - entries) / 2 checks of the keyid within a second need no statement; near the cap every check reads.
  * Another process filling the keyid is seen once that budget is spent, and step 13 (`remember`) stays exact.
  */
-import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
+import { dropSchema, freshSchemaName, resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openPostgresStores, type PostgresStores } from './open.js'
-import { dropSchema, freshSchemaName } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 

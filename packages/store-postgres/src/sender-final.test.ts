@@ -3,10 +3,9 @@
  * two processes) and a sender restarted on the same schema. A fresh schema per test, dropped afterwards.
  */
 import { describeSenderFinalRules } from '@adwire/store-contract'
-import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
+import { dropSchema, freshSchemaName, resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { describe, it } from 'vitest'
 import { openPostgresStores } from './open.js'
-import { dropSchema, freshSchemaName } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 

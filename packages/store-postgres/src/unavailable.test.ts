@@ -1,9 +1,8 @@
-import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
+import { dropSchema, freshSchemaName, resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import net from 'node:net'
 import { afterAll, describe, expect, it } from 'vitest'
 import { StoreError } from './errors.js'
 import { openPostgresStores } from './open.js'
-import { dropSchema, freshSchemaName } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 

@@ -2,11 +2,15 @@
  * Migrations 2 and 3 are additive: a schema written by migration 1 opens, what it holds stays valid, and the
  * claims it holds are decided by the inbox's functions (migration 3).
  */
-import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
+import {
+  dropSchema,
+  freshSchemaName,
+  queryOnce,
+  resolveTestPostgresUrl,
+} from '@adwire/vitest-config/postgres'
 import { describe, expect, it } from 'vitest'
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js'
 import { openPostgresStores } from './open.js'
-import { dropSchema, freshSchemaName, queryOnce } from './testing/schemas.js'
 
 const url = await resolveTestPostgresUrl()
 

@@ -48,3 +48,40 @@ function redact(url) {
     return '<invalid url>'
   }
 }
+
+/**
+ * A schema name no other run uses: `<prefix>_<16 hex digits>`.
+ * @param {string} [prefix]
+ * @returns {string}
+ */
+export function freshSchemaName(prefix = 'adwire_test') {
+  return `${prefix}_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`
+}
+
+/**
+ * Runs one query on a short-lived connection of its own (never a pool the code under test uses).
+ * @template {pg.QueryResultRow} Row
+ * @param {string} url
+ * @param {string} text
+ * @param {unknown[]} [values]
+ * @returns {Promise<Row[]>}
+ */
+export async function queryOnce(url, text, values = []) {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return (await client.query(text, values)).rows
+  } finally {
+    await client.end()
+  }
+}
+
+/**
+ * Drops `schema` and everything in it (a test's own schema, after the test).
+ * @param {string} url
+ * @param {string} schema
+ * @returns {Promise<void>}
+ */
+export async function dropSchema(url, schema) {
+  await queryOnce(url, `DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+}

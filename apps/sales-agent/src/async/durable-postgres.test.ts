@@ -4,8 +4,7 @@
  * exactly one of them (the lease is claimed by compare-and-set): every task pushes `working` and `completed`
  * once, every buy is committed once.
  */
-import { resolveTestPostgresUrl } from '@adwire/vitest-config'
-import pg from 'pg'
+import { dropSchema, freshSchemaName, resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningSalesAgent } from '../service.js'
 import { BUYER_TOKEN, buyRequest, mcpOk, startTestAgent } from '../test-support.js'
@@ -13,7 +12,7 @@ import { startBuyerReceiver, type BuyerReceiver } from '../testing/buyer-receive
 import { tickDueWork, DUE_KIND } from '@adwire/seller'
 
 const url = await resolveTestPostgresUrl()
-const schema = `sales_due_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`
+const schema = freshSchemaName('sales_due')
 let offset = 0
 const now = () => Date.now() / 1000 + offset
 let first: RunningSalesAgent
@@ -39,13 +38,7 @@ describe.skipIf(!url)('due reviews on two instances of one PostgreSQL schema', (
     await first?.close()
     await second?.close()
     await buyer?.close()
-    const client = new pg.Client({ connectionString: url! })
-    await client.connect()
-    try {
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-    } finally {
-      await client.end()
-    }
+    await dropSchema(url!, schema)
   })
 
   it('finishes each review once, whichever instance claims it', async () => {

@@ -3,8 +3,7 @@
  * schedulers race on the same due buys and the outbox is shared, yet each scheduled report goes once with its
  * own sequence number, the final report once and last, and the buyer's receiver publishes each exactly once.
  */
-import { resolveTestPostgresUrl } from '@adwire/vitest-config'
-import pg from 'pg'
+import { dropSchema, freshSchemaName, resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningSalesAgent } from '../service.js'
 import {
@@ -20,7 +19,7 @@ import { LEGACY_SECRET, startBuyerReceiver, type BuyerReceiver } from '../testin
 import type { WebhookEvents } from '@adwire/seller'
 
 const url = await resolveTestPostgresUrl()
-const schema = `sales_events_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`
+const schema = freshSchemaName('sales_events')
 let offset = 0
 const now = () => Date.now() / 1000 + offset
 let first: RunningSalesAgent
@@ -40,13 +39,7 @@ describe.skipIf(!url)('webhook events from two instances on one PostgreSQL schem
     await first?.close()
     await second?.close()
     await buyer?.close()
-    const client = new pg.Client({ connectionString: url! })
-    await client.connect()
-    try {
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-    } finally {
-      await client.end()
-    }
+    await dropSchema(url!, schema)
   })
 
   it('racing schedulers send each report once, in sequence; the final report once, last', async () => {

@@ -5,8 +5,7 @@
  * service's periodic sweep does it too.
  */
 import { join } from 'node:path'
-import { resolveTestPostgresUrl } from '@adwire/vitest-config'
-import pg from 'pg'
+import { dropSchema, freshSchemaName, resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { afterAll, describe, expect, it } from 'vitest'
 import {
   FIRE_KIND,
@@ -25,17 +24,11 @@ import { startTestAgent, tempDir } from '../test-support.js'
 const DAY = 86_400
 const NOW = 1_800_000_000
 const url = await resolveTestPostgresUrl()
-const schema = `sales_retention_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`
+const schema = freshSchemaName('sales_retention')
 
 afterAll(async () => {
   if (!url) return
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-  } finally {
-    await client.end()
-  }
+  await dropSchema(url, schema)
 })
 
 /** Resolves once `check` holds (the sweep runs every 50 ms); fails after 20 s. */
