@@ -11,35 +11,16 @@ import { AgentError } from '@adwire/agent-server'
 import { mcpCall, mcpClient, newKey } from '@adwire/agent-test-kit'
 import { listen, type Listener } from '@adwire/service-kit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { firstPartyMeasurement, type CatalogProduct } from './catalog/types.js'
 import type { MediaBuyRecord } from './media-buys/types.js'
 import { DEFAULT_PRINCIPAL, openSeller } from './open/open-seller.js'
 import type { SellerRuntime } from './open/types.js'
 import type { OrderAction, SellerPlatform } from './platform.js'
+import { homepageCatalog, testSettings } from './testing/fixtures.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'adwire-seller-platform-'))
 const TOKEN = 'platform-test-buyer-token-0123456789abcdef'
 const OTHER = 'platform-test-other-token-0123456789abcdef'
-const creativeAgentUrl = 'http://127.0.0.1:4200'
-const catalog: CatalogProduct[] = [
-  {
-    custom: false,
-    keywords: [],
-    product: {
-      product_id: 'homepage',
-      name: 'Homepage display',
-      description: 'Display on the homepage.',
-      publisher_properties: [{ publisher_domain: 'pub.example', selection_type: 'all' }],
-      channels: ['display'],
-      format_ids: [{ agent_url: creativeAgentUrl, id: 'display_300x250_image' }],
-      delivery_type: 'non_guaranteed',
-      pricing_options: [{ pricing_option_id: 'cpm', pricing_model: 'cpm', currency: 'USD', fixed_price: 5 }],
-      delivery_measurement: firstPartyMeasurement('pub.example'),
-      reporting_capabilities: { available_reporting_frequencies: ['daily'] },
-    },
-  },
-]
-
+const catalog = homepageCatalog()
 /** An ad server that takes `delayMs` per call and can be told to refuse or fail the next booking. */
 function slowAdServer(delayMs: number) {
   const orders = new Map<string, MediaBuyRecord>()
@@ -91,16 +72,7 @@ let agent: { url: string }
 beforeAll(async () => {
   listener = await listen({ port: 0 })
   seller = await openSeller({
-    settings: {
-      creativeAgentUrl,
-      buyReview: 'none',
-      reviewBudgetThreshold: 100_000,
-      reviewSeconds: 0,
-      creativeReview: 'auto',
-      complyTestController: false,
-      sandboxPrincipals: [],
-      allowInsecureWebhookUrls: true,
-    },
+    settings: testSettings({ allowInsecureWebhookUrls: true }),
     catalog,
     delivery: () => [],
     platform: adServer.platform,

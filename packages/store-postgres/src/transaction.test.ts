@@ -4,26 +4,22 @@
  * worker's lease never joins it.
  */
 import { randomUUID } from 'node:crypto'
-import type { NewOutboxEntry } from '@adwire/webhooks'
+import { outboxEntry } from '@adwire/store-contract'
 import { dropSchema, freshSchemaName, resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openPostgresStores, type PostgresStores } from './open.js'
 
 const url = await resolveTestPostgresUrl()
 
-const entry = (destination: string): NewOutboxEntry => ({
-  id: randomUUID(),
-  destination,
-  url: 'https://buyer.example/hook',
-  idempotencyKey: randomUUID(),
-  body: '{}',
-  headers: { 'content-type': 'application/json' },
-  coalesceKey: null,
-  createdAt: 1,
-  nextAttemptAt: 1,
-  deadlineAt: 10_000_000_000,
-  mediaBuyIds: ['mb_1'],
-})
+const entry = (destination: string) =>
+  outboxEntry(destination, {
+    url: 'https://buyer.example/hook',
+    body: '{}',
+    createdAt: 1,
+    nextAttemptAt: 1,
+    deadlineAt: 10_000_000_000,
+    mediaBuyIds: ['mb_1'],
+  })
 
 if (!url) {
   describe.skip('caller transactions on postgres (ADWIRE_TEST_POSTGRES_URL unset or unreachable)', () => {

@@ -6,25 +6,21 @@ import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { NewOutboxEntry } from '@adwire/webhooks'
+import { outboxEntry } from '@adwire/store-contract'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openSqliteStores, type SqliteStores } from './index.js'
 
 const directory = mkdtempSync(join(tmpdir(), 'adwire-store-sqlite-tx-'))
 afterAll(() => rmSync(directory, { recursive: true, force: true }))
 
-const entry = (destination: string): NewOutboxEntry => ({
-  id: randomUUID(),
-  destination,
-  url: 'https://buyer.example/hook',
-  idempotencyKey: randomUUID(),
-  body: '{}',
-  headers: { 'content-type': 'application/json' },
-  coalesceKey: null,
-  createdAt: 1,
-  nextAttemptAt: 1,
-  deadlineAt: 10_000_000_000,
-})
+const entry = (destination: string) =>
+  outboxEntry(destination, {
+    url: 'https://buyer.example/hook',
+    body: '{}',
+    createdAt: 1,
+    nextAttemptAt: 1,
+    deadlineAt: 10_000_000_000,
+  })
 
 function open(): SqliteStores {
   const stores = openSqliteStores({ path: join(directory, `${randomUUID()}.db`) })

@@ -2,24 +2,21 @@
  * The fixture of the outbox retention tests of the stores: two entries of one destination attempted once at
  * `t0 + 1`, one delivered (finished) and one to retry (pending), so that each leaves a webhook_activity row.
  */
-import type { NewOutboxEntry, OutboxStore } from '@adwire/webhooks'
+import type { OutboxStore } from '@adwire/webhooks'
 import { expect } from 'vitest'
+import { outboxEntry } from './entries.js'
 
 /** The destination the fixture's entries belong to. */
 export const ACTIVITY_DESTINATION = 'registration-1'
 
-const entry = (id: string, t0: number): NewOutboxEntry => ({
-  id,
-  destination: ACTIVITY_DESTINATION,
-  url: 'https://buyer.example/webhooks/1',
-  idempotencyKey: `${id}-idempotency-key-000000`,
-  body: '{"status":"working"}',
-  headers: { 'content-type': 'application/json' },
-  coalesceKey: null,
-  createdAt: t0,
-  nextAttemptAt: t0,
-  deadlineAt: t0 + 86_400,
-})
+const entry = (id: string, t0: number) =>
+  outboxEntry(ACTIVITY_DESTINATION, {
+    id,
+    idempotencyKey: `${id}-idempotency-key-000000`,
+    createdAt: t0,
+    nextAttemptAt: t0,
+    deadlineAt: t0 + 86_400,
+  })
 
 /**
  * Enqueues `delivered` and `pending` (deadline `t0` + one day), leases both at `t0` and records an attempt of

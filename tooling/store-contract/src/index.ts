@@ -12,7 +12,6 @@ import type {
   ClaimStore,
   ConvergenceStore,
   LeasedOutboxEntry,
-  NewOutboxEntry,
   OutboxStore,
   ReceivedEvent,
   TaskObservation,
@@ -20,8 +19,10 @@ import type {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { describeInboxContract, type ContractInbox } from './inbox.js'
+import { outboxEntry } from './entries.js'
 
 export { describeSenderFinalRules, type SenderStores } from './sender.js'
+export { outboxEntry } from './entries.js'
 export { inboxDelivery, type ContractInbox } from './inbox.js'
 export { ACTIVITY_DESTINATION, seedActivity } from './activity.js'
 
@@ -255,19 +256,7 @@ export function describeStoreContract(
     })
 
     section('outbox', () => {
-      const entry = (destination: string, overrides: Partial<NewOutboxEntry> = {}): NewOutboxEntry => ({
-        id: unique('entry'),
-        destination,
-        url: 'https://buyer.example/webhooks/1',
-        idempotencyKey: unique('idem').padEnd(24, 'x'),
-        body: '{"status":"working"}',
-        headers: { 'content-type': 'application/json' },
-        coalesceKey: null,
-        createdAt: 1_000,
-        nextAttemptAt: 1_000,
-        deadlineAt: 87_400,
-        ...overrides,
-      })
+      const entry = outboxEntry
 
       it('leases due entries once, records attempts and lists webhook_activity newest first', async () => {
         const outbox = get('outbox')

@@ -12,43 +12,16 @@ import type { TaskContext } from '@adwire/agent-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cancelTask } from '../async/cancel-task.js'
 import { moveTask, TASK_KIND, type TaskRecord } from '../async/task-records.js'
-import { firstPartyMeasurement, type CatalogProduct } from '../catalog/types.js'
 import { openSeller } from '../open/open-seller.js'
 import type { SellerRuntime } from '../open/types.js'
-import type { SellerSettings } from '../settings.js'
 import type { OrderAction } from '../platform.js'
+import { homepageCatalog, testSettings } from '../testing/fixtures.js'
 import { bookReviewedBuy, createMediaBuy, finishBuyReview } from './create.js'
 import { BUY_KIND } from './repository.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'adwire-review-race-'))
-const settings: SellerSettings = {
-  creativeAgentUrl: 'http://127.0.0.1:4200',
-  buyReview: 'always',
-  reviewBudgetThreshold: 100_000,
-  reviewSeconds: 3600,
-  creativeReview: 'auto',
-  complyTestController: false,
-  sandboxPrincipals: [],
-  allowInsecureWebhookUrls: true,
-}
-const catalog: CatalogProduct[] = [
-  {
-    custom: false,
-    keywords: [],
-    product: {
-      product_id: 'homepage',
-      name: 'Homepage display',
-      description: 'Display on the homepage.',
-      publisher_properties: [{ publisher_domain: 'pub.example', selection_type: 'all' }],
-      channels: ['display'],
-      format_ids: [{ agent_url: settings.creativeAgentUrl, id: 'display_300x250_image' }],
-      delivery_type: 'non_guaranteed',
-      pricing_options: [{ pricing_option_id: 'cpm', pricing_model: 'cpm', currency: 'USD', fixed_price: 5 }],
-      delivery_measurement: firstPartyMeasurement('pub.example'),
-      reporting_capabilities: { available_reporting_frequencies: ['daily'] },
-    },
-  },
-]
+const settings = testSettings({ buyReview: 'always', reviewSeconds: 3600, allowInsecureWebhookUrls: true })
+const catalog = homepageCatalog()
 const OWNER = 'buyer-1'
 
 /** The ad server: the orders it booked and changed; `duringBooking` runs while it books one. */

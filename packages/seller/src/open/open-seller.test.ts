@@ -6,43 +6,16 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { firstPartyMeasurement, type CatalogProduct } from '../catalog/types.js'
-import type { SellerSettings } from '../settings.js'
 import { openStorage } from '../storage/index.js'
+import { homepageCatalog, testSettings } from '../testing/fixtures.js'
 import { openSeller } from './open-seller.js'
 import type { OpenSellerOptions } from './types.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'adwire-open-seller-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-const settings: SellerSettings = {
-  creativeAgentUrl: 'http://127.0.0.1:4200',
-  buyReview: 'none',
-  reviewBudgetThreshold: 100_000,
-  reviewSeconds: 0,
-  creativeReview: 'auto',
-  complyTestController: false,
-  sandboxPrincipals: [],
-  allowInsecureWebhookUrls: false,
-}
-const catalog: CatalogProduct[] = [
-  {
-    custom: false,
-    keywords: [],
-    product: {
-      product_id: 'homepage',
-      name: 'Homepage display',
-      description: 'Display on the homepage.',
-      publisher_properties: [{ publisher_domain: 'pub.example', selection_type: 'all' }],
-      channels: ['display'],
-      format_ids: [{ agent_url: settings.creativeAgentUrl, id: 'display_300x250_image' }],
-      delivery_type: 'non_guaranteed',
-      pricing_options: [{ pricing_option_id: 'cpm', pricing_model: 'cpm', currency: 'USD', fixed_price: 5 }],
-      delivery_measurement: firstPartyMeasurement('pub.example'),
-      reporting_capabilities: { available_reporting_frequencies: ['daily', 'hourly'] },
-    },
-  },
-]
+const settings = testSettings()
+const catalog = homepageCatalog(['daily', 'hourly'])
 const options = (database: OpenSellerOptions['database']): OpenSellerOptions => ({
   settings,
   catalog,
