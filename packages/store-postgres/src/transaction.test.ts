@@ -4,7 +4,7 @@
  * worker's lease never joins it.
  */
 import { randomUUID } from 'node:crypto'
-import { outboxEntry } from '@adwire/store-contract'
+import { expectFinalRollbackReopens, outboxEntry } from '@adwire/store-contract'
 import { dropSchema, freshSchemaName, resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openPostgresStores, type PostgresStores } from './open.js'
@@ -116,6 +116,10 @@ if (!url) {
       expect((await leased!).some((row) => row.destination === destination)).toBe(true)
       const again = await stores.outbox.lease(6, 100, 60)
       expect(again.some((row) => row.destination === destination)).toBe(false)
+    })
+
+    it('leaves the buy open when the transaction that queued its final report rolls back', async () => {
+      await expectFinalRollbackReopens(stores, 'mb_rolled_back')
     })
 
     it('joins an open transaction when nested', async () => {

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { outboxEntry } from '@adwire/store-contract'
+import { expectFinalRollbackReopens, outboxEntry } from '@adwire/store-contract'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openSqliteStores, type SqliteStores } from './index.js'
 
@@ -160,6 +160,12 @@ describe('SqliteStores.transaction', () => {
     ])
     expect(order).toEqual(['a:start', 'a:end', 'b:start', 'b:end'])
     expect(await stores.outbox.pending()).toHaveLength(2)
+    stores.close()
+  })
+
+  it('leaves the buy open when the transaction that queued its final report rolls back', async () => {
+    const stores = open()
+    await expectFinalRollbackReopens(stores, 'mb_rolled_back')
     stores.close()
   })
 })

@@ -23,6 +23,7 @@ import { outboxEntry } from './entries.js'
 
 export { describeSenderFinalRules, type SenderStores } from './sender.js'
 export { outboxEntry } from './entries.js'
+export { expectFinalRollbackReopens, type TransactionalOutbox } from './final-rollback.js'
 export { inboxDelivery, type ContractInbox } from './inbox.js'
 export { ACTIVITY_DESTINATION, seedActivity } from './activity.js'
 

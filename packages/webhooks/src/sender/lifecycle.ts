@@ -34,8 +34,10 @@ export interface SenderCore {
    * with false when it was closed already.
    */
   closeMediaBuy(mediaBuyId: string): Promise<boolean>
+  /** Records the buy as terminal on the caller's word (its status): refused from now on. */
   markClosed(mediaBuyId: string): void
-  isClosed(mediaBuyId: string): boolean
+  /** Whether the buy is closed (the cache, checked against the outbox where it may be stale). */
+  isClosed(mediaBuyId: string): Promise<boolean>
 }
 
 const invalid = (message: string) => new WebhookError('INVALID_REQUEST', message)
@@ -167,7 +169,7 @@ export function mediaBuyWebhooks(core: SenderCore, init: MediaBuyWebhooksInit): 
       return run(async () => {
         if (!BUY_TERMINAL.has(status))
           throw invalid(`finish() takes completed, canceled or rejected, not "${String(status)}"`)
-        if (core.isClosed(mediaBuyId))
+        if (await core.isClosed(mediaBuyId))
           throw new WebhookError(
             'webhook_after_final',
             `media buy ${mediaBuyId} already had its final delivery report`,

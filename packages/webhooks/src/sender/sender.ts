@@ -93,6 +93,31 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
    * the outbox's durable closed records, which the outbox checks again atomically on every enqueue.
    */
   const closed = new Set<string>()
+  /** Buys whose final report (or close) this sender is queuing right now. */
+  const closing = new Set<string>()
+  /** Buys the caller declared terminal ({@link SenderCore.markClosed}): closed on its word. */
+  const declared = new Set<string>()
+
+  /**
+   * Which of `buys` are closed. A buy the cache knows closed, that this sender is not closing right now and
+   * the caller did not declare terminal, is checked against the outbox first: the caller's transaction that
+   * queued its final report may have rolled back since, and the outbox (which checks again atomically on every
+   * enqueue, waiting for a transaction under way) is the record.
+   */
+  async function closedOf(buys: readonly string[]): Promise<string[]> {
+    const known = buys.filter((buy) => closed.has(buy))
+    const sure = known.filter((buy) => closing.has(buy) || declared.has(buy))
+    if (sure.length > 0 || known.length === 0) return sure
+    const durable = await outbox.closedMediaBuys(known)
+    for (const buy of known) if (!durable.includes(buy)) closed.delete(buy)
+    return durable
+  }
+
+  /** Refuses (`webhook_after_final`) an event of closed buys. */
+  async function refuseClosed(buys: readonly string[]): Promise<void> {
+    const found = await closedOf(buys)
+    if (found.length > 0) throw afterFinal(found)
+  }
   /** Enqueues under way per media buy, which a final report waits for before flushing. */
   const inFlight = new Map<string, Set<Promise<void>>>()
   const legacyLogged = new WeakSet<object>()
@@ -263,8 +288,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
       throw invalid('a subscriber event needs a payload object')
     logLegacy(registration, registrationInput.config)
     const buys = notifyOptions.mediaBuyId !== undefined ? [notifyOptions.mediaBuyId] : []
-    const known = buys.filter((buy) => closed.has(buy))
-    if (known.length > 0) throw afterFinal(known)
+    await refuseClosed(buys)
     const idempotencyKey = crypto.randomUUID()
     const firedAt = new Date(Math.floor(resolved.now()) * 1000).toISOString().replace('.000Z', 'Z')
     const built: BuiltBody = {
@@ -301,8 +325,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
       ...(notifyOptions.mediaBuyId !== undefined ? [notifyOptions.mediaBuyId] : []),
       ...(report?.mediaBuyIds ?? []),
     ])
-    const known = [...buys].filter((buy) => closed.has(buy))
-    if (known.length > 0) throw afterFinal(known)
+    await refuseClosed([...buys])
     const timestamp = new Date(resolved.now() * 1000).toISOString()
     const built =
       registration.channel === 'adcp'
@@ -336,6 +359,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
       return built.idempotencyKey
     }
     for (const buy of buys) closed.add(buy)
+    for (const buy of buys) closing.add(buy)
     try {
       // Closed by an earlier run of this sender, or by another sender on the same outbox.
       const already = await outbox.closedMediaBuys([...buys])
@@ -350,6 +374,8 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
       const confirmed = error instanceof AfterFinalError ? error.closedBuys : []
       for (const buy of buys) if (!confirmed.includes(buy)) closed.delete(buy)
       throw error
+    } finally {
+      for (const buy of buys) closing.delete(buy)
     }
     await noteFire(registration, built, notifyOptions, event.task_type)
     return built.idempotencyKey
@@ -358,8 +384,9 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
   const core: SenderCore = {
     notify: (registration, event, notifyOptions) => notify(registration, event, notifyOptions),
     async closeMediaBuy(mediaBuyId) {
-      if (closed.has(mediaBuyId)) return false
+      if ((await closedOf([mediaBuyId])).length > 0) return false
       closed.add(mediaBuyId)
+      closing.add(mediaBuyId)
       try {
         if ((await outbox.closedMediaBuys([mediaBuyId])).length > 0) return false
         await Promise.allSettled([...(inFlight.get(mediaBuyId) ?? [])])
@@ -368,10 +395,15 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
       } catch (error) {
         closed.delete(mediaBuyId)
         throw error
+      } finally {
+        closing.delete(mediaBuyId)
       }
     },
-    markClosed: (mediaBuyId) => void closed.add(mediaBuyId),
-    isClosed: (mediaBuyId) => closed.has(mediaBuyId),
+    markClosed(mediaBuyId) {
+      closed.add(mediaBuyId)
+      declared.add(mediaBuyId)
+    },
+    isClosed: async (mediaBuyId) => (await closedOf([mediaBuyId])).length > 0,
   }
 
   return {
