@@ -5,7 +5,8 @@
  * and pushed exactly once to each registration (the MCP push_notification_config, `operation_id` verbatim, and
  * the A2A taskPushNotificationConfig), RFC 9421-signed to a real receiver. The review never books the buy, not
  * when it comes due, not even when the due work is put back by hand. A second cancel is NOT_CANCELLABLE (MCP) or
- * returns the canceled Task (A2A); another caller's cancel finds nothing.
+ * returns the canceled Task (A2A); another caller's cancel finds nothing, another buyer's with every permission
+ * included (by task_id over MCP, by Task id over A2A).
  */
 import { TaskState } from '@a2a-js/sdk'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -16,6 +17,7 @@ import {
   ACCOUNT,
   BUYER_TOKEN,
   READER_TOKEN,
+  TOKENS,
   a2aClient,
   a2aSend,
   artifactData,
@@ -28,13 +30,22 @@ import {
   type Body,
 } from '../test-support.js'
 
+/** Another buyer, with every permission: it may not touch buyer-1's tasks. */
+const OTHER_BUYER = 'other-buyer-token-for-cancel-tests-0123456789'
 let offset = 0
 const now = () => Date.now() / 1000 + offset
 let agent: RunningSalesAgent
 let buyer: BuyerReceiver
 
 beforeAll(async () => {
-  agent = await startTestAgent({ BUY_REVIEW: 'always', REVIEW_SECONDS: '600' }, { now })
+  agent = await startTestAgent(
+    {
+      BUY_REVIEW: 'always',
+      REVIEW_SECONDS: '600',
+      TOKENS: `${TOKENS},buyer-2:${OTHER_BUYER}:read+write+delete+approve`,
+    },
+    { now },
+  )
   buyer = await startBuyerReceiver(agent.url, now)
 })
 afterAll(async () => {
@@ -209,5 +220,39 @@ describe('canceling a buy in the seller review', () => {
     expect(await buyCount()).toBe(before)
     expect(deliveriesTo('/hooks/a2a/cancel-a2a')).toHaveLength(1)
     expect(deliveriesTo('/hooks/mcp/cancel-a2a')).toHaveLength(1)
+  })
+
+  it("another buyer, with every permission, cannot cancel or read buyer-1's buy in review", async () => {
+    const task = await a2aSend(
+      agent,
+      BUYER_TOKEN,
+      'create_media_buy',
+      buyRequest({
+        context: { correlation_id: 'cancel-other' },
+        push_notification_config: { url: `${buyer.origin}/hooks/mcp/cancel-other`, operation_id: 'op-other' },
+      }),
+    )
+    const taskId = artifactData(task).task_id as string
+    expect(await taskStatus(taskId)).toMatchObject({ status: 'submitted' })
+
+    const refused = await mcpFails(
+      agent,
+      OTHER_BUYER,
+      'update_media_buy',
+      { idempotency_key: newKey(), account: ACCOUNT, media_buy_id: taskId, canceled: true },
+      'MEDIA_BUY_NOT_FOUND',
+    )
+    expect(JSON.stringify(refused)).not.toContain('buyer-1')
+    await mcpFails(agent, OTHER_BUYER, 'get_task_status', { task_id: taskId }, 'REFERENCE_NOT_FOUND')
+    const other = await a2aClient(agent, OTHER_BUYER)
+    await expect(other.cancelTask({ tenant: '', id: task.id, metadata: undefined })).rejects.toThrow(
+      /not found/i,
+    )
+
+    await settle()
+    expect(await taskStatus(taskId)).toMatchObject({ status: 'submitted' })
+    expect(ofTask(taskId)).toHaveLength(0)
+    // Its owner still can.
+    expect(await cancelBuy(taskId)).toMatchObject({ media_buy_id: taskId, media_buy_status: 'canceled' })
   })
 })
