@@ -4,7 +4,10 @@
  * difference.
  *
  * @example
- * describeStoreContract('sqlite', async () => { const stores = openSqliteStores(file); return { ...stores, close: () => stores.close() } })
+ * describeStoreContract('sqlite', ['claims', 'convergence', 'outbox', 'replay', 'inbox'], async () => {
+ *   const stores = openSqliteStores({ path: file })
+ *   return { ...stores, close: async () => stores.close() }
+ * })
  */
 import type { ReplayStore } from '@adwire/http-signatures'
 import type {
