@@ -185,11 +185,14 @@ export async function updateMediaBuy(
     raised = impairments.raised
     draft.updated_at = at
   }
-  // The ad server applies the change first, outside any transaction (a preview of the buy as it will be stored).
+  // The ad server applies the change first, outside any transaction: the buy as it will be stored, computed
+  // once; the transaction stores exactly that, unless the buy changed meanwhile.
   const updateOrder = seller.platform.updateOrder
+  let applied: MediaBuyRecord | undefined
   if (updateOrder) {
     const after = structuredClone(current.body)
     await change(after)
+    applied = after
     const action =
       request.canceled === true
         ? 'cancel'
@@ -206,12 +209,9 @@ export async function updateMediaBuy(
   }
   // The changed buy and every push it causes commit together.
   const { buy, revision } = await seller.records.transaction(async () => {
-    if (updateOrder && (await loadBuy(seller.records, owner, mediaBuyId)).revision !== current.revision)
-      throw new AgentError('CONFLICT', `media buy ${mediaBuyId} changed meanwhile; read it and retry`, {
-        status: 409,
-        recovery: 'transient',
-      })
-    const changed = await mutateBuy(seller.records, owner, mediaBuyId, change)
+    const changed = applied
+      ? await storeApplied(seller, mediaBuyId, current.revision, applied)
+      : await mutateBuy(seller.records, owner, mediaBuyId, change)
     await announce(seller, changed.buy, before, 'buyer', raised)
     // A reporting_webhook given now starts (or keeps) the buy's report schedule; its URL applies from the next fire.
     if (isObject(request.reporting_webhook)) await seller.events.deliveryAdvanced(changed.buy)
@@ -232,4 +232,18 @@ export async function updateMediaBuy(
     available_actions: availableActionsOf(buy),
     ...(buy.sandbox ? { sandbox: true } : {}),
   }
+}
+
+/** Stores the buy the ad server applied, over the revision it was computed from; CONFLICT when it moved since. */
+async function storeApplied(
+  seller: Seller,
+  mediaBuyId: string,
+  revision: number,
+  buy: MediaBuyRecord,
+): Promise<{ buy: MediaBuyRecord; revision: number }> {
+  if (await seller.records.update(BUY_KIND, mediaBuyId, revision, buy)) return { buy, revision: revision + 1 }
+  throw new AgentError('CONFLICT', `media buy ${mediaBuyId} changed meanwhile; read it and retry`, {
+    status: 409,
+    recovery: 'transient',
+  })
 }
