@@ -32,6 +32,8 @@ export interface SellerParts {
   readonly background: (work: () => Promise<void>) => void
   readonly log: (entry: Record<string, unknown>) => void
   readonly resumeUpdates: Seller['resumeUpdates']
+  /** The idempotency replay window, seconds (default 86,400). */
+  readonly replayTtlSeconds?: number
 }
 
 /** The seller over its parts. */
@@ -48,6 +50,7 @@ export function createSeller(parts: SellerParts): Seller {
     background: parts.background,
     log: parts.log,
     resumeUpdates: parts.resumeUpdates,
+    ...(parts.replayTtlSeconds !== undefined ? { replayTtlSeconds: parts.replayTtlSeconds } : {}),
   }
 }
 

@@ -28,6 +28,11 @@ export interface Seller {
    * status the buyer was pushed: any instance, and this one after a restart (AgentServer.resumeUpdates).
    */
   readonly resumeUpdates: (taskId: string, webhooks: TaskWebhooks, lastStatus: string) => TaskUpdates
+  /**
+   * The idempotency replay window (capabilities' `replay_ttl_seconds`), seconds: a create's idempotency key
+   * used again after it names a new buy. Default 86,400.
+   */
+  readonly replayTtlSeconds?: number
 }
 
 /** The caller of a protected task (the task server has authenticated it). */

@@ -38,6 +38,7 @@ async function buildBuy(
   seller: Seller,
   owner: string,
   request: Record<string, unknown>,
+  mediaBuyId: string,
 ): Promise<MediaBuyRecord> {
   const now = seller.now()
   const account = await resolveAccount(seller, owner, request.account)
@@ -81,7 +82,7 @@ async function buildBuy(
   const at = isoAt(now)
   const paused = request.paused === true
   return {
-    media_buy_id: keyedId('mb', owner, request.idempotency_key),
+    media_buy_id: mediaBuyId,
     owner,
     account: isObject(request.account) ? request.account : {},
     account_id: account.account_id,
@@ -163,29 +164,54 @@ async function unbook(seller: Seller, taskId: string, buy: MediaBuyRecord): Prom
  * after storing its buy (or review) and before recording its answer makes the same id when the buyer retries, and
  * finds it done. Random without a key.
  */
-function keyedId(prefix: string, owner: string, key: unknown): string {
-  if (typeof key !== 'string' || key === '') return newId(prefix)
-  return `${prefix}_${createHash('sha256').update(`${owner}\n${key}`).digest('hex').slice(0, 20)}`
+function keyedId(prefix: string, owner: string, key: string, use: number): string {
+  const seed = use === 0 ? `${owner}\n${key}` : `${owner}\n${key}\n${use}`
+  return `${prefix}_${createHash('sha256').update(seed).digest('hex').slice(0, 20)}`
 }
 
-/** What an earlier run of this create under the same key stored, as its answer; undefined when nothing. */
-async function alreadyDone(
-  seller: Seller,
-  owner: string,
-  key: unknown,
-  session: string,
-): Promise<Record<string, unknown> | undefined> {
-  if (typeof key !== 'string' || key === '') return undefined
-  const buy = await seller.records.get<MediaBuyRecord>(BUY_KIND, keyedId('mb', owner, key))
-  if (buy?.owner === owner) return createResponse(buy.body, 1)
-  const task = await seller.records.get<TaskRecord>(TASK_KIND, keyedId('task', owner, key))
-  if (task?.owner !== owner) return undefined
-  return {
-    status: 'submitted',
-    task_id: task.id,
-    context_id: task.body.context_id ?? session,
-    message: "The buy is in the seller's review; its outcome is pushed to push_notification_config.",
+/** How many uses of one idempotency key (each after the replay window of the one before) a caller has. */
+const MAX_KEY_USES = 10_000
+
+/** Where a create stores its buy and review task, and what an earlier run under the same key stored there. */
+interface CreateSlot {
+  readonly buyId: string
+  readonly taskId: string
+  /** The answer of an earlier run of this create (within the replay window); undefined when none. */
+  readonly done?: Record<string, unknown>
+}
+
+/**
+ * The ids of a create: derived from the caller and its idempotency key, so that a create cut by a crash after
+ * storing is found done on its retry, never carried out twice. A key used again after the replay window is a
+ * new request (AdCP): its records are older than the window, so the next use of the key gets ids of its own.
+ */
+async function createSlot(seller: Seller, owner: string, key: unknown, session: string): Promise<CreateSlot> {
+  if (typeof key !== 'string' || key === '') return { buyId: newId('mb'), taskId: newId('task') }
+  const window = seller.replayTtlSeconds ?? 86_400
+  for (let use = 0; use < MAX_KEY_USES; use++) {
+    const buyId = keyedId('mb', owner, key, use)
+    const taskId = keyedId('task', owner, key, use)
+    const buy = await seller.records.get<MediaBuyRecord>(BUY_KIND, buyId)
+    const task = await seller.records.get<TaskRecord>(TASK_KIND, taskId)
+    if (!buy && !task) return { buyId, taskId }
+    const mine = buy?.owner === owner ? buy : undefined
+    const review = task?.owner === owner ? task : undefined
+    const createdAt = Date.parse(mine?.body.created_at ?? review?.body.created_at ?? '') / 1000
+    if (!(seller.now() - createdAt < window)) continue
+    if (mine) return { buyId, taskId, done: createResponse(mine.body, 1) }
+    if (review)
+      return {
+        buyId,
+        taskId,
+        done: {
+          status: 'submitted',
+          task_id: review.id,
+          context_id: review.body.context_id ?? session,
+          message: "The buy is in the seller's review; its outcome is pushed to push_notification_config.",
+        },
+      }
   }
+  return { buyId: newId('mb'), taskId: newId('task') }
 }
 
 /** Books the buy in the ad server (outside any transaction). */
@@ -349,10 +375,10 @@ export async function createMediaBuy(
   }
   // Carried out already under this idempotency key (the process died before the answer was recorded): the
   // buy or the review it opened is the answer, never a second one.
-  const done = await alreadyDone(seller, owner, request.idempotency_key, session)
-  if (done) return done
+  const slot = await createSlot(seller, owner, request.idempotency_key, session)
+  if (slot.done) return slot.done
   await storeInlineCreatives(seller, owner, request)
-  const buy = await buildBuy(seller, owner, request)
+  const buy = await buildBuy(seller, owner, request, slot.buyId)
   const products = await Promise.all(
     buy.packages.map((pkg) => seller.products.get(pkg.product_id, buySandbox(buy))),
   )
@@ -361,7 +387,7 @@ export async function createMediaBuy(
     await book(seller, buy)
     return commitBuy(seller, buy, owner)
   }
-  const taskId = keyedId('task', owner, request.idempotency_key)
+  const taskId = slot.taskId
   // The task and its review's due work are stored together: no review is lost to a crash between them.
   await seller.records.transaction(async () => {
     await openTask(seller, owner, {

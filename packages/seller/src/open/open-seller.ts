@@ -193,6 +193,7 @@ export async function openSeller(options: OpenSellerOptions): Promise<SellerRunt
         if (!server.agent) throw new Error('the task server is not built yet')
         return server.agent.resumeUpdates(taskId, webhooks, lastStatus)
       },
+      replayTtlSeconds,
     })
     late.seller = seller
     const tasks = sellerTasks({
