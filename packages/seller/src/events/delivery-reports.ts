@@ -88,7 +88,11 @@ export interface DeliveryReportsOptions {
   readonly periodSeconds?: number
   /** Whether the buy's delivery data is ready at an instant (undefined: ready). Default: always ready. */
   readonly readiness?: (buy: MediaBuyRecord, at: number) => Promise<DataDelay | undefined>
-  /** The buy's measurement windows (see measurement-windows.ts). Default: none. */
+  /**
+   * The buy's measurement windows (see measurement-windows.ts). Default: none.
+   * Called inside the transaction that starts the buy's schedule: it reads the seller's own records only (as
+   * the default does, from the catalog), never a remote service.
+   */
   readonly measurementWindows?: (buy: MediaBuyRecord) => Promise<readonly MeasurementWindow[]>
   /** Seconds of one measurement day (periods and availability days). Default 86,400; demos and tests shorten it. */
   readonly measurementDaySeconds?: number

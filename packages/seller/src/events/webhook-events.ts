@@ -43,7 +43,11 @@ export interface WebhookEventsOptions {
   readonly reportPeriodSeconds?: number
   /** Whether a buy's delivery data is ready at an instant (a scheduled report due while not: `delayed`). */
   readonly readiness?: (buy: MediaBuyRecord, at: number) => Promise<DataDelay | undefined>
-  /** A buy's measurement windows (window_update reports as later windows mature). */
+  /**
+   * A buy's measurement windows (window_update reports as later windows mature).
+   * Called inside the transaction that starts the buy's schedule: it reads the seller's own records only (as
+   * the default does, from the catalog), never a remote service.
+   */
   readonly measurementWindows?: (buy: MediaBuyRecord) => Promise<readonly MeasurementWindow[]>
   /** Seconds of one measurement day (default 86,400; demos and tests shorten it). */
   readonly measurementDaySeconds?: number
