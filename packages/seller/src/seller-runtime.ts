@@ -64,7 +64,11 @@ export async function tickBuys(seller: Seller): Promise<number> {
   let settled = 0
   let afterSeq = 0
   for (;;) {
-    const page = await seller.records.list<MediaBuyRecord>(BUY_KIND, { afterSeq, limit: 500 })
+    // Terminal buys have no due time: the tick reads the live ones only.
+    const page = await seller.records.listDue<MediaBuyRecord>(BUY_KIND, seller.now(), {
+      afterSeq,
+      limit: 500,
+    })
     if (page.length === 0) return settled
     afterSeq = page.at(-1)!.seq
     for (const stored of page) {

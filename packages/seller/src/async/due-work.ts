@@ -37,7 +37,7 @@ export async function runDueWork(seller: Seller, run: (work: DueWork) => Promise
   let ran = 0
   let afterSeq = 0
   for (;;) {
-    const page = await seller.records.list<DueWork>(DUE_KIND, { afterSeq, limit: 500 })
+    const page = await seller.records.listDue<DueWork>(DUE_KIND, seller.now(), { afterSeq, limit: 500 })
     if (page.length === 0) return ran
     afterSeq = page.at(-1)!.seq
     for (const stored of page) {

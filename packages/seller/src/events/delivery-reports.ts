@@ -453,7 +453,7 @@ export function deliveryReports(options: DeliveryReportsOptions) {
       const due: ReportSchedule[] = []
       let afterSeq: number | undefined
       for (;;) {
-        const page = await records.list<ReportSchedule>(SCHEDULE_KIND, {
+        const page = await records.listDue<ReportSchedule>(SCHEDULE_KIND, at, {
           limit: 500,
           ...(afterSeq ? { afterSeq } : {}),
         })

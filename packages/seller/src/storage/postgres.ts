@@ -3,7 +3,15 @@
  * advisory lock; compare-and-set updates make concurrent writers of one buy safe.
  */
 import { migratePostgres, openPostgresStores } from '@adwire/store-postgres'
-import { MIGRATIONS, pruneField, type RecordStore, type Storage, type StoredRecord } from './types.js'
+import { DUE_RULES, dueOf } from './due.js'
+import {
+  DUE_MIGRATION,
+  MIGRATIONS,
+  pruneField,
+  type RecordStore,
+  type Storage,
+  type StoredRecord,
+} from './types.js'
 
 interface Row {
   seq: string
@@ -43,6 +51,7 @@ export async function openPostgresStorage(connectionString: string, schema: stri
       for (const [version, migration] of MIGRATIONS.entries()) {
         if (done.has(version)) continue
         for (const statement of migration(t, 'postgres')) await client.query(statement)
+        if (version === DUE_MIGRATION) await backfillDue(client, t('sales_records'))
         await client.query(`INSERT INTO ${t('sales_agent_migrations')} (version) VALUES ($1)`, [version])
       }
     })
@@ -70,25 +79,26 @@ export async function openPostgresStorage(connectionString: string, schema: stri
     },
     async insert(kind, id, owner, body) {
       const inserted = await db().query(
-        `INSERT INTO ${table} (kind, id, owner, revision, body, updated_at) VALUES ($1, $2, $3, 1, $4, $5)
-         ON CONFLICT (kind, id) DO NOTHING`,
-        [kind, id, owner, JSON.stringify(body), Date.now()],
+        `INSERT INTO ${table} (kind, id, owner, revision, body, updated_at, due_at)
+         VALUES ($1, $2, $3, 1, $4, $5, $6) ON CONFLICT (kind, id) DO NOTHING`,
+        [kind, id, owner, JSON.stringify(body), Date.now(), dueOf(kind, body)],
       )
       return inserted.rowCount === 1
     },
     async put(kind, id, owner, body) {
       await db().query(
-        `INSERT INTO ${table} AS r (kind, id, owner, revision, body, updated_at) VALUES ($1, $2, $3, 1, $4, $5)
+        `INSERT INTO ${table} AS r (kind, id, owner, revision, body, updated_at, due_at)
+         VALUES ($1, $2, $3, 1, $4, $5, $6)
          ON CONFLICT (kind, id) DO UPDATE SET owner = EXCLUDED.owner, body = EXCLUDED.body,
-         revision = r.revision + 1, updated_at = EXCLUDED.updated_at`,
-        [kind, id, owner, JSON.stringify(body), Date.now()],
+         revision = r.revision + 1, updated_at = EXCLUDED.updated_at, due_at = EXCLUDED.due_at`,
+        [kind, id, owner, JSON.stringify(body), Date.now(), dueOf(kind, body)],
       )
     },
     async update(kind, id, revision, body) {
       const updated = await db().query(
-        `UPDATE ${table} SET body = $1, revision = revision + 1, updated_at = $2
+        `UPDATE ${table} SET body = $1, revision = revision + 1, updated_at = $2, due_at = $6
          WHERE kind = $3 AND id = $4 AND revision = $5`,
-        [JSON.stringify(body), Date.now(), kind, id, revision],
+        [JSON.stringify(body), Date.now(), kind, id, revision, dueOf(kind, body)],
       )
       return updated.rowCount === 1
     },
@@ -102,6 +112,17 @@ export async function openPostgresStorage(connectionString: string, schema: stri
         `SELECT ${columns} FROM ${table} WHERE kind = $1 AND seq > $2
          ${options.owner !== undefined ? 'AND owner = $4' : ''} ORDER BY seq LIMIT $3`,
         params,
+      )
+      return found.rows.map((row) => toRecord<T>(row))
+    },
+    async listDue<T>(
+      kind: string,
+      at: number,
+      options: { readonly afterSeq?: number; readonly limit?: number } = {},
+    ) {
+      const found = await db().query<Row>(
+        `SELECT ${columns} FROM ${table} WHERE kind = $1 AND due_at <= $2 AND seq > $3 ORDER BY seq LIMIT $4`,
+        [kind, at, options.afterSeq ?? 0, options.limit ?? 1_000_000],
       )
       return found.rows.map((row) => toRecord<T>(row))
     },
@@ -151,4 +172,20 @@ export async function openPostgresStorage(connectionString: string, schema: stri
     },
     close: () => stores.close(),
   }
+}
+
+/** Computes `due_at` of the rows stored before the column existed (once, inside the migration). */
+async function backfillDue(
+  client: Parameters<Parameters<typeof migratePostgres>[2]>[0],
+  table: string,
+): Promise<void> {
+  const { rows } = await client.query<{ seq: string; kind: string; body: string }>(
+    `SELECT seq, kind, body FROM ${table} WHERE kind = ANY($1::text[])`,
+    [Object.keys(DUE_RULES)],
+  )
+  for (const row of rows)
+    await client.query(`UPDATE ${table} SET due_at = $1 WHERE seq = $2`, [
+      dueOf(row.kind, JSON.parse(row.body) as object),
+      row.seq,
+    ])
 }

@@ -1,6 +1,14 @@
 /** The sales agent's storage on one SQLite file (WAL; one writer at a time, so compare-and-set is exact). */
 import { migrateSqlite, openSqliteStores } from '@adwire/store-sqlite'
-import { MIGRATIONS, pruneField, type RecordStore, type Storage, type StoredRecord } from './types.js'
+import { DUE_RULES, dueOf } from './due.js'
+import {
+  DUE_MIGRATION,
+  MIGRATIONS,
+  pruneField,
+  type RecordStore,
+  type Storage,
+  type StoredRecord,
+} from './types.js'
 
 interface Row {
   seq: number
@@ -39,6 +47,7 @@ export function openSqliteStorage(path: string): Storage {
       MIGRATIONS.forEach((migration, version) => {
         if (done.has(version)) return
         for (const statement of migration((name) => name, 'sqlite')) db.exec(statement)
+        if (version === DUE_MIGRATION) backfillDue(db)
         db.prepare('INSERT INTO sales_agent_migrations (version) VALUES (?)').run(version)
       })
     })
@@ -54,17 +63,20 @@ export function openSqliteStorage(path: string): Storage {
   const columns = 'seq, kind, id, owner, revision, body'
   const get = db.prepare(`SELECT ${columns} FROM sales_records WHERE kind = ? AND id = ?`)
   const insert = db.prepare(
-    `INSERT INTO sales_records (kind, id, owner, revision, body, updated_at) VALUES (?, ?, ?, 1, ?, ?)
+    `INSERT INTO sales_records (kind, id, owner, revision, body, updated_at, due_at) VALUES (?, ?, ?, 1, ?, ?, ?)
      ON CONFLICT (kind, id) DO NOTHING`,
   )
   const put = db.prepare(
-    `INSERT INTO sales_records (kind, id, owner, revision, body, updated_at) VALUES (?, ?, ?, 1, ?, ?)
+    `INSERT INTO sales_records (kind, id, owner, revision, body, updated_at, due_at) VALUES (?, ?, ?, 1, ?, ?, ?)
      ON CONFLICT (kind, id) DO UPDATE SET owner = excluded.owner, body = excluded.body,
-     revision = sales_records.revision + 1, updated_at = excluded.updated_at`,
+     revision = sales_records.revision + 1, updated_at = excluded.updated_at, due_at = excluded.due_at`,
   )
   const update = db.prepare(
-    `UPDATE sales_records SET body = ?, revision = revision + 1, updated_at = ?
+    `UPDATE sales_records SET body = ?, revision = revision + 1, updated_at = ?, due_at = ?
      WHERE kind = ? AND id = ? AND revision = ?`,
+  )
+  const due = db.prepare(
+    `SELECT ${columns} FROM sales_records WHERE kind = ? AND due_at <= ? AND seq > ? ORDER BY seq LIMIT ?`,
   )
   const remove = db.prepare('DELETE FROM sales_records WHERE kind = ? AND id = ?')
   // Every statement goes through the stores' gate: while another caller's storage.transaction is open it runs
@@ -78,11 +90,26 @@ export function openSqliteStorage(path: string): Storage {
         return row ? toRecord<T>(row) : undefined
       }),
     insert: (kind, id, owner, body) =>
-      exec(() => insert.run(kind, id, owner, JSON.stringify(body), Date.now()).changes === 1),
+      exec(
+        () => insert.run(kind, id, owner, JSON.stringify(body), Date.now(), dueOf(kind, body)).changes === 1,
+      ),
     put: (kind, id, owner, body) =>
-      exec(() => void put.run(kind, id, owner, JSON.stringify(body), Date.now())),
+      exec(() => void put.run(kind, id, owner, JSON.stringify(body), Date.now(), dueOf(kind, body))),
     update: (kind, id, revision, body) =>
-      exec(() => update.run(JSON.stringify(body), Date.now(), kind, id, revision).changes === 1),
+      exec(
+        () =>
+          update.run(JSON.stringify(body), Date.now(), dueOf(kind, body), kind, id, revision).changes === 1,
+      ),
+    listDue: <T>(
+      kind: string,
+      at: number,
+      options: { readonly afterSeq?: number; readonly limit?: number } = {},
+    ) =>
+      exec(() =>
+        (due.all(kind, at, options.afterSeq ?? 0, options.limit ?? 1_000_000) as Row[]).map((row) =>
+          toRecord<T>(row),
+        ),
+      ),
     list: <T>(
       kind: string,
       options: { readonly owner?: string; readonly afterSeq?: number; readonly limit?: number } = {},
@@ -142,4 +169,14 @@ export function openSqliteStorage(path: string): Storage {
       stores.close()
     },
   }
+}
+
+/** Computes `due_at` of the rows stored before the column existed (once, inside the migration). */
+function backfillDue(db: ReturnType<typeof openSqliteStores>['database']): void {
+  const kinds = Object.keys(DUE_RULES)
+  const rows = db
+    .prepare(`SELECT seq, kind, body FROM sales_records WHERE kind IN (${kinds.map(() => '?').join(', ')})`)
+    .all(...kinds) as { seq: number; kind: string; body: string }[]
+  const set = db.prepare('UPDATE sales_records SET due_at = ? WHERE seq = ?')
+  for (const row of rows) set.run(dueOf(row.kind, JSON.parse(row.body) as object), row.seq)
 }

@@ -33,6 +33,15 @@ export interface RecordStore {
     kind: string,
     options?: { readonly owner?: string; readonly afterSeq?: number; readonly limit?: number },
   ): Promise<StoredRecord<T>[]>
+  /**
+   * Records of a kind due at `at` (Unix seconds) by the kind's rule (storage/due.ts), in insertion order, after
+   * a seq, at most `limit`: an index read, however many records of the kind are not due.
+   */
+  listDue<T = Record<string, unknown>>(
+    kind: string,
+    at: number,
+    options?: { readonly afterSeq?: number; readonly limit?: number },
+  ): Promise<StoredRecord<T>[]>
   delete(kind: string, id: string): Promise<void>
   /**
    * Deletes the records of a kind whose top-level numeric body `field` is below `below`, or whose boolean
@@ -91,4 +100,13 @@ export const MIGRATIONS: readonly ((
         body TEXT NOT NULL, updated_at BIGINT NOT NULL, UNIQUE (kind, id))`,
     `CREATE INDEX IF NOT EXISTS sales_records_owner ON ${t('sales_records')} (kind, owner, seq)`,
   ],
+  // When each record is next due (storage/due.ts), for the periodic work; filled for existing rows by
+  // {@link backfillDue}.
+  (t, dialect) => [
+    `ALTER TABLE ${t('sales_records')} ADD COLUMN due_at ${dialect === 'sqlite' ? 'REAL' : 'DOUBLE PRECISION'}`,
+    `CREATE INDEX IF NOT EXISTS sales_records_due ON ${t('sales_records')} (kind, due_at) WHERE due_at IS NOT NULL`,
+  ],
 ]
+
+/** The migration that adds `due_at`: rows stored before it get their value computed once. */
+export const DUE_MIGRATION = 1
