@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: ['src/index.ts', 'src/node.ts', 'src/internal.ts'],
+  entry: ['src/index.ts', 'src/node.ts', 'src/internal.ts', 'src/discovery.ts'],
   removeNodeProtocol: false,
   format: ['esm'],
   dts: true,

@@ -11,12 +11,15 @@
  *   badge needs a passing full-suite run that *started* after the opt-in (`badge_requalification_required`).
  *   Badges also need a membership tier with API access (`MEMBER_TIER`).
  */
+import type { Schemas } from '@adwire/registry-client'
 import type { ComplianceOutcomeSink, StoryboardOutcome } from './contract.js'
 import { storyboardCatalog, type BadgeRole, type StoryboardCatalog } from './status-catalog.js'
 import type { AgentSettings, ComplianceStatusStore, OutcomeRow } from './status-store.js'
 
-/** The specialisms a `VerificationBadge` may list (the document's enum). */
-const BADGE_SPECIALISMS = new Set([
+/** A specialism a `VerificationBadge` may list (the document's enum). */
+type BadgeSpecialism = Schemas['VerificationBadge']['verified_specialisms'][number]
+
+const BADGE_SPECIALISMS: ReadonlySet<string> = new Set<BadgeSpecialism>([
   'audience-sync',
   'brand-rights',
   'collection-lists',
@@ -41,13 +44,15 @@ const BADGE_SPECIALISMS = new Set([
   'sponsored-intelligence',
 ])
 
+const isBadgeSpecialism = (value: string): value is BadgeSpecialism => BADGE_SPECIALISMS.has(value)
+
 export type ComplianceState = 'passing' | 'degraded' | 'failing' | 'unknown' | 'opted_out'
 
 export interface VerificationBadge {
   role: BadgeRole
   adcp_version: string
   verified_at: string
-  verified_specialisms: string[]
+  verified_specialisms: BadgeSpecialism[]
   verification_modes: ['spec']
   verified_protocol_version: string | null
 }
@@ -148,12 +153,12 @@ export function derive(
     }
     for (const run of [...latestRun.values()].sort((a, b) => compareRelease(a.release, b.release))) {
       if (!allPassed(run) || (since !== null && run.startedAt < since)) continue
-      const byRole = new Map<BadgeRole, Set<string>>()
+      const byRole = new Map<BadgeRole, Set<BadgeSpecialism>>()
       for (const row of run.outcomes) {
         const info = catalog.info(row.storyboard_id)
         if (!info.role) continue
-        const specialisms = byRole.get(info.role) ?? new Set<string>()
-        if (info.specialism && info.stableSpecialism && BADGE_SPECIALISMS.has(info.specialism)) {
+        const specialisms = byRole.get(info.role) ?? new Set<BadgeSpecialism>()
+        if (info.specialism && info.stableSpecialism && isBadgeSpecialism(info.specialism)) {
           specialisms.add(info.specialism)
         }
         byRole.set(info.role, specialisms)

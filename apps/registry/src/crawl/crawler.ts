@@ -9,6 +9,7 @@
 import { lookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import { checkAddress, type SafeFetch } from '@adwire/http-signatures'
+import { documentHop } from '@adwire/http-signatures/discovery'
 import type { RegistryRepository } from '../db/repository.js'
 import { normalizeDomain } from '../domain/names.js'
 import type { DiscoveryMethod, FeedEvent, PublisherRecord } from '../domain/types.js'
@@ -156,29 +157,19 @@ export function createCrawler(repository: RegistryRepository, options: CrawlerOp
     if (first.error) return failed(first)
     let fetched = first
     let discovery: DiscoveryMethod = 'direct'
-    const json = first.json as Record<string, unknown>
-    if (
-      json &&
-      typeof json === 'object' &&
-      typeof json.authoritative_location === 'string' &&
-      !('authorized_agents' in json)
-    ) {
+    const hop = documentHop('adagents', first.json)
+    if (hop.kind !== 'data') {
       discovery = 'authoritative_location'
-      const pointerProblems = checkAdagents(json, { allowHttp: options.allowHttp ?? false }).errors
-      if (pointerProblems.length > 0)
-        return failed(
-          { ...first, error: pointerProblems[0]! },
-          { discovery_method: discovery, raw_data: json },
-        )
-      fetched = await get(json.authoritative_location, 'authoritative_location', 'authoritative_location')
+      const pointerProblems = checkAdagents(first.json, { allowHttp: options.allowHttp ?? false }).errors
+      if (hop.kind === 'invalid_pointer' || pointerProblems.length > 0) {
+        const error =
+          pointerProblems[0] ??
+          issue('authoritative_location', hop.kind === 'invalid_pointer' ? hop.message : 'invalid pointer')
+        return failed({ ...first, error }, { discovery_method: discovery, raw_data: first.json })
+      }
+      fetched = await get(hop.location, 'authoritative_location', 'authoritative_location')
       if (fetched.error) return failed(fetched, { discovery_method: discovery })
-      const inner = fetched.json as Record<string, unknown>
-      if (
-        inner &&
-        typeof inner === 'object' &&
-        'authoritative_location' in inner &&
-        !('authorized_agents' in inner)
-      ) {
+      if (documentHop('adagents', fetched.json).kind !== 'data') {
         return failed(
           {
             ...fetched,
@@ -303,9 +294,13 @@ export function createCrawler(repository: RegistryRepository, options: CrawlerOp
     async fetchBrandJson(domain) {
       const url = `${originFor(domain)}/.well-known/brand.json`
       let fetched = await get(url, 'well_known', 'url')
-      const json = fetched.json as Record<string, unknown> | undefined
-      if (!fetched.error && json && typeof json.authoritative_location === 'string') {
-        fetched = await get(json.authoritative_location, 'authoritative_location', 'authoritative_location')
+      const hop = fetched.error ? undefined : documentHop('brand_json', fetched.json)
+      if (hop?.kind === 'invalid_pointer') return { url, status: 200, error: hop.message }
+      if (hop?.kind === 'pointer') {
+        fetched = await get(hop.location, 'authoritative_location', 'authoritative_location')
+        if (!fetched.error && documentHop('brand_json', fetched.json).kind !== 'data') {
+          return { url, status: 200, error: 'brand.json points elsewhere again; one hop only' }
+        }
       }
       if (fetched.error)
         return {

@@ -1,3 +1,4 @@
+import { documentHop } from '../discovery/documents.js'
 import { SignatureError } from '../errors.js'
 import type { AdcpJwk, KeyResolutionContext, KeyResolver, ResolvedKey } from '../types.js'
 import { DocumentCache, type Loaded } from './document-cache.js'
@@ -93,11 +94,11 @@ export function adagentsPinnedResolver(options: AdagentsPinnedResolverOptions): 
     }
     const first = await fetchAdagentsJson(fetch, options.adagentsUrl!, maxBytes, forced)
     let { document, maxAge } = first
-    const location =
-      isObject(document) && !('authorized_agents' in document) ? document.authoritative_location : undefined
-    if (location !== undefined) {
-      if (typeof location !== 'string') throw pinError('authoritative_location is not a URL')
-      const second = await fetchAdagentsJson(fetch, location, maxBytes, forced)
+    const hop = documentHop('adagents', document)
+    if (hop.kind === 'invalid_pointer') throw pinError(hop.message)
+    if (hop.kind === 'pointer') {
+      const second = await fetchAdagentsJson(fetch, hop.location, maxBytes, forced)
+      // One document-level hop (MAX_DOCUMENT_REDIRECTS): the authoritative copy must list the agents itself.
       if (isObject(second.document) && !('authorized_agents' in second.document)) {
         throw pinError('adagents.json points elsewhere more than once')
       }

@@ -1,3 +1,4 @@
+import { documentHop } from '../discovery/documents.js'
 import { SignatureError } from '../errors.js'
 import type { KeyResolver } from '../types.js'
 import { assertBrandOrigin, type BrandOriginBinding } from './brand-origin.js'
@@ -53,7 +54,6 @@ export interface BrandJsonKeyResolver extends KeyResolver {
   discover(now?: number): Promise<BrandJsonDiscovery>
 }
 
-const DOMAIN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/
 const DEFINITIVE = new Set([
   'request_signature_agent_not_in_brand_json',
   'request_signature_brand_json_ambiguous',
@@ -202,19 +202,11 @@ async function fetchBrandJson(
   return document
 }
 
-/** The target of a redirect-variant brand.json, or `undefined` for a document that holds data. */
+/** The target of a redirect-variant brand.json (the shared discovery rule), or `undefined` for data. */
 function redirectTarget(document: Record<string, unknown>): string | undefined {
-  const location = document.authoritative_location
-  if (location !== undefined) {
-    if (typeof location !== 'string' || !URL.canParse(location))
-      throw malformed('authoritative_location is not a URL')
-    return new URL(location).href
-  }
-  if (typeof document.house === 'string') {
-    if (!DOMAIN.test(document.house)) throw malformed('house is not a domain name')
-    return `https://${document.house}/.well-known/brand.json`
-  }
-  return undefined
+  const hop = documentHop('brand_json', document)
+  if (hop.kind === 'invalid_pointer') throw malformed(hop.message)
+  return hop.kind === 'pointer' ? hop.location : undefined
 }
 
 /** The `jwks_uri` of the one `agents[]` entry whose `url` byte-equals the agent URL. */
