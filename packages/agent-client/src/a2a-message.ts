@@ -1,17 +1,35 @@
 /**
- * The raw A2A JSON-RPC request that invokes one AdCP task (a2a-profile-extension: exactly one `{skill, input}`
- * DataPart, the AdCP extension activated), for clients that do not use the A2A SDK, and the reading of the
- * AdCP response out of the answer.
+ * The AdCP invocation over A2A by hand (a2a-profile-extension: exactly one `{skill, input}` DataPart, the AdCP
+ * extension activated): the DataPart itself, the one builder of a raw JSON-RPC message send for tests and
+ * clients that must send crafted requests, and the reading of the AdCP response out of the answer.
  */
-import { ADCP_A2A_EXTENSION } from './a2a.js'
+import { ADCP_A2A_EXTENSION } from './extension.js'
+import { isRecord } from './result.js'
 
-/** Options of {@link a2aInvocation}. */
-export interface A2AInvocationOptions {
+/** The A2A protocol versions spoken. */
+export type A2AVersion = '1.0' | '0.3'
+
+/**
+ * The AdCP invocation DataPart of a task: `{skill, input}`, and to an A2A 0.3 agent `parameters` too, the name
+ * agents written to earlier 3.x rules read (an agent on the 3.1 profile takes `input` when both are present).
+ *
+ * @example a2aInvocationData('get_products', { brief: 'outdoor' }, client.protocolVersion)
+ */
+export function a2aInvocationData(
+  skill: string,
+  input: Readonly<Record<string, unknown>>,
+  protocolVersion: string = '1.0',
+): Record<string, unknown> {
+  return protocolVersion.startsWith('0.') ? { skill, input, parameters: input } : { skill, input }
+}
+
+/** Options of {@link a2aSendRequest}. */
+export interface A2ASendRequestOptions {
   /** The AdCP task name (the A2A skill id). */
   readonly skill: string
   readonly input: Readonly<Record<string, unknown>>
   /** `1.0` (default): `SendMessage`; `0.3`: `message/send` with `kind`-tagged parts. */
-  readonly version?: '1.0' | '0.3'
+  readonly version?: A2AVersion
   /** `params.configuration` (push notification config, …), sent as given. */
   readonly configuration?: Readonly<Record<string, unknown>>
   /** The JSON-RPC id. Default 1. */
@@ -19,14 +37,14 @@ export interface A2AInvocationOptions {
 }
 
 /**
- * The headers and JSON body of one A2A message send invoking an AdCP task.
+ * The headers and JSON-RPC body of one raw A2A message send invoking an AdCP task.
  *
  * @example
- * const { headers, body } = a2aInvocation({ skill: 'list_creative_formats', input: { type: 'display' } })
+ * const { headers, body } = a2aSendRequest({ skill: 'list_creative_formats', input: { type: 'display' } })
  * const answer = await fetch('https://creative.example/a2a', { method: 'POST', headers, body: JSON.stringify(body) })
  * const formats = a2aResponseData(await answer.json())
  */
-export function a2aInvocation(options: A2AInvocationOptions): {
+export function a2aSendRequest(options: A2ASendRequestOptions): {
   headers: Record<string, string>
   body: Record<string, unknown>
 } {
@@ -57,11 +75,8 @@ export function a2aInvocation(options: A2AInvocationOptions): {
   }
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
-
 /**
- * The AdCP response in an A2A JSON-RPC answer: the first DataPart of the task's artifacts (A2A 1.0
+ * The AdCP response in a raw A2A JSON-RPC answer: the first DataPart of the task's artifacts (A2A 1.0
  * `result.task`, 0.3 `result`). Throws when the answer is a JSON-RPC error or carries no DataPart.
  *
  * @example
