@@ -16,14 +16,15 @@ import {
   type AgentExecutor,
   type PushNotificationSender,
 } from '@a2a-js/sdk/server'
+import { ADCP_A2A_EXTENSION } from '@adwire/agent-client'
 import { readA2APush } from './a2a-push.js'
 import { rawContext, type TaskCall, type TaskOutcome } from './core.js'
 import { AgentError, failedTaskBody } from './errors.js'
 import type { AnyTask, Principal, TaskCancelOutcome, TaskCancelRequest, VerifiedSigner } from './types.js'
 import { webhookUrlProblem } from './webhook-urls.js'
 
-/** The AdCP A2A profile extension (a2a-profile-extension.mdx). */
-export const ADCP_A2A_EXTENSION = 'https://adcontextprotocol.org/extensions/adcp/v3'
+/** The AdCP A2A profile extension (a2a-profile-extension.mdx), from `@adwire/agent-client`. */
+export { ADCP_A2A_EXTENSION }
 const AUTHORIZATION = 'adwire.authorization'
 const SIGNER = 'adwire.signer'
 /** The request's `params.configuration` as sent (before the SDK's parsing drops what it does not model). */

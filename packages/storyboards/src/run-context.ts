@@ -14,7 +14,7 @@ import {
   type Protocol,
   type TaskCaller,
   type TaskResponse,
-} from './transport.js'
+} from './caller.js'
 import type { Phase, Step, TestKit } from './types.js'
 import type { WebhookSession } from './webhook-receiver.js'
 
