@@ -150,14 +150,7 @@ describe('request signing', () => {
     const unknown = await a2aCall(agent.origin, 'whoami', stranger)
     expect(unknown.status).toBe(401)
     expect(unknown.headers.get('www-authenticate')).toBe('Signature error="request_signature_key_unknown"')
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'SendMessage',
-      params: {
-        message: { messageId: 'm-1', role: 'ROLE_USER', parts: [{ data: { skill: 'whoami', input: {} } }] },
-      },
-    })
+    const body = JSON.stringify(a2aSendRequest({ skill: 'whoami', input: {} }).body)
     const url = `${agent.origin}/a2a`
     const headers = { 'content-type': 'application/json', 'a2a-version': '1.0' }
     const signed = await signRequest(
