@@ -36,14 +36,22 @@ function lastDataPart(parts: readonly Part[] | undefined): Record<string, unknow
  *
  * @example const agent = await connectA2a(['http://127.0.0.1:4200'], { fetch, timeoutMs: 30_000, connectTimeoutMs: 5_000, clientInfo })
  */
-export async function connectA2a(cardUrls: readonly string[], options: TransportOptions): Promise<AgentConnection> {
+export async function connectA2a(
+  cardUrls: readonly string[],
+  options: TransportOptions,
+): Promise<AgentConnection> {
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
       // legacyCompat: an agent whose card offers only A2A 0.3 (agents written to earlier 3.x rules) is spoken
       // to in 0.3; a card offering 1.0 gets 1.0.
-      transports: [new JsonRpcTransportFactory({ fetchImpl: options.fetch, legacyCompat: { enabled: true } })],
+      transports: [
+        new JsonRpcTransportFactory({ fetchImpl: options.fetch, legacyCompat: { enabled: true } }),
+      ],
       // The card is fetched through the caller's fetch too: credentials, size cap, redirect policy, routing.
-      cardResolver: new DefaultAgentCardResolver({ fetchImpl: options.fetch, legacyCompat: { enabled: true } }),
+      cardResolver: new DefaultAgentCardResolver({
+        fetchImpl: options.fetch,
+        legacyCompat: { enabled: true },
+      }),
     }),
   )
   let client: Client | undefined

@@ -38,7 +38,11 @@ export async function getAgentCapabilities(
     throw unavailable(error instanceof Error ? error.message : String(error), error)
   }
   try {
-    const result = await agent.call('get_adcp_capabilities', {}, options.signal ? { signal: options.signal } : {})
+    const result = await agent.call(
+      'get_adcp_capabilities',
+      {},
+      options.signal ? { signal: options.signal } : {},
+    )
     const failed = adcpError(result)
     if (failed) {
       throw new AgentClientError(
@@ -48,7 +52,10 @@ export async function getAgentCapabilities(
     }
     if (result.error !== undefined) throw unavailable(result.error, result.cause)
     if (!result.body || result.transportError) {
-      throw new AgentClientError('SERVICE_UNAVAILABLE', 'get_adcp_capabilities answered no capabilities object')
+      throw new AgentClientError(
+        'SERVICE_UNAVAILABLE',
+        'get_adcp_capabilities answered no capabilities object',
+      )
     }
     return result.body
   } finally {

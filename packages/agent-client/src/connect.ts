@@ -33,7 +33,10 @@ export interface ConnectOptions {
 /** Throws `INVALID_REQUEST` unless `url` is an absolute http(s) URL. */
 export function assertAgentUrl(url: string): void {
   if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
-    throw new AgentClientError('INVALID_REQUEST', `the agent URL must be an absolute http(s) URL, not "${url}"`)
+    throw new AgentClientError(
+      'INVALID_REQUEST',
+      `the agent URL must be an absolute http(s) URL, not "${url}"`,
+    )
   }
 }
 

@@ -1,4 +1,10 @@
-export { a2aInvocationData, a2aResponseData, a2aSendRequest, type A2ASendRequestOptions, type A2AVersion } from './a2a-message.js'
+export {
+  a2aInvocationData,
+  a2aResponseData,
+  a2aSendRequest,
+  type A2ASendRequestOptions,
+  type A2AVersion,
+} from './a2a-message.js'
 export { getAgentCapabilities, type AgentCapabilitiesOptions } from './capabilities.js'
 export { assertAgentUrl, connectAgent, type ConnectOptions } from './connect.js'
 export type { AgentConnection, AgentDescription, CallOptions } from './connection.js'

@@ -18,7 +18,9 @@ export async function connectMcp(endpoint: string, options: TransportOptions): P
     options.connectTimeoutMs,
     `connecting to ${endpoint}`,
     (signal) =>
-      client.connect(new StreamableHTTPClientTransport(new URL(endpoint), { fetch: options.fetch }), { signal }),
+      client.connect(new StreamableHTTPClientTransport(new URL(endpoint), { fetch: options.fetch }), {
+        signal,
+      }),
     options.signal,
   ).catch(async (error: unknown) => {
     await client.close().catch(() => {})
@@ -37,7 +39,8 @@ export async function connectMcp(endpoint: string, options: TransportOptions): P
         const result = await withTimeout(
           timeoutMs,
           task,
-          (signal) => client.callTool({ name: task, arguments: args }, undefined, { signal, timeout: timeoutMs }),
+          (signal) =>
+            client.callTool({ name: task, arguments: args }, undefined, { signal, timeout: timeoutMs }),
           call.signal,
         )
         return {

@@ -57,6 +57,11 @@ export async function probeAgent(url: string, options: ProbeOptions = {}): Promi
   } catch (error) {
     const ms = elapsed()
     if (status !== undefined) return { online: status < 500, oauthRequired: status === 401, status, ms }
-    return { online: false, oauthRequired: false, ms, error: error instanceof Error ? error.message : String(error) }
+    return {
+      online: false,
+      oauthRequired: false,
+      ms,
+      error: error instanceof Error ? error.message : String(error),
+    }
   }
 }

@@ -33,7 +33,10 @@ export const failure = (protocol: Protocol, error: unknown): TaskResult => ({
 })
 
 /** The AdCP response object of an MCP tool result: `structuredContent`, else the JSON of its first text part. */
-export function mcpBody(result: { structuredContent?: unknown; content?: unknown }): Record<string, unknown> | undefined {
+export function mcpBody(result: {
+  structuredContent?: unknown
+  content?: unknown
+}): Record<string, unknown> | undefined {
   if (isRecord(result.structuredContent)) return result.structuredContent
   const first = Array.isArray(result.content)
     ? (result.content[0] as { type?: string; text?: string } | undefined)

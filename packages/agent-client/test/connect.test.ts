@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AgentClientError, agentEndpoint, connectAgent, getAgentCapabilities, probeAgent } from '../src/index.js'
+import {
+  AgentClientError,
+  agentEndpoint,
+  connectAgent,
+  getAgentCapabilities,
+  probeAgent,
+} from '../src/index.js'
 import { startMcpAgent, type McpAgent } from './mcp-agent.js'
 
 const described = { adcp: { major_versions: [3] }, supported_protocols: ['media_buy'] }
@@ -25,7 +31,10 @@ describe('agentEndpoint', () => {
       protocol: 'mcp',
       mcp: 'https://seller.example/adcp/mcp',
     })
-    expect(agentEndpoint('https://seller.example/a2a/')).toMatchObject({ base: 'https://seller.example', protocol: 'a2a' })
+    expect(agentEndpoint('https://seller.example/a2a/')).toMatchObject({
+      base: 'https://seller.example',
+      protocol: 'a2a',
+    })
     expect(agentEndpoint('https://seller.example/.well-known/agent-card.json')).toMatchObject({
       base: 'https://seller.example',
       protocol: 'a2a',
@@ -42,7 +51,10 @@ describe('connectAgent over MCP', () => {
       const result = await connection.call('get_adcp_capabilities', {})
       expect(result).toMatchObject({ protocol: 'mcp', body: described, transportError: false })
       await connection.close()
-      expect(agent.paths.every((path) => path === '/mcp'), url).toBe(true)
+      expect(
+        agent.paths.every((path) => path === '/mcp'),
+        url,
+      ).toBe(true)
     }
   })
 
@@ -52,7 +64,10 @@ describe('connectAgent over MCP', () => {
       seen.push(new Headers(init?.headers).get('authorization') ?? '')
       return fetch(input, init)
     }
-    const connection = await connectAgent(agent.origin, { fetch: counting, headers: { authorization: 'Bearer t' } })
+    const connection = await connectAgent(agent.origin, {
+      fetch: counting,
+      headers: { authorization: 'Bearer t' },
+    })
     const result = await connection.call('fail', {})
     expect(result).toMatchObject({ transportError: true, body: { adcp_error: { code: 'RATE_LIMITED' } } })
     await connection.close()

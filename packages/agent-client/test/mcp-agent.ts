@@ -27,7 +27,10 @@ export async function startMcpAgent(capabilities: Record<string, unknown>, huge 
       }
       const server = new Server({ name: 'tiny-agent', version: '0.0.0' }, { capabilities: { tools: {} } })
       server.setRequestHandler(ListToolsRequestSchema, () => ({
-        tools: ['get_adcp_capabilities', 'fail'].map((name) => ({ name, inputSchema: { type: 'object' as const } })),
+        tools: ['get_adcp_capabilities', 'fail'].map((name) => ({
+          name,
+          inputSchema: { type: 'object' as const },
+        })),
       }))
       server.setRequestHandler(CallToolRequestSchema, (call) => {
         const body =
@@ -40,7 +43,10 @@ export async function startMcpAgent(capabilities: Record<string, unknown>, huge 
           ...(call.params.name === 'fail' ? { isError: true } : {}),
         }
       })
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      })
       await server.connect(transport)
       await transport.handleRequest(request, response)
     })().catch(() => response.writeHead(500).end())

@@ -2,7 +2,11 @@
  * The raw A2A request builder and response reader as this package exported them before they moved to
  * `@adwire/agent-client`.
  */
-import { a2aResponseData as readResponseData, a2aSendRequest, type A2ASendRequestOptions } from '@adwire/agent-client'
+import {
+  a2aResponseData as readResponseData,
+  a2aSendRequest,
+  type A2ASendRequestOptions,
+} from '@adwire/agent-client'
 
 /**
  * Options of {@link a2aInvocation}.

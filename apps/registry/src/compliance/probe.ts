@@ -148,7 +148,8 @@ async function session(url: string, agent: AgentConnection): Promise<AgentSessio
           if (!result.transportError && agent.protocol === 'a2a') {
             throw new ProbeError('protocol', `${task} answered no data`)
           }
-          const detail = body?.adcp_error ?? body ?? (result.raw as { content?: unknown } | undefined)?.content ?? {}
+          const detail =
+            body?.adcp_error ?? body ?? (result.raw as { content?: unknown } | undefined)?.content ?? {}
           throw new ProbeError('protocol', `${task} failed: ${JSON.stringify(detail).slice(0, 300)}`)
         }
         return body
