@@ -13,7 +13,7 @@ import {
   type Client as A2AClient,
 } from '@a2a-js/sdk/client'
 import { parseLegacyAgentCard } from '@a2a-js/sdk/compat/v0_3/client'
-import { ADCP_A2A_EXTENSION } from '@adwire/agent-server'
+import { ADCP_A2A_EXTENSION } from '@adwire/agent-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningCreativeAgent } from './service.js'
 import { expectOfficial, fid, startTestAgent, type Body } from './test-support.js'

@@ -4,7 +4,7 @@
  * access. Every AdCP response is checked against the official 3.1.19 schemas.
  */
 import { TaskState } from '@a2a-js/sdk'
-import { ADCP_A2A_EXTENSION, a2aInvocation } from '@adwire/agent-server'
+import { a2aSendRequest, ADCP_A2A_EXTENSION } from '@adwire/agent-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningCreativeAgent } from './service.js'
 import {
@@ -107,7 +107,7 @@ describe('A2A', () => {
       [undefined, 401],
       [READER_TOKEN, 403],
     ] as const) {
-      const { headers, body } = a2aInvocation({ skill: 'build_creative', input: args() })
+      const { headers, body } = a2aSendRequest({ skill: 'build_creative', input: args() })
       const response = await fetch(`${agent.url}/a2a`, {
         method: 'POST',
         headers: { ...headers, ...(token ? { authorization: `Bearer ${token}` } : {}) },

@@ -4,7 +4,7 @@
  * and a raw POST) and A2A (raw JSON-RPC POST), before any task code runs; without a header the public tasks
  * still serve anyone, and a known token is served as its principal.
  */
-import { a2aInvocation } from '@adwire/agent-server'
+import { a2aSendRequest } from '@adwire/agent-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningCreativeAgent } from './service.js'
 import {
@@ -75,7 +75,7 @@ describe('an unknown bearer on a public task', () => {
   })
 
   it('is 401 AUTH_INVALID with WWW-Authenticate on a raw A2A JSON-RPC POST', async () => {
-    const { headers, body } = a2aInvocation({
+    const { headers, body } = a2aSendRequest({
       skill: 'list_creative_formats',
       input: listArgs(),
       id: 'a2a-unknown',

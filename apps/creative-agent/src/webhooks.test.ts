@@ -19,7 +19,7 @@ import {
 import { createSafeFetch } from '@adwire/http-signatures/node'
 import type { SafeFetch } from '@adwire/http-signatures'
 import { openSqliteStores, type SqliteStores } from '@adwire/store-sqlite'
-import { a2aInvocation, a2aResponseData, getAgentCapabilities } from '@adwire/agent-server'
+import { a2aResponseData, a2aSendRequest, getAgentCapabilities } from '@adwire/agent-client'
 import { createWebhookReceiver, type ReceivedEvent } from '@adwire/webhooks'
 import { serve } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -120,7 +120,7 @@ async function a2aRaw(
   input: Record<string, unknown>,
   configuration: Record<string, unknown>,
 ): Promise<Body> {
-  const { headers, body } = a2aInvocation({ skill: 'build_creative', input, version, configuration })
+  const { headers, body } = a2aSendRequest({ skill: 'build_creative', input, version, configuration })
   const response = await fetch(`${agent.url}/a2a`, {
     method: 'POST',
     headers: { ...headers, authorization: `Bearer ${BUYER_TOKEN}` },

@@ -4,7 +4,7 @@
  * remote JWKS or brand.json resolver keeps its own cache across deliveries); a miss reads the database, so a
  * registration created through another instance is found at once.
  */
-import { getAgentCapabilities } from '@adwire/agent-server'
+import { getAgentCapabilities } from '@adwire/agent-client'
 import {
   adagentsPinnedResolver,
   brandJsonResolver,

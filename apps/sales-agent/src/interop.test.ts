@@ -20,7 +20,7 @@ import {
   withA2AExtensions,
   type Client as A2AClient,
 } from '@a2a-js/sdk/client'
-import { ADCP_A2A_EXTENSION } from '@adwire/agent-server'
+import { ADCP_A2A_EXTENSION } from '@adwire/agent-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { WebhookEvents } from '@adwire/seller'
 import type { RunningSalesAgent } from './service.js'

@@ -5,7 +5,7 @@
  * on a public task is 401 AUTH_INVALID with WWW-Authenticate, not an anonymous call.
  */
 import { join } from 'node:path'
-import { a2aInvocation } from '@adwire/agent-server'
+import { a2aSendRequest } from '@adwire/agent-client'
 import { afterAll, describe, expect, it } from 'vitest'
 import { parseEnv } from './env.js'
 import { startSalesAgent, type RunningSalesAgent } from './service.js'
@@ -153,7 +153,7 @@ describe('an unknown bearer on a public task', () => {
     expect(mcp.status).toBe(401)
     expect(mcp.headers.get('www-authenticate')).toMatch(/^Bearer realm=.*error="invalid_token"/)
     expect(((await mcp.json()) as Body).error.data.adcp_error.code).toBe('AUTH_INVALID')
-    const { headers, body } = a2aInvocation({ skill: 'get_products', input: { buying_mode: 'wholesale' } })
+    const { headers, body } = a2aSendRequest({ skill: 'get_products', input: { buying_mode: 'wholesale' } })
     const a2a = await fetch(`${agent.url}/a2a`, {
       method: 'POST',
       headers: { ...headers, authorization: `Bearer ${UNKNOWN}` },

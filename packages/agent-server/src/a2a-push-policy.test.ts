@@ -20,7 +20,7 @@ import { generateSigningKey } from '@adwire/http-signatures'
 import { createWebhookSender, MemoryOutboxStore } from '@adwire/webhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADCP_A2A_EXTENSION } from './a2a.js'
-import { a2aInvocation, a2aResponseData } from './a2a-request.js'
+import { a2aResponseData, a2aSendRequest } from '@adwire/agent-client'
 import { startAgent, type RunningAgent } from './testing/support.js'
 
 let strict: RunningAgent
@@ -164,7 +164,7 @@ describe.each(['1.0', '0.3'] as const)(
 describe('raw JSON-RPC', () => {
   it('refuses the earlier 3.x key with userinfo on the 0.3 wire, and an empty userinfo', async () => {
     for (const url of ['https://user:secret@buyer.example/a', 'https://@buyer.example/a']) {
-      const { headers, body } = a2aInvocation({
+      const { headers, body } = a2aSendRequest({
         skill: 'get_adcp_capabilities',
         input: {},
         version: '0.3',

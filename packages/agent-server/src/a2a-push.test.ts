@@ -31,7 +31,7 @@ import { serve, type ServerType } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { ADCP_A2A_EXTENSION } from './a2a.js'
-import { a2aInvocation, a2aResponseData } from './a2a-request.js'
+import { a2aResponseData, a2aSendRequest } from '@adwire/agent-client'
 import { defineTask } from './define-task.js'
 import { BUYER_TOKEN, demoTasks, startAgent, tokens, type RunningAgent } from './testing/support.js'
 
@@ -154,7 +154,7 @@ async function rpc(
   invocation: { skill: string; input: Record<string, unknown> },
   configuration: Record<string, unknown>,
 ): Promise<Record<string, any>> {
-  const { headers, body } = a2aInvocation({ ...invocation, version, configuration })
+  const { headers, body } = a2aSendRequest({ ...invocation, version, configuration })
   const response = await fetch(`${agent.origin}/a2a`, {
     method: 'POST',
     headers: { ...headers, authorization: `Bearer ${BUYER_TOKEN}` },

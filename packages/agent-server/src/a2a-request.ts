@@ -1,84 +1,31 @@
 /**
- * The raw A2A JSON-RPC request that invokes one AdCP task (a2a-profile-extension: exactly one `{skill, input}`
- * DataPart, the AdCP extension activated), for clients that do not use the A2A SDK, and the reading of the
- * AdCP response out of the answer.
+ * The raw A2A request builder and response reader as this package exported them before they moved to
+ * `@adwire/agent-client`.
  */
-import { ADCP_A2A_EXTENSION } from './a2a.js'
+import {
+  a2aResponseData as readResponseData,
+  a2aSendRequest,
+  type A2ASendRequestOptions,
+} from '@adwire/agent-client'
 
-/** Options of {@link a2aInvocation}. */
-export interface A2AInvocationOptions {
-  /** The AdCP task name (the A2A skill id). */
-  readonly skill: string
-  readonly input: Readonly<Record<string, unknown>>
-  /** `1.0` (default): `SendMessage`; `0.3`: `message/send` with `kind`-tagged parts. */
-  readonly version?: '1.0' | '0.3'
-  /** `params.configuration` (push notification config, …), sent as given. */
-  readonly configuration?: Readonly<Record<string, unknown>>
-  /** The JSON-RPC id. Default 1. */
-  readonly id?: string | number
-}
+/**
+ * Options of {@link a2aInvocation}.
+ * @deprecated Use `A2ASendRequestOptions` of `@adwire/agent-client`.
+ */
+export type A2AInvocationOptions = A2ASendRequestOptions
 
 /**
  * The headers and JSON body of one A2A message send invoking an AdCP task.
  *
- * @example
- * const { headers, body } = a2aInvocation({ skill: 'list_creative_formats', input: { type: 'display' } })
- * const answer = await fetch('https://creative.example/a2a', { method: 'POST', headers, body: JSON.stringify(body) })
- * const formats = a2aResponseData(await answer.json())
+ * @deprecated Use `a2aSendRequest` of `@adwire/agent-client`.
+ * @example const { headers, body } = a2aInvocation({ skill: 'list_creative_formats', input: {} })
  */
-export function a2aInvocation(options: A2AInvocationOptions): {
-  headers: Record<string, string>
-  body: Record<string, unknown>
-} {
-  const version = options.version ?? '1.0'
-  const invocation = { skill: options.skill, input: options.input }
-  const message =
-    version === '1.0'
-      ? { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ data: invocation }] }
-      : {
-          kind: 'message',
-          messageId: crypto.randomUUID(),
-          role: 'user',
-          parts: [{ kind: 'data', data: invocation }],
-        }
-  return {
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json',
-      'a2a-version': version,
-      'a2a-extensions': ADCP_A2A_EXTENSION,
-    },
-    body: {
-      jsonrpc: '2.0',
-      id: options.id ?? 1,
-      method: version === '1.0' ? 'SendMessage' : 'message/send',
-      params: { message, ...(options.configuration ? { configuration: options.configuration } : {}) },
-    },
-  }
-}
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
+export const a2aInvocation: typeof a2aSendRequest = a2aSendRequest
 
 /**
- * The AdCP response in an A2A JSON-RPC answer: the first DataPart of the task's artifacts (A2A 1.0
- * `result.task`, 0.3 `result`). Throws when the answer is a JSON-RPC error or carries no DataPart.
+ * The AdCP response in an A2A JSON-RPC answer.
  *
- * @example
- * a2aResponseData({ jsonrpc: '2.0', id: 1, result: { task: { artifacts: [{ parts: [{ data: { formats: [] } }] }] } } })
- * // { formats: [] }
+ * @deprecated Use `a2aResponseData` of `@adwire/agent-client`.
+ * @example a2aResponseData(await answer.json())
  */
-export function a2aResponseData(answer: unknown): Record<string, unknown> {
-  if (!isRecord(answer)) throw new Error('the answer is not a JSON-RPC response')
-  if (isRecord(answer.error)) {
-    throw new Error(`JSON-RPC error ${String(answer.error.code)}: ${String(answer.error.message)}`)
-  }
-  const result = isRecord(answer.result) ? answer.result : undefined
-  const task = result && isRecord(result.task) ? result.task : result
-  const artifacts = task && Array.isArray(task.artifacts) ? (task.artifacts as unknown[]) : []
-  for (const artifact of artifacts) {
-    const parts = isRecord(artifact) && Array.isArray(artifact.parts) ? (artifact.parts as unknown[]) : []
-    for (const part of parts) if (isRecord(part) && isRecord(part.data)) return part.data
-  }
-  throw new Error('the A2A task carries no data part')
-}
+export const a2aResponseData: typeof readResponseData = readResponseData

@@ -8,6 +8,7 @@ import {
   withA2AExtensions,
   type Client,
 } from '@a2a-js/sdk/client'
+import { a2aSendRequest } from '@adwire/agent-client'
 import { MemoryClaimStore } from '@adwire/webhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADCP_A2A_EXTENSION } from './a2a.js'
@@ -207,18 +208,8 @@ describe('A2A', () => {
           'a2a-version': '1.0',
           ...(extension ? { 'a2a-extensions': extension } : {}),
         },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'SendMessage',
-          params: {
-            message: {
-              messageId: 'm1',
-              role: 'ROLE_USER',
-              parts: [{ data: { skill: 'get_adcp_capabilities', input: {} } }],
-            },
-          },
-        }),
+        // the builder's body, sent without its headers: the extension is activated (or not) by hand
+        body: JSON.stringify(a2aSendRequest({ skill: 'get_adcp_capabilities', input: {} }).body),
       })
       const rejected = (await (await fetch(`${strict.origin}/a2a`, body())).json()) as {
         error?: { code: number }

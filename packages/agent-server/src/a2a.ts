@@ -16,6 +16,7 @@ import {
   type AgentExecutor,
   type PushNotificationSender,
 } from '@a2a-js/sdk/server'
+import { ADCP_A2A_EXTENSION } from '@adwire/agent-client'
 import { readA2APush } from './a2a-push.js'
 import { rawContext, type TaskCall, type TaskOutcome } from './core.js'
 import { AgentError, failedTaskBody } from './errors.js'
@@ -23,8 +24,8 @@ import type { AnyTask, Principal, TaskCancelOutcome, TaskCancelRequest, Verified
 import { webhookUrlProblem } from './webhook-urls.js'
 import { rpcErrorResponse } from './rpc-answer.js'
 
-/** The AdCP A2A profile extension (a2a-profile-extension.mdx). */
-export const ADCP_A2A_EXTENSION = 'https://adcontextprotocol.org/extensions/adcp/v3'
+/** The AdCP A2A profile extension (a2a-profile-extension.mdx), from `@adwire/agent-client`. */
+export { ADCP_A2A_EXTENSION }
 const AUTHORIZATION = 'adwire.authorization'
 const SIGNER = 'adwire.signer'
 /** The request's `params.configuration` as sent (before the SDK's parsing drops what it does not model). */

@@ -11,7 +11,7 @@ import { generateSigningKey } from '@adwire/http-signatures'
 import { createWebhookSender, MemoryOutboxStore, type WebhookSender } from '@adwire/webhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { a2aInvocation } from './a2a-request.js'
+import { a2aSendRequest } from '@adwire/agent-client'
 import { defineTask } from './define-task.js'
 import { AgentError } from './errors.js'
 import { startAgent, type RunningAgent } from './testing/support.js'
@@ -132,7 +132,7 @@ afterAll(async () => {
 })
 
 async function a2a(input: Record<string, unknown>, configuration?: Record<string, unknown>) {
-  const { headers, body } = a2aInvocation({
+  const { headers, body } = a2aSendRequest({
     skill: 'build_creative',
     input,
     ...(configuration ? { configuration } : {}),

@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { MemoryClaimStore } from '@adwire/webhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ADCP_A2A_EXTENSION } from './a2a.js'
-import { a2aInvocation } from './a2a-request.js'
+import { a2aSendRequest } from '@adwire/agent-client'
 import {
   BUYER_TOKEN,
   READER_TOKEN,
@@ -45,7 +45,7 @@ function mcpCall(name: string, args: Record<string, unknown>, token?: string) {
 }
 
 function a2aCall(skill: string, input: Record<string, unknown>, token?: string) {
-  const { headers, body } = a2aInvocation({ skill, input })
+  const { headers, body } = a2aSendRequest({ skill, input })
   return fetch(`${agent.origin}/a2a`, {
     method: 'POST',
     headers: { ...headers, ...(token ? { authorization: `Bearer ${token}` } : {}) },
@@ -139,7 +139,7 @@ describe('auth at the HTTP layer', () => {
         [
           'a2a',
           () => {
-            const { headers, body } = a2aInvocation({ skill: 'list_creative_formats', input: args })
+            const { headers, body } = a2aSendRequest({ skill: 'list_creative_formats', input: args })
             return fetch(`${strict.origin}/a2a`, {
               method: 'POST',
               headers: { ...headers, authorization: 'Bearer placeholder-token-0123456789' },

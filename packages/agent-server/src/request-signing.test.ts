@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { a2aInvocation } from './a2a-request.js'
+import { a2aSendRequest } from '@adwire/agent-client'
 import { defineTask } from './define-task.js'
 import { startAgent, tokens, BUYER_TOKEN, type RunningAgent } from './testing/support.js'
 
@@ -91,7 +91,7 @@ async function mcpCall(name: string, fetchImpl: typeof fetch = fetch, token?: st
 
 /** One raw A2A SendMessage (1.0) for `skill`, signed with `key` when given. */
 async function a2aCall(origin: string, skill: string, key?: GeneratedSigningKey) {
-  const invocation = a2aInvocation({ skill, input: {}, id: 7 })
+  const invocation = a2aSendRequest({ skill, input: {}, id: 7 })
   const body = JSON.stringify(invocation.body)
   const url = `${origin}/a2a`
   const headers = key
@@ -150,14 +150,7 @@ describe('request signing', () => {
     const unknown = await a2aCall(agent.origin, 'whoami', stranger)
     expect(unknown.status).toBe(401)
     expect(unknown.headers.get('www-authenticate')).toBe('Signature error="request_signature_key_unknown"')
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'SendMessage',
-      params: {
-        message: { messageId: 'm-1', role: 'ROLE_USER', parts: [{ data: { skill: 'whoami', input: {} } }] },
-      },
-    })
+    const body = JSON.stringify(a2aSendRequest({ skill: 'whoami', input: {} }).body)
     const url = `${agent.origin}/a2a`
     const headers = { 'content-type': 'application/json', 'a2a-version': '1.0' }
     const signed = await signRequest(

@@ -6,7 +6,7 @@
 import { createRunnerFetch } from './http.js'
 import type { StepResult, ValidationResult } from './result.js'
 import type { RunContext } from './run-context.js'
-import type { TaskResponse } from './transport.js'
+import type { TaskResponse } from './caller.js'
 import type { Step, Validation } from './types.js'
 import { isRecord } from '@adwire/schemas/json'
 

@@ -4,6 +4,7 @@
  * address unless the agent itself is local, and a record of the last HTTP status and headers for the
  * `http_status` family of checks.
  */
+import { capResponseSize } from '@adwire/agent-client'
 import { checkAddress } from '@adwire/http-signatures'
 import { StoryboardError } from './errors.js'
 
@@ -51,37 +52,6 @@ export function isLocalHost(hostname: string): boolean {
     // not a public literal: either a name (not local) or a refused address (local)
     return /^[0-9.]+$/.test(host) || host.includes(':')
   }
-}
-
-function capped(response: Response, limit: number): Response {
-  const declared = Number(response.headers.get('content-length') ?? '0')
-  if (declared > limit) {
-    throw new StoryboardError(
-      'connection_failed',
-      `response of ${declared} bytes exceeds the ${limit}-byte limit`,
-    )
-  }
-  if (!response.body) return response
-  let seen = 0
-  const body = response.body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        seen += chunk.byteLength
-        if (seen > limit) {
-          controller.error(
-            new StoryboardError('connection_failed', `response exceeds the ${limit}-byte limit`),
-          )
-          return
-        }
-        controller.enqueue(chunk)
-      },
-    }),
-  )
-  return new Response(body, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  })
 }
 
 function authorization(credentials: Credentials): string | undefined {
@@ -145,7 +115,7 @@ export function createRunnerFetch(options: RunnerFetchOptions): RunnerFetch {
       if (method !== 'GET') {
         observed = { status: response.status, headers: Object.fromEntries(response.headers) }
       }
-      return capped(response, options.maxResponseBytes)
+      return capResponseSize(response, options.maxResponseBytes)
     }
   }
   return {

@@ -16,8 +16,8 @@ export type * from './result.js'
 export { runStoryboards, withScenarios, type RunOptions } from './run.js'
 export { createSchemaValidator, type SchemaValidator } from './schemas.js'
 export { AGENT_URL_PLACEHOLDERS } from './substitute.js'
-export { ADCP_A2A_EXTENSION, type Protocol } from './transport.js'
-export { a2aInvocation } from './a2a-caller.js'
+export type { Protocol } from './caller.js'
+export { ADCP_A2A_EXTENSION, a2aInvocation } from './deprecated.js'
 export type * from './types.js'
 export {
   startWebhookReceiver,

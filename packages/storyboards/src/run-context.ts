@@ -8,13 +8,7 @@ import type { Credentials } from './http.js'
 import type { Status } from './result.js'
 import type { SchemaValidator } from './schemas.js'
 import type { SubstitutionScope } from './substitute.js'
-import {
-  callOnce,
-  type CallerOptions,
-  type Protocol,
-  type TaskCaller,
-  type TaskResponse,
-} from './transport.js'
+import { callOnce, type CallerOptions, type Protocol, type TaskCaller, type TaskResponse } from './caller.js'
 import type { Phase, Step, TestKit } from './types.js'
 import type { WebhookSession } from './webhook-receiver.js'
 

@@ -10,7 +10,7 @@ import { emptyCounts, type RunResult, type StoryboardResult } from './result.js'
 import type { RunEnvironment } from './run-context.js'
 import { createSchemaValidator } from './schemas.js'
 import { runStoryboard } from './storyboard-run.js'
-import { connect, type Protocol } from './transport.js'
+import { connect, type Protocol } from './caller.js'
 import type { TestKit } from './types.js'
 import type { WebhookSession } from './webhook-receiver.js'
 

@@ -45,6 +45,25 @@ describe('a broken agent fails the right steps', () => {
     expect(result.storyboards[0]!.steps.map((s) => s.status)).toEqual(['passed', 'passed'])
   })
 
+  it("takes the agent's /mcp endpoint URL as well as its base URL (never POST /mcp/mcp)", async () => {
+    const seen: string[] = []
+    const recording: typeof fetch = (input, init) => {
+      seen.push(new URL(input instanceof Request ? input.url : String(input)).pathname)
+      return fetch(input, init)
+    }
+    agent = await startBrokenAgent([])
+    const result = await runStoryboards({
+      agentUrl: `${agent.url}/mcp`,
+      bundle,
+      storyboards: ['capability_discovery'],
+      stepTimeoutMs: 5_000,
+      fetch: recording,
+    })
+    expect(result.storyboards[0]!.steps.map((s) => s.status)).toEqual(['passed', 'passed'])
+    expect(seen.length).toBeGreaterThan(0)
+    expect(seen.filter((path) => path.startsWith('/mcp/'))).toEqual([])
+  })
+
   it('wrong status: an unauthenticated call answered 200 fails probe_unauth with the status it got', async () => {
     const result = await run(['wrong_status'], ['security_baseline'])
     const probe = step(result, 'probe_unauth')

@@ -12,7 +12,7 @@ import {
   ServiceParameters,
   withA2AExtensions,
 } from '@a2a-js/sdk/client'
-import { ADCP_A2A_EXTENSION } from '@adwire/agent-server'
+import { ADCP_A2A_EXTENSION } from '@adwire/agent-client'
 import { officialErrors } from '@adwire/conformance/official'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import {

@@ -12,7 +12,7 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { a2aInvocation, a2aResponseData } from '@adwire/agent-server'
+import { a2aResponseData, a2aSendRequest } from '@adwire/agent-client'
 import { parseEnv, startReceiver, type NewEvent, type RunningReceiver } from '@adwire/app-receiver'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -223,7 +223,7 @@ describe('sales agent → reference receiver', () => {
 
     // Task status over A2A: A2A-native events to the taskPushNotificationConfig, MCP envelopes to the
     // push_notification_config of the same call.
-    const { headers, body } = a2aInvocation({
+    const { headers, body } = a2aSendRequest({
       skill: 'create_media_buy',
       // Both channels: the AdCP push_notification_config in the input and the A2A registration.
       input: buyRequest({

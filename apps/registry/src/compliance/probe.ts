@@ -1,28 +1,17 @@
 /**
  * Talking to a live agent: the agent URL as registered mapped to a transport (MCP streamable HTTP at
- * `<base>/mcp` with the official `@modelcontextprotocol/sdk` client, or A2A from `<base>/.well-known/agent-card.json`
- * with the official `@a2a-js/sdk` client), every byte over the SSRF-safe pinned fetch of
+ * `<base>/mcp`, or A2A from `<base>/.well-known/agent-card.json`, with the official SDK clients of
+ * `@adwire/agent-client`), every byte over the SSRF-safe pinned fetch of
  * `@adwire/http-signatures/node` (https and public addresses only unless the operator allows private agents;
  * the connection goes to the address that was checked), bounded in time and size, with the agent's saved
  * credential presented as a bearer.
  */
-import { Role, type Part, type Task } from '@a2a-js/sdk'
-import {
-  ClientFactory,
-  ClientFactoryOptions,
-  DefaultAgentCardResolver,
-  JsonRpcTransportFactory,
-  ServiceParameters,
-  withA2AExtensions,
-} from '@a2a-js/sdk/client'
+import { agentEndpoint, connectAgent, type AgentConnection, type Protocol } from '@adwire/agent-client'
 import { SignatureError } from '@adwire/http-signatures'
 import { createPinnedFetch } from '@adwire/http-signatures/node'
-import { a2aInvocation, ADCP_A2A_EXTENSION } from '@adwire/storyboards'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { AgentCredential } from './contract.js'
 
-export type AgentProtocol = 'mcp' | 'a2a'
+export type AgentProtocol = Protocol
 
 /** How the registry reaches agents (probing and compliance runs). */
 export interface AgentAccessPolicy {
@@ -86,20 +75,6 @@ export function classifyError(error: unknown, what: string): ProbeError {
   return new ProbeError('protocol', `${what}: ${message.slice(0, 300)}`, { cause: error })
 }
 
-/** Where an agent URL as registered is served: its base URL and, when the URL says, the transport. */
-export function agentEndpoint(url: string): { base: string; protocol?: AgentProtocol } {
-  const trimmed = url.trim().replace(/\/+$/, '')
-  const suffixes: Array<[RegExp, AgentProtocol]> = [
-    [/\/mcp$/, 'mcp'],
-    [/\/a2a$/, 'a2a'],
-    [/\/\.well-known\/agent(-card)?\.json$/, 'a2a'],
-  ]
-  for (const [suffix, protocol] of suffixes) {
-    if (suffix.test(trimmed)) return { base: trimmed.replace(suffix, ''), protocol }
-  }
-  return { base: trimmed }
-}
-
 /** `fetch` presenting `token` as a bearer on every request. */
 export function withBearer(fetchImpl: typeof fetch, token: string | undefined): typeof fetch {
   if (!token) return fetchImpl
@@ -156,125 +131,34 @@ export interface AgentSession {
   close(): Promise<void>
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value)
-
-function textJson(content: unknown): Record<string, unknown> | undefined {
-  const first = Array.isArray(content) ? (content[0] as { type?: string; text?: string }) : undefined
-  if (first?.type !== 'text' || typeof first.text !== 'string') return undefined
+/** The connection as a session: the agent's name and tasks read once, a failed call a {@link ProbeError}. */
+async function session(url: string, agent: AgentConnection): Promise<AgentSession> {
   try {
-    const parsed: unknown = JSON.parse(first.text)
-    return isRecord(parsed) ? parsed : undefined
-  } catch {
-    return undefined
-  }
-}
-
-async function connectMcp(base: string, fetchImpl: typeof fetch): Promise<AgentSession> {
-  const client = new Client({ name: 'adwire-registry', version: '1.0.0' })
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { fetch: fetchImpl }))
-  try {
-    const server = client.getServerVersion()
-    const tools = (await client.listTools()).tools
+    const described = await agent.describe()
     return {
-      protocol: 'mcp',
-      name: server?.title ?? server?.name ?? base,
-      ...(client.getInstructions() ? { description: client.getInstructions()! } : {}),
-      tools: tools.map((tool) => ({
-        name: tool.name,
-        ...(tool.description ? { description: tool.description } : {}),
-      })),
+      protocol: agent.protocol,
+      name: described.name || url,
+      ...(described.description ? { description: described.description } : {}),
+      tools: described.tasks.map((task) => ({ ...task })),
       async call(task, args) {
-        const result = (await client.callTool({ name: task, arguments: args })) as {
-          structuredContent?: unknown
-          content?: unknown
-          isError?: boolean
-        }
-        const body = isRecord(result.structuredContent) ? result.structuredContent : textJson(result.content)
-        if (result.isError || !body) {
-          throw new ProbeError(
-            'protocol',
-            `${task} failed: ${JSON.stringify(body?.adcp_error ?? body ?? result.content).slice(0, 300)}`,
-          )
+        const result = await agent.call(task, args)
+        if (result.error !== undefined) throw result.cause ?? new Error(result.error)
+        const body = result.body
+        if (result.transportError || !body) {
+          if (!result.transportError && agent.protocol === 'a2a') {
+            throw new ProbeError('protocol', `${task} answered no data`)
+          }
+          const detail =
+            body?.adcp_error ?? body ?? (result.raw as { content?: unknown } | undefined)?.content ?? {}
+          throw new ProbeError('protocol', `${task} failed: ${JSON.stringify(detail).slice(0, 300)}`)
         }
         return body
       },
-      close: () => client.close(),
+      close: () => agent.close(),
     }
   } catch (error) {
-    await client.close().catch(() => {})
+    await agent.close().catch(() => {})
     throw error
-  }
-}
-
-const dataPart = (value: Record<string, unknown>): Part => ({
-  content: { $case: 'data', value },
-  metadata: undefined,
-  filename: '',
-  mediaType: 'application/json',
-})
-
-function lastData(parts: readonly Part[] | undefined): Record<string, unknown> | undefined {
-  let found: Record<string, unknown> | undefined
-  for (const part of parts ?? []) {
-    if (part.content?.$case === 'data' && isRecord(part.content.value)) found = part.content.value
-  }
-  return found
-}
-
-async function connectA2a(base: string, fetchImpl: typeof fetch): Promise<AgentSession> {
-  const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      // legacyCompat: an agent whose card offers only A2A 0.3 (as agents written to earlier 3.x rules do) is
-      // spoken to in 0.3; a card offering 1.0 gets 1.0.
-      transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
-      cardResolver: new DefaultAgentCardResolver({ fetchImpl, legacyCompat: { enabled: true } }),
-    }),
-  )
-  const client = await factory.createFromUrl(base)
-  const card = await client.getAgentCard()
-  return {
-    protocol: 'a2a',
-    name: card.name || base,
-    ...(card.description ? { description: card.description } : {}),
-    tools: card.skills.map((skill) => ({
-      name: skill.id,
-      ...(skill.description ? { description: skill.description } : {}),
-    })),
-    async call(task, args) {
-      const result = await client.sendMessage(
-        {
-          tenant: '',
-          message: {
-            messageId: crypto.randomUUID(),
-            contextId: '',
-            taskId: '',
-            role: Role.ROLE_USER,
-            parts: [dataPart(a2aInvocation(client.protocolVersion, task, args))],
-            metadata: undefined,
-            extensions: [],
-            referenceTaskIds: [],
-          },
-          configuration: undefined,
-          metadata: undefined,
-        },
-        { serviceParameters: ServiceParameters.create(withA2AExtensions(ADCP_A2A_EXTENSION)) },
-      )
-      if (!('status' in result)) {
-        const body = lastData(result.parts)
-        if (!body) throw new ProbeError('protocol', `${task} answered no data`)
-        return body
-      }
-      const a2aTask = result as Task
-      const body =
-        lastData(a2aTask.artifacts.flatMap((artifact) => artifact.parts)) ??
-        lastData(a2aTask.status?.message?.parts)
-      if (/FAILED|REJECTED/i.test(String(a2aTask.status?.state ?? '')) || !body) {
-        throw new ProbeError('protocol', `${task} failed: ${JSON.stringify(body ?? {}).slice(0, 300)}`)
-      }
-      return body
-    },
-    close: async () => {},
   }
 }
 
@@ -307,9 +191,12 @@ export async function openAgent(url: string, options: OpenOptions): Promise<Agen
   let last: ProbeError | undefined
   for (const protocol of order) {
     try {
-      return protocol === 'mcp'
-        ? await connectMcp(endpoint.base, fetchImpl)
-        : await connectA2a(endpoint.base, fetchImpl)
+      const agent = await connectAgent(endpoint.protocol ? url : endpoint.base, {
+        protocol,
+        fetch: fetchImpl,
+        clientInfo: { name: 'adwire-registry', version: '1.0.0' },
+      })
+      return await session(endpoint.base, agent)
     } catch (error) {
       last = classifyError(error, `${protocol.toUpperCase()} at ${endpoint.base}`)
       // A refused or silent address is the same over either transport.

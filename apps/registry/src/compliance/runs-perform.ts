@@ -5,6 +5,7 @@
  * (run-worker.ts), so the CPU a run costs (schema validation, MCP and A2A clients) stays off the request event
  * loop; the registry claims, stores and reports (runs.ts).
  */
+import { agentEndpoint } from '@adwire/agent-client'
 import {
   runStoryboards,
   StoryboardError,
@@ -14,7 +15,7 @@ import {
   type StoryboardResult,
 } from '@adwire/storyboards'
 import type { AgentCredential } from './contract.js'
-import { agentEndpoint, bearerFor, classifyError, type AgentProtocol } from './probe.js'
+import { bearerFor, classifyError, type AgentProtocol } from './probe.js'
 import { findStoryboard, testKitOf } from './runs-catalog.js'
 import { diagnosticsOf, errorVerdict, verdictOf } from './runs-grade.js'
 import type { StoredRun } from './runs-store.js'

@@ -9,7 +9,7 @@
  */
 import { Role, type Task } from '@a2a-js/sdk'
 import { ServiceParameters, withA2AExtensions } from '@a2a-js/sdk/client'
-import { ADCP_A2A_EXTENSION } from '@adwire/agent-server'
+import { ADCP_A2A_EXTENSION } from '@adwire/agent-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningSalesAgent } from '../service.js'
 import { startBuyerReceiver, type BuyerReceiver } from '../testing/buyer-receiver.js'

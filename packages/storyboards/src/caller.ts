@@ -1,18 +1,12 @@
 /**
- * How the runner calls an agent's tasks: over MCP with the official `@modelcontextprotocol/sdk` client
- * (streamable HTTP at `<agent>/mcp`) or over A2A with the official `@a2a-js/sdk` client (agent card at
- * `<agent>/.well-known/agent-card.json`), each giving back the AdCP response object the storyboard's paths
- * are resolved against, and the HTTP exchange behind it.
+ * How the runner calls an agent's tasks: through `@adwire/agent-client` (the official MCP and A2A clients),
+ * every byte over the runner's fetch (credentials, size cap, redirect policy, routing), each answer with the
+ * HTTP exchange behind it for the `http_status` family of checks.
  */
-import { StoryboardError } from './errors.js'
-import { a2aCaller } from './a2a-caller.js'
+import { connectAgent, type AgentConnection, type Protocol } from '@adwire/agent-client'
 import { createRunnerFetch, type Credentials, type HttpObservation, type RunnerFetchOptions } from './http.js'
-import { mcpCaller } from './mcp-caller.js'
 
-/** The AdCP A2A profile extension URI (a2a-profile-extension.mdx). */
-export const ADCP_A2A_EXTENSION = 'https://adcontextprotocol.org/extensions/adcp/v3'
-
-export type Protocol = 'mcp' | 'a2a'
+export type { Protocol } from '@adwire/agent-client'
 
 /** What one task call gave back. */
 export interface TaskResponse {
@@ -45,37 +39,8 @@ export interface CallerOptions extends Omit<RunnerFetchOptions, 'agentUrl' | 'cr
   connectTimeoutMs: number
 }
 
-/** A JSON object. */
-export const isRecord = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value)
-
-/** Runs `work` with a deadline; a hung agent never hangs the runner. */
-export async function withTimeout<T>(
-  ms: number,
-  what: string,
-  work: (signal: AbortSignal) => Promise<T>,
-): Promise<T> {
-  const controller = new AbortController()
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      controller.abort()
-      reject(new StoryboardError('connection_failed', `${what} timed out after ${ms} ms`))
-    }, ms)
-  })
-  try {
-    return await Promise.race([work(controller.signal), deadline])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
 /** A call that produced no answer. */
-export const failure = (
-  transport: Protocol,
-  error: unknown,
-  http: HttpObservation | undefined,
-): TaskResponse => ({
+const failure = (transport: Protocol, error: unknown, http: HttpObservation | undefined): TaskResponse => ({
   transport,
   body: undefined,
   transportError: true,
@@ -85,11 +50,41 @@ export const failure = (
 })
 
 /**
- * Connects a caller of the given protocol.
+ * Connects a caller of the given protocol to the agent's base URL or endpoint URL (`…/mcp`, `…/a2a`).
  * @example const caller = await connect('mcp', agentUrl, { maxResponseBytes: 1 << 22, connectTimeoutMs: 5000 })
  */
-export function connect(protocol: Protocol, agentUrl: string, options: CallerOptions): Promise<TaskCaller> {
-  return protocol === 'mcp' ? mcpCaller(agentUrl, options) : a2aCaller(agentUrl, options)
+export async function connect(protocol: Protocol, agentUrl: string, options: CallerOptions): Promise<TaskCaller> {
+  const http = createRunnerFetch({
+    ...options,
+    agentUrl,
+    credentials: options.credentials ?? { type: 'none' },
+  })
+  const agent: AgentConnection = await connectAgent(agentUrl, {
+    protocol,
+    fetch: http.fetch,
+    connectTimeoutMs: options.connectTimeoutMs,
+    clientInfo: { name: 'adwire-storyboards', version: '0.1.0' },
+  })
+  return {
+    protocol,
+    async call(task, args, timeoutMs) {
+      http.reset()
+      const result = await agent.call(task, args, { timeoutMs })
+      const observed = http.last()
+      return {
+        transport: result.protocol,
+        body: result.body,
+        transportError: result.transportError,
+        ...(result.error !== undefined ? { error: result.error } : {}),
+        ...(observed ? { http: observed } : {}),
+        raw: result.raw,
+      }
+    },
+    async tasks() {
+      return (await agent.describe()).tasks.map((task) => task.name)
+    },
+    close: () => agent.close(),
+  }
 }
 
 /**

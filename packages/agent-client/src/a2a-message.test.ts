@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { ADCP_A2A_EXTENSION } from './a2a.js'
-import { a2aInvocation, a2aResponseData } from './a2a-request.js'
+import { a2aInvocationData, a2aResponseData, a2aSendRequest } from './a2a-message.js'
+import { ADCP_A2A_EXTENSION } from './extension.js'
 
-describe('a2aInvocation', () => {
+describe('a2aSendRequest', () => {
   it('builds an A2A 1.0 SendMessage with one {skill, input} DataPart and the extension activated', () => {
-    const { headers, body } = a2aInvocation({
+    const { headers, body } = a2aSendRequest({
       skill: 'list_creative_formats',
       input: { type: 'display' },
       id: 'x',
@@ -26,7 +26,7 @@ describe('a2aInvocation', () => {
 
   it('builds an A2A 0.3 message/send with kind-tagged parts and the configuration as given', () => {
     const configuration = { pushNotificationConfig: { url: 'https://buyer.example/hook' } }
-    const { headers, body } = a2aInvocation({
+    const { headers, body } = a2aSendRequest({
       skill: 'build_creative',
       input: {},
       version: '0.3',
@@ -53,5 +53,16 @@ describe('a2aResponseData', () => {
     expect(() => a2aResponseData({ error: { code: -32601, message: 'Method not found' } })).toThrow(/-32601/)
     expect(() => a2aResponseData('nope')).toThrow(/not a JSON-RPC response/)
     expect(() => a2aResponseData({ result: { task: { artifacts: [] } } })).toThrow(/no data part/)
+  })
+})
+
+describe('a2aInvocationData', () => {
+  it('is {skill, input} to an A2A 1.0 agent and adds parameters for 0.3', () => {
+    expect(a2aInvocationData('get_products', { brief: 'x' })).toEqual({ skill: 'get_products', input: { brief: 'x' } })
+    expect(a2aInvocationData('get_products', { brief: 'x' }, '0.3')).toEqual({
+      skill: 'get_products',
+      input: { brief: 'x' },
+      parameters: { brief: 'x' },
+    })
   })
 })
