@@ -116,7 +116,7 @@ function readYaml(dir: string, file: string): unknown {
 /**
  * Loads and checks every storyboard of a bundle directory.
  * @example
- * const bundle = loadBundle() // the vendored 3.1.19 tree
+ * const bundle = loadBundle() // the 3.1.19 bundle of @adwire/adcp-data
  * bundle.get('capability_discovery').storyboard.phases[0].steps[0].task // 'get_adcp_capabilities'
  */
 export function loadBundle(dir: string = defaultBundleDir()): Bundle {
