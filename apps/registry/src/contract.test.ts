@@ -6,6 +6,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { registryOpenApiFile } from '@adwire/adcp-data'
 import {
   parseEnv as parseCreativeEnv,
   startCreativeAgent,
@@ -16,7 +17,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { createApp, IMPLEMENTED_OPERATIONS } from './app.js'
 import { createCrawlQueue } from './crawl/queue.js'
-import { conformanceDir } from './spec/locate.js'
 import { TEST_CREDENTIALS_KEY } from './compliance/status-testing.js'
 import { DEMO_AGENTS } from './seed.js'
 import { addedStatuses, operations, REPLACED_SCHEMAS, upstreamDocument } from './spec/openapi.js'
@@ -886,7 +886,7 @@ describe('error sweep: every implemented operation refuses bad calls as the docu
 
 describe("one error body: the official document's Error", () => {
   const official = (
-    parse(readFileSync(join(conformanceDir(), 'openapi', 'registry.yaml'), 'utf8')) as {
+    parse(readFileSync(registryOpenApiFile, 'utf8')) as {
       components: { schemas: { Error: object } }
     }
   ).components.schemas.Error

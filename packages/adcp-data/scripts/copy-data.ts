@@ -10,7 +10,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /** What the package ships, relative to `conformance/`: a file, or a folder ending in `/`. */
-export const SHIPPED = ['LICENSE', 'schemas/3.1.19/', 'compliance/3.1.19/test-kits/'] as const
+export const SHIPPED = ['LICENSE', 'schemas/3.1.19/', 'compliance/3.1.19/', 'openapi/registry.yaml'] as const
 
 const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -29,7 +29,7 @@ function filesBelow(dir: string, base: string): string[] {
  * Copies the shipped files of `source` (the repository's `conformance/`) into `target` (`dist/adcp/`) and writes
  * `target/MANIFEST.sha256`; returns how many files it copied.
  *
- * @example copyData() // 687: LICENSE, 672 schemas, 14 test kits
+ * @example copyData() // LICENSE, the 672 schemas, the compliance bundle's files, the registry OpenAPI document
  */
 export function copyData(
   source = path.resolve(packageDir, '../../conformance'),

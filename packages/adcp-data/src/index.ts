@@ -1,7 +1,8 @@
 /**
- * @adwire/adcp-data: the official AdCP 3.1.19 JSON Schemas and compliance test kits as files, laid out as the
- * AdCP release lays them out (`schemas/3.1.19/`, `compliance/3.1.19/test-kits/`), with the AdCP project's
- * LICENSE and the SHA-256 of every file (`MANIFEST.sha256`), and small readers over them (Node).
+ * @adwire/adcp-data: the official AdCP 3.1.19 JSON Schemas, compliance bundle (storyboards and test kits) and
+ * registry OpenAPI document as files, laid out as the AdCP release lays them out (`schemas/3.1.19/`,
+ * `compliance/3.1.19/`, `openapi/registry.yaml`), with the AdCP project's LICENSE and the SHA-256 of every file
+ * (`MANIFEST.sha256`), and the one locator and small readers over them (Node).
  */
 import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
@@ -13,7 +14,7 @@ export const ADCP_VERSION = '3.1.19'
 
 /**
  * Absolute path of the data folder (`dist/adcp/` of this package): `LICENSE`, `MANIFEST.sha256`,
- * `schemas/3.1.19/`, `compliance/3.1.19/test-kits/`.
+ * `schemas/3.1.19/`, `compliance/3.1.19/`, `openapi/registry.yaml`.
  */
 export const adcpDataRoot: string = fileURLToPath(new URL('../dist/adcp/', import.meta.url))
 
@@ -29,8 +30,23 @@ export function adcpDataPath(...segments: string[]): string {
 /** Absolute path of the 3.1.19 JSON Schemas (`schemas/3.1.19/`); a schema's `$id` is `/schemas/3.1.19/<file>`. */
 export const schemasDir: string = adcpDataPath('schemas', ADCP_VERSION)
 
+/**
+ * Absolute path of the 3.1.19 compliance bundle (`compliance/3.1.19/`: `index.json`, `universal/`, `protocols/`,
+ * `domains/`, `specialisms/`, `test-kits/`, `test-vectors/`), the storyboards `@adwire/storyboards` runs.
+ *
+ * @example loadBundle(complianceDir) // with loadBundle of @adwire/storyboards
+ */
+export const complianceDir: string = adcpDataPath('compliance', ADCP_VERSION)
+
 /** Absolute path of the 3.1.19 compliance test kits (`compliance/3.1.19/test-kits/*.yaml`). */
 export const testKitsDir: string = adcpDataPath('compliance', ADCP_VERSION, 'test-kits')
+
+/**
+ * Absolute path of the OpenAPI 3.1 description of the AdCP registry API (`openapi/registry.yaml`).
+ *
+ * @example parse(readFileSync(registryOpenApiFile, 'utf8')).openapi // '3.1.0' (with parse of the yaml package)
+ */
+export const registryOpenApiFile: string = adcpDataPath('openapi', 'registry.yaml')
 
 function filesBelow(dir: string, base: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -75,7 +91,7 @@ export interface DataCheck {
  * Compares the data with its `MANIFEST.sha256` (the lines of the AdCP data this repository vendors); all three
  * lists are empty for an intact copy.
  *
- * @example verifyAdcpData() // { checked: 687, changed: [], missing: [], unlisted: [] }
+ * @example verifyAdcpData() // { checked: 960, changed: [], missing: [], unlisted: [] }
  */
 export function verifyAdcpData(): DataCheck {
   const expected = new Map<string, string>()

@@ -25,18 +25,26 @@ const files = {
   'schemas/3.1.19/core/format.json': '{"$id":"/schemas/3.1.19/core/format.json"}',
   'compliance/3.1.19/test-kits/kit.yaml': 'auth:\n  api_key: "demo-kit-v1"\n',
   'compliance/3.1.19/universal/idempotency.yaml': 'id: idempotency\n',
+  'compliance/3.2.0-beta.5/test-vectors/beta.json': '{}',
+  'openapi/registry.yaml': 'openapi: 3.1.0\n',
   'test-vectors/other.json': '{}',
 }
 
 describe('copyData', () => {
   it('copies the shipped files and their manifest lines, nothing else', () => {
     const { source, target } = vendored(files)
-    expect(copyData(source, target)).toBe(3)
+    expect(copyData(source, target)).toBe(5)
     expect(readFileSync(path.join(target, 'compliance/3.1.19/test-kits/kit.yaml'), 'utf8')).toBe(
       files['compliance/3.1.19/test-kits/kit.yaml'],
     )
     expect(readFileSync(path.join(target, 'MANIFEST.sha256'), 'utf8')).toBe(
-      ['LICENSE', 'compliance/3.1.19/test-kits/kit.yaml', 'schemas/3.1.19/core/format.json']
+      [
+        'LICENSE',
+        'compliance/3.1.19/test-kits/kit.yaml',
+        'compliance/3.1.19/universal/idempotency.yaml',
+        'openapi/registry.yaml',
+        'schemas/3.1.19/core/format.json',
+      ]
         .map((file) => `${sha256(files[file as keyof typeof files])}  ${file}`)
         .join('\n') + '\n',
     )
@@ -51,7 +59,10 @@ describe('copyData', () => {
   })
 
   it('fails on a shipped file the manifest does not list', () => {
-    const { source, target } = vendored(files, ['LICENSE', 'schemas/3.1.19/core/format.json'])
+    const { source, target } = vendored(
+      files,
+      Object.keys(files).filter((file) => file !== 'compliance/3.1.19/test-kits/kit.yaml'),
+    )
     expect(() => copyData(source, target)).toThrow(
       'conformance/MANIFEST.sha256 does not list compliance/3.1.19/test-kits/kit.yaml',
     )

@@ -1,6 +1,16 @@
 // Run by scripts/pack-check.mjs in a fresh project where the packed tarballs are installed: the data ships in the
 // tarball, every file its manifest lists and unchanged, and the readers find it where the package is installed.
-import { ADCP_VERSION, adcpDataRoot, listSchemaFiles, readSchema, verifyAdcpData } from '@adwire/adcp-data'
+import { existsSync } from 'node:fs'
+import path from 'node:path'
+import {
+  ADCP_VERSION,
+  adcpDataRoot,
+  complianceDir,
+  listSchemaFiles,
+  readSchema,
+  registryOpenApiFile,
+  verifyAdcpData,
+} from '@adwire/adcp-data'
 
 const problems = []
 const check = verifyAdcpData()
@@ -13,6 +23,8 @@ if (files.length < 600) problems.push(`only ${files.length} schema files`)
 const id = readSchema('media-buy/create-media-buy-request.json').$id
 if (id !== `/schemas/${ADCP_VERSION}/media-buy/create-media-buy-request.json`)
   problems.push(`unexpected $id ${id}`)
+for (const file of [path.join(complianceDir, 'universal', 'capability-discovery.yaml'), registryOpenApiFile])
+  if (!file.startsWith(adcpDataRoot) || !existsSync(file)) problems.push(`${file} is not in the installed data`)
 if (problems.length > 0) {
   for (const problem of problems) console.error(problem)
   process.exit(1)

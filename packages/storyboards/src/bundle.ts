@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { ADCP_VERSION as DATA_VERSION, complianceDir, schemasDir as dataSchemasDir } from '@adwire/adcp-data'
 import { parse } from 'yaml'
 import { StoryboardError } from './errors.js'
 import { validateStoryboard } from './load-rules.js'
@@ -36,7 +36,10 @@ export interface Bundle {
   readonly dir: string
   /** The AdCP version the bundle names (`index.json` adcp_version, else the folder name). */
   readonly version: string
-  /** The JSON Schemas of that version (`schemas/<version>` beside `compliance/`), when present. */
+  /**
+   * The JSON Schemas of that version (`schemas/<version>` beside `compliance/`, else those of
+   * `@adwire/adcp-data` for its version), when there are any.
+   */
   readonly schemasDir: string | undefined
   readonly entries: readonly BundleEntry[]
   /** YAML files that are not storyboards (the format documents, reference data). */
@@ -68,25 +71,23 @@ function scopeOf(file: string): StoryboardScope {
 }
 
 /**
- * The vendored bundle of this repository (`conformance/compliance/3.1.19`), found by walking up from this
- * module, or `$ADWIRE_STORYBOARDS_DIR`. An installed copy outside the repository has none: pass `dir`.
- * @example defaultBundleDir() // '/…/conformance/compliance/3.1.19'
+ * The official AdCP 3.1.19 compliance bundle that `@adwire/adcp-data` ships (`compliance/3.1.19/` of its data,
+ * wherever the package is installed), or `$ADWIRE_STORYBOARDS_DIR` when set.
+ * @example defaultBundleDir() // '/…/node_modules/@adwire/adcp-data/dist/adcp/compliance/3.1.19'
  */
 export function defaultBundleDir(): string {
   const fromEnv = typeof process !== 'undefined' ? process.env.ADWIRE_STORYBOARDS_DIR : undefined
-  if (fromEnv) return path.resolve(fromEnv)
-  let dir = path.dirname(fileURLToPath(import.meta.url))
-  for (;;) {
-    const candidate = path.join(dir, 'conformance', 'compliance', ADCP_VERSION)
-    if (existsSync(path.join(candidate, 'universal'))) return candidate
-    const parent = path.dirname(dir)
-    if (parent === dir) break
-    dir = parent
-  }
-  throw new StoryboardError(
-    'bundle_invalid',
-    `no vendored AdCP ${ADCP_VERSION} compliance bundle found above this package: pass the bundle directory (dir / --dir) or set ADWIRE_STORYBOARDS_DIR`,
-  )
+  return fromEnv ? path.resolve(fromEnv) : complianceDir
+}
+
+/**
+ * The JSON Schemas of a bundle's version: `schemas/<version>/` two levels above the bundle, as the AdCP release
+ * lays them out, else those `@adwire/adcp-data` ships when the version is theirs.
+ */
+function schemasFor(root: string, version: string): string | undefined {
+  const beside = path.join(root, '..', '..', 'schemas', version)
+  if (existsSync(beside)) return beside
+  return version === DATA_VERSION ? dataSchemasDir : undefined
 }
 
 /**
@@ -115,7 +116,7 @@ function readYaml(dir: string, file: string): unknown {
 /**
  * Loads and checks every storyboard of a bundle directory.
  * @example
- * const bundle = loadBundle() // the vendored 3.1.19 tree
+ * const bundle = loadBundle() // the 3.1.19 bundle of @adwire/adcp-data
  * bundle.get('capability_discovery').storyboard.phases[0].steps[0].task // 'get_adcp_capabilities'
  */
 export function loadBundle(dir: string = defaultBundleDir()): Bundle {
@@ -127,7 +128,6 @@ export function loadBundle(dir: string = defaultBundleDir()): Bundle {
     ? (JSON.parse(readFileSync(path.join(root, 'index.json'), 'utf8')) as { adcp_version?: string })
     : {}
   const version = index.adcp_version ?? path.basename(root)
-  const schemasCandidate = path.join(root, '..', '..', 'schemas', version)
   const entries: BundleEntry[] = []
   const documents: string[] = []
   const testKits = new Map<string, TestKit>()
@@ -176,7 +176,7 @@ export function loadBundle(dir: string = defaultBundleDir()): Bundle {
   return {
     dir: root,
     version,
-    schemasDir: existsSync(schemasCandidate) ? schemasCandidate : undefined,
+    schemasDir: schemasFor(root, version),
     entries,
     documents,
     testKits,

@@ -21,7 +21,7 @@ export interface RunOptions {
   protocol?: Protocol
   /** Storyboard keys or ids; default: every storyboard of the bundle that is not a `domains/` duplicate. */
   storyboards?: readonly string[]
-  /** A loaded bundle, or the bundle directory (default: the vendored 3.1.19 tree). */
+  /** A loaded bundle, or the bundle directory (default: the 3.1.19 bundle of @adwire/adcp-data). */
   bundle?: Bundle | string
   /** Bearer credential for every call; default: the storyboard test kit's `auth.api_key`. */
   auth?: string

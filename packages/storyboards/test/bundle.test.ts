@@ -6,9 +6,11 @@
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { complianceDir, schemasDir } from '@adwire/adcp-data'
 import { describe, expect, it } from 'vitest'
 import {
   capabilityGate,
+  defaultBundleDir,
   withScenarios,
   CHECK_KINDS,
   loadBundle,
@@ -146,6 +148,30 @@ describe('requires_capability on real storyboards', () => {
     expect(capabilityGate(present, {})).toEqual(
       present.present ? expect.objectContaining({ reason: 'not_applicable' }) : undefined,
     )
+  })
+})
+
+describe('where the bundle is found', () => {
+  it('is the one @adwire/adcp-data ships, with its schemas, unless ADWIRE_STORYBOARDS_DIR names another', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'adwire-bundle-env-'))
+    const before = process.env.ADWIRE_STORYBOARDS_DIR
+    try {
+      delete process.env.ADWIRE_STORYBOARDS_DIR
+      expect(defaultBundleDir()).toBe(complianceDir)
+      expect(loadBundle().dir).toBe(complianceDir)
+      expect(loadBundle().schemasDir).toBe(schemasDir)
+      process.env.ADWIRE_STORYBOARDS_DIR = dir
+      expect(defaultBundleDir()).toBe(dir)
+    } finally {
+      if (before === undefined) delete process.env.ADWIRE_STORYBOARDS_DIR
+      else process.env.ADWIRE_STORYBOARDS_DIR = before
+    }
+  })
+
+  it('gives a copy of the 3.1.19 bundle without schemas beside it the schemas of @adwire/adcp-data', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'adwire-bundle-alone-'))
+    cpSync(bundle.dir, dir, { recursive: true })
+    expect(loadBundle(dir).schemasDir).toBe(schemasDir)
   })
 })
 

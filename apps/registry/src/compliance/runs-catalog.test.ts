@@ -3,8 +3,10 @@
  * SSRF policy stops: a registry without ALLOW_PRIVATE_AGENTS never connects to a loopback agent, and the run
  * says so in its stored result.
  */
+import { complianceDir, schemasDir } from '@adwire/adcp-data'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { api, startTestRegistry, type TestRegistry } from '../testing/registry.js'
+import { storyboardBundle } from './runs-catalog.js'
 
 let test: TestRegistry
 let key: string
@@ -20,6 +22,11 @@ afterAll(async () => {
 })
 
 describe('the storyboard catalog', () => {
+  it('is the bundle @adwire/adcp-data ships, with its schemas (no copy of the repository folder)', () => {
+    expect(storyboardBundle().dir).toBe(complianceDir)
+    expect(storyboardBundle().schemasDir).toBe(schemasDir)
+  })
+
   it('lists the 3.1.19 storyboards once each, filtered by category', async () => {
     const all = await api(test.registry, 'listStoryboards', '/api/storyboards')
     expect(all.body).toMatchObject({ adcp_version: '3.1.19', requested_compliance_target: '3.1', count: 122 })

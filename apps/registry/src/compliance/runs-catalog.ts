@@ -3,10 +3,8 @@
  * through `@adwire/storyboards`, shown in the document's `StoryboardSummary` / `StoryboardDetail` shapes, and
  * the bundles an agent's declared capabilities make applicable.
  */
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
+import { complianceDir } from '@adwire/adcp-data'
 import {
-  ADCP_VERSION,
   loadBundle,
   storyboardGate,
   type AgentProfile,
@@ -14,7 +12,6 @@ import {
   type BundleEntry,
   type Storyboard,
 } from '@adwire/storyboards'
-import { conformanceDir } from '../spec/locate.js'
 
 /** The compliance targets this registry serves (one bundle: 3.1.19), by the name a caller may ask for. */
 const TARGETS = new Map([
@@ -34,15 +31,11 @@ export const SUPPORTED_TARGETS = '3.1 (bundle 3.1.19)'
 let cached: Bundle | undefined
 
 /**
- * The vendored bundle (loaded on first use): `compliance/3.1.19` of the registry's conformance folder (the build
- * ships it in `dist/conformance/`, beside the schemas the bundle reads), else where `@adwire/storyboards` finds it.
+ * The official 3.1.19 bundle (loaded on first use), as `@adwire/adcp-data` ships it, beside the schemas the
+ * bundle reads.
  */
 export function storyboardBundle(): Bundle {
-  if (!cached) {
-    const shipped = join(conformanceDir(), 'compliance', ADCP_VERSION)
-    cached = existsSync(join(shipped, 'universal')) ? loadBundle(shipped) : loadBundle()
-  }
-  return cached
+  return (cached ??= loadBundle(complianceDir))
 }
 
 const text = (value: unknown): string => (typeof value === 'string' ? value.trim() : '')

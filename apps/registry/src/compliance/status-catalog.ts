@@ -1,13 +1,13 @@
 /**
  * What the status side knows about a storyboard id: its title, category and track, and which badge role it
- * counts towards. Read once from the vendored compliance bundle (`conformance/compliance/<version>/`): a
+ * counts towards. Read once from the official compliance bundle `@adwire/adcp-data` ships: a
  * storyboard under `protocols/<p>/` counts towards role `<p>`, one under `specialisms/<s>/` towards the
  * specialism's protocol (index.json), one under `universal/` towards none (every agent must pass it). An id
  * the bundle does not name (another version, a renamed storyboard) is shown by id, with no role.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { ADCP_VERSION, complianceDir } from '@adwire/adcp-data'
 import { parse } from 'yaml'
 
 /** The canonical badge roles of the document (`BadgeRole`). */
@@ -45,17 +45,9 @@ export interface StoryboardCatalog {
   info(storyboardId: string): StoryboardInfo
 }
 
-/** Finds `conformance/compliance/<version>` walking up from this module; `undefined` when absent. */
-function bundleDir(version: string): string | undefined {
-  let folder = dirname(fileURLToPath(import.meta.url))
-  for (;;) {
-    const candidate = join(folder, 'conformance', 'compliance', version)
-    if (existsSync(join(candidate, 'index.json'))) return candidate
-    const parent = dirname(folder)
-    if (parent === folder) return undefined
-    folder = parent
-  }
-}
+/** The bundle of `version` in `@adwire/adcp-data`; `undefined` for a version it does not carry. */
+const bundleDir = (version: string): string | undefined =>
+  version === ADCP_VERSION ? complianceDir : undefined
 
 function yamlFiles(dir: string): string[] {
   if (!existsSync(dir)) return []

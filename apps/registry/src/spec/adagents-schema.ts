@@ -4,11 +4,9 @@
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { ADCP_VERSION as VERSION, schemasDir } from '@adwire/adcp-data'
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
-import { conformanceDir } from './locate.js'
-
-const VERSION = '3.1.19'
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
   addFormatsModule) as typeof addFormatsModule
 
@@ -18,7 +16,7 @@ const validators = new Map<string, ValidateFunction>()
 function load(ajvInstance: Ajv, id: string, seen: Set<string>): void {
   if (seen.has(id)) return
   seen.add(id)
-  const file = join(conformanceDir(), 'schemas', VERSION, id.replace(`/schemas/${VERSION}/`, ''))
+  const file = join(schemasDir, id.replace(`/schemas/${VERSION}/`, ''))
   const text = readFileSync(file, 'utf8')
   ajvInstance.addSchema(JSON.parse(text) as object)
   for (const match of text.matchAll(/"\$ref"\s*:\s*"(\/schemas\/[^"#]+)/g)) load(ajvInstance, match[1]!, seen)

@@ -18,9 +18,8 @@
  *    `has_more` object beside the documented `brands`, `publishers` and `properties` (all optional additions).
  */
 import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { registryOpenApiFile } from '@adwire/adcp-data'
 import { parse } from 'yaml'
-import { conformanceDir } from './locate.js'
 
 export type JsonObject = Record<string, unknown>
 
@@ -63,7 +62,7 @@ const SELECTOR_SCHEMA = {
 
 /** The upstream document as vendored, parsed (a fresh copy on each call). */
 export function upstreamDocument(): JsonObject {
-  return parse(readFileSync(join(conformanceDir(), 'openapi', 'registry.yaml'), 'utf8')) as JsonObject
+  return parse(readFileSync(registryOpenApiFile, 'utf8')) as JsonObject
 }
 
 /** The compliance runs that answer 202 with `Prefer: respond-async` (addition 4). */

@@ -18,7 +18,7 @@ import { asTyped } from '../help.js'
 
 export const storyboardHelp = `usage: adwire storyboard <command> [options]
 
-Runs the AdCP compliance storyboards (the vendored AdCP 3.1.19 bundle unless --dir names another).
+Runs the AdCP compliance storyboards (the official AdCP 3.1.19 bundle of @adwire/adcp-data unless --dir names another).
 
   list [--dir D]               every storyboard of the bundle with its applicability rules
   show ID [--dir D]            a storyboard's gates, phases, steps and checks (ID: id or key, e.g.
