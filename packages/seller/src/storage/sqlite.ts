@@ -7,26 +7,11 @@ import {
   pruneField,
   type RecordStore,
   type Storage,
-  type StoredRecord,
+  toRecord,
+  type RecordRow,
 } from './types.js'
 
-interface Row {
-  seq: number
-  kind: string
-  id: string
-  owner: string
-  revision: number
-  body: string
-}
-
-const toRecord = <T>(row: Row): StoredRecord<T> => ({
-  kind: row.kind,
-  id: row.id,
-  owner: row.owner,
-  revision: Number(row.revision),
-  seq: Number(row.seq),
-  body: JSON.parse(row.body) as T,
-})
+type Row = RecordRow
 
 /**
  * @example

@@ -19,6 +19,26 @@ export interface StoredRecord<T = Record<string, unknown>> {
   readonly body: T
 }
 
+/** A row of the record table as both drivers return it (PostgreSQL gives BIGINT seq as text). */
+export interface RecordRow {
+  readonly seq: number | string
+  readonly kind: string
+  readonly id: string
+  readonly owner: string
+  readonly revision: number | string
+  readonly body: string
+}
+
+/** The stored record of a row. */
+export const toRecord = <T>(row: RecordRow): StoredRecord<T> => ({
+  kind: row.kind,
+  id: row.id,
+  owner: row.owner,
+  revision: Number(row.revision),
+  seq: Number(row.seq),
+  body: JSON.parse(row.body) as T,
+})
+
 /** The record table, the same on SQLite and PostgreSQL. */
 export interface RecordStore {
   get<T = Record<string, unknown>>(kind: string, id: string): Promise<StoredRecord<T> | undefined>
