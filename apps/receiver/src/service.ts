@@ -74,7 +74,7 @@ export async function startReceiver(env: ReceiverEnv, options: StartOptions = {}
     runtime,
     close(graceMs = 10_000) {
       closing ??= (async () => {
-        sweeper.stop()
+        await sweeper.stop()
         const drained = listener.close(graceMs)
         // Streams end right away: they would hold the drain open.
         deps.hub.close()

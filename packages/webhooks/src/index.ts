@@ -28,6 +28,7 @@ export type {
   WebhookReceiverOptions,
 } from './receiver/types.js'
 export { createSweeper, type Sweepable, type Sweeper, type SweeperOptions } from './sweeper.js'
+export { every, type Every } from './every.js'
 export { WebhookError, type WebhookErrorCode } from './errors.js'
 export { createWebhookSender } from './sender/sender.js'
 export {

@@ -1,3 +1,5 @@
+import { every, type Every } from './every.js'
+
 /** Anything with expired records to delete: the stores of this package, or a store bundle's `sweep`. */
 export interface Sweepable {
   sweep(now: number): Promise<unknown> | unknown
@@ -16,7 +18,8 @@ export interface Sweeper {
   /** Sweeps every target once now. */
   runOnce(): Promise<void>
   start(): void
-  stop(): void
+  /** Stops the timer; resolves once a sweep under way has ended. */
+  stop(): Promise<void>
 }
 
 /**
@@ -30,8 +33,7 @@ export interface Sweeper {
 export function createSweeper(targets: readonly Sweepable[], options: SweeperOptions = {}): Sweeper {
   const now = options.now ?? (() => Date.now() / 1000)
   const interval = Math.max(1, options.intervalSeconds ?? 300) * 1000
-  let timer: ReturnType<typeof setInterval> | undefined
-  let running: Promise<void> | undefined
+  let timer: Every | undefined
   const runOnce = async () => {
     for (const target of targets) {
       try {
@@ -44,15 +46,12 @@ export function createSweeper(targets: readonly Sweepable[], options: SweeperOpt
   return {
     runOnce,
     start() {
-      if (timer) return
-      timer = setInterval(() => {
-        running ??= runOnce().finally(() => (running = undefined))
-      }, interval)
-      timer.unref?.()
+      timer ??= every(runOnce, interval)
     },
-    stop() {
-      if (timer) clearInterval(timer)
+    async stop() {
+      const stopping = timer?.stop()
       timer = undefined
+      await stopping
     },
   }
 }
