@@ -12,12 +12,23 @@ function contract(name: string, open: () => Promise<SqlDriver>) {
       const db = await open()
       try {
         await db.run('CREATE TABLE notes (id TEXT PRIMARY KEY, body TEXT, n INTEGER)')
-        expect(await db.run('INSERT INTO notes (id, body, n) VALUES (?, ?, ?), (?, ?, ?)', ['a', 'x', 1, 'b', null, 2])).toBe(2)
+        expect(
+          await db.run('INSERT INTO notes (id, body, n) VALUES (?, ?, ?), (?, ?, ?)', [
+            'a',
+            'x',
+            1,
+            'b',
+            null,
+            2,
+          ]),
+        ).toBe(2)
         expect(await db.all('SELECT id, body FROM notes ORDER BY id')).toEqual([
           { id: 'a', body: 'x' },
           { id: 'b', body: null },
         ])
-        expect(await db.tuples(`SELECT id, n FROM notes WHERE id IN (${placeholders(2)}) ORDER BY id`, ['a', 'b'])).toEqual([
+        expect(
+          await db.tuples(`SELECT id, n FROM notes WHERE id IN (${placeholders(2)}) ORDER BY id`, ['a', 'b']),
+        ).toEqual([
           ['a', 1],
           ['b', 2],
         ])

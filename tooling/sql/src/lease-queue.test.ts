@@ -75,9 +75,11 @@ function contract(name: string, open: () => SqlDriver) {
         expect(claimed).toHaveLength(120)
         expect(new Set(claimed).size).toBe(120)
         expect(finished).toBe(120)
-        expect(await setup.all(`SELECT state, attempts, CAST(COUNT(*) AS INTEGER) AS n FROM ${table} GROUP BY state, attempts`)).toEqual([
-          { state: 'done', attempts: 1, n: 120 },
-        ])
+        expect(
+          await setup.all(
+            `SELECT state, attempts, CAST(COUNT(*) AS INTEGER) AS n FROM ${table} GROUP BY state, attempts`,
+          ),
+        ).toEqual([{ state: 'done', attempts: 1, n: 120 }])
       } finally {
         for (const db of [setup, ...claimers]) await db.close()
       }
@@ -89,7 +91,11 @@ function contract(name: string, open: () => SqlDriver) {
       try {
         await createJobs(db, table, 1)
         const queue = leaseQueue(db, fenced(table))
-        const [first] = await queue.claim<{ id: string; attempts: number }>({ now: 10, leaseUntil: 40, limit: 5 })
+        const [first] = await queue.claim<{ id: string; attempts: number }>({
+          now: 10,
+          leaseUntil: 40,
+          limit: 5,
+        })
         expect(first!.row).toMatchObject({ id: 'job_0000', attempts: 0 })
         // Leased: nobody else gets it until the lease ends.
         expect(await queue.claim({ now: 39, leaseUntil: 70, limit: 5 })).toEqual([])
@@ -103,7 +109,9 @@ function contract(name: string, open: () => SqlDriver) {
 
         const delay = backoffSeconds(0, { baseSeconds: 10, capSeconds: 300, random: () => 0.5 })
         expect(delay).toBe(10)
-        expect(await queue.retry('job_0000', second!.fence, { dueAt: 60 + delay, error: 'answered 503' })).toBe(true)
+        expect(
+          await queue.retry('job_0000', second!.fence, { dueAt: 60 + delay, error: 'answered 503' }),
+        ).toBe(true)
         expect(await db.one(`SELECT state, attempts, error, lease_until FROM ${table}`)).toEqual({
           state: 'pending',
           attempts: 1,
@@ -146,9 +154,9 @@ function contract(name: string, open: () => SqlDriver) {
           ['job_0001', 'running', 'started', 1],
         ])
         // A running job is not claimed again, even past its lease: recovery brings it back.
-        expect((await queue.claim<{ id: string }>({ now: 50, leaseUntil: 60, limit: 5 })).map((job) => job.row.id)).toEqual([
-          'job_0002',
-        ])
+        expect(
+          (await queue.claim<{ id: string }>({ now: 50, leaseUntil: 60, limit: 5 })).map((job) => job.row.id),
+        ).toEqual(['job_0002'])
         expect(await queue.release('job_0002', 1, { set: { note: 'released' } })).toBe(true)
         expect(await db.one(`SELECT state, attempts, note FROM ${table} WHERE id = 'job_0002'`)).toEqual({
           state: 'queued',
@@ -164,11 +172,18 @@ function contract(name: string, open: () => SqlDriver) {
         expect(again.map(({ row, fence }) => [row.id, fence])).toEqual([['job_0000', 2]])
         expect(await queue.on(db).done('job_0000', 1)).toBe(false)
         expect(
-          await queue.recover({ now: 40, maxAttempts: 2, skip: ['job_0001'], failed: { state: 'failed', set: { note: 'gave up' } } }),
+          await queue.recover({
+            now: 40,
+            maxAttempts: 2,
+            skip: ['job_0001'],
+            failed: { state: 'failed', set: { note: 'gave up' } },
+          }),
         ).toEqual({ requeued: [], failed: ['job_0000'] })
         // Finished inside a transaction with the job's results.
         const finished = await db.transaction(async (tx) => {
-          const owned = await queue.on(tx).done('job_0001', 1, { state: 'completed', set: { note: 'result' } })
+          const owned = await queue
+            .on(tx)
+            .done('job_0001', 1, { state: 'completed', set: { note: 'result' } })
           if (owned) await tx.run(`INSERT INTO ${table} (id, state, created) VALUES ('result_1', 'none', 99)`)
           return owned
         })

@@ -75,9 +75,17 @@ export interface LeaseQueueOperations {
     readonly set?: Assignments
   }): Promise<Leased<Row>[]>
   /** Finishes a job (`states.done`, or `state`); false when the lease was lost. */
-  done(key: SqlValue, fence: Fence, options?: { readonly state?: string; readonly set?: Assignments }): Promise<boolean>
+  done(
+    key: SqlValue,
+    fence: Fence,
+    options?: { readonly state?: string; readonly set?: Assignments },
+  ): Promise<boolean>
   /** Gives a failed job back, due again at `dueAt`; false when the lease was lost. */
-  retry(key: SqlValue, fence: Fence, options: { readonly dueAt: SqlValue; readonly error?: string }): Promise<boolean>
+  retry(
+    key: SqlValue,
+    fence: Fence,
+    options: { readonly dueAt: SqlValue; readonly error?: string },
+  ): Promise<boolean>
   /** Extends the lease; false when it was lost. */
   renew(key: SqlValue, fence: Fence, leaseUntil: SqlValue): Promise<boolean>
   /** Gives a claimed job back unattempted (the worker is stopping). */
@@ -194,7 +202,8 @@ function operations(db: SqlExecutor, spec: LeaseQueueSpec): LeaseQueueOperations
         fence,
       ),
     retry(keyValue, fence, options) {
-      if (!spec.dueAt) throw new SqlError('sql_invalid_queue', `${table} has no due-time column to retry with`)
+      if (!spec.dueAt)
+        throw new SqlError('sql_invalid_queue', `${table} has no due-time column to retry with`)
       return update(
         {
           [state]: states.ready,
