@@ -2,6 +2,7 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { dropSchema, freshSchemaName, queryOnce } from '@adwire/vitest-config/postgres'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import type { SqlDriver } from './driver.js'
@@ -24,19 +25,11 @@ export function sqliteFile(): { open: () => SqlDriver } {
 export async function postgresSchema(
   url: string,
 ): Promise<{ open: (max?: number) => SqlDriver; drop: () => Promise<void> }> {
-  const schema = `adwire_sql_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  await admin.query(`CREATE SCHEMA "${schema}"`)
-  await admin.end()
+  const schema = freshSchemaName('adwire_sql')
+  await queryOnce(url, `CREATE SCHEMA "${schema}"`)
   return {
     open: (max = 4) =>
       postgresDriver(new pg.Pool({ connectionString: url, options: `-c search_path="${schema}"`, max })),
-    async drop() {
-      const client = new pg.Client({ connectionString: url })
-      await client.connect()
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-      await client.end()
-    },
+    drop: () => dropSchema(url, schema),
   }
 }
