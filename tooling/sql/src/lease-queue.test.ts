@@ -205,6 +205,9 @@ function contract(name: string, open: () => SqlDriver) {
       expect(() => leaseQueue(db, { ...fenced('jobs'), returning: 'id, (SELECT 1)' })).toThrow(
         expect.objectContaining({ code: 'sql_invalid_queue' }),
       )
+      expect(() => leaseQueue(db, { ...counted('jobs'), returning: 'id, state' })).toThrow(
+        expect.objectContaining({ code: 'sql_invalid_queue' }),
+      )
       void db.close()
     })
   })

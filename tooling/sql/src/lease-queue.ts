@@ -121,6 +121,12 @@ function checked(spec: LeaseQueueSpec): void {
     .find((name) => !IDENTIFIER.test(name.trim()))
   if (bad !== undefined || !TABLE.test(spec.table))
     throw new SqlError('sql_invalid_queue', `not an SQL identifier: ${bad ?? spec.table}`)
+  // Without a fence column a claim's fence is the attempt counter it returns.
+  if (!spec.fence && returning.length > 0 && !returning.some((name) => name.trim() === spec.attempts))
+    throw new SqlError(
+      'sql_invalid_queue',
+      `a claim must return ${spec.attempts}, the fence of ${spec.table}`,
+    )
 }
 
 /** `a = ?, b = COALESCE(b, ?)` and its values, in order. */
