@@ -1,9 +1,10 @@
 /**
  * Opens what the creative agent keeps: the @adwire/store-* stores (request idempotency claims and the webhook
  * outbox), a small settings table (the generated signing key and token hash) and the preview pages served at
- * /previews/{id}, on one SQLite file or one PostgreSQL schema.
+ * /previews/{id}, on one SQLite file or one PostgreSQL schema, written once on the driver of @adwire/sql.
  */
 import { migratePostgres, migrateSqlite } from '@adwire/service-kit'
+import { postgresDriver, sqliteDriver, type SqlDriver } from '@adwire/sql'
 import { openPostgresStores } from '@adwire/store-postgres'
 import { openSqliteStores } from '@adwire/store-sqlite'
 import type { ClaimStore, OutboxStore } from '@adwire/webhooks'
@@ -11,6 +12,8 @@ import type { DatabaseConfig } from './env.js'
 
 const TABLE = 'creative_agent_settings'
 const PREVIEWS = 'creative_agent_previews'
+/** Preview rows per upsert statement (3 values each: within SQLite's 32,766 and PostgreSQL's 65,535). */
+const PREVIEW_ROWS = 10_000
 
 /**
  * How long an expired preview page is remembered (its row kept, the page emptied) so /previews/{id} answers 410
@@ -79,134 +82,96 @@ export interface Storage extends PreviewPersistence {
  * await storage.close()
  */
 export async function openStorage(config: DatabaseConfig): Promise<Storage> {
-  if (config.kind === 'sqlite') {
-    const stores = openSqliteStores({ path: config.path })
-    const db = stores.database
-    try {
+  const stores =
+    config.kind === 'sqlite'
+      ? openSqliteStores({ path: config.path })
+      : await openPostgresStores({ connectionString: config.connectionString, schema: config.schema })
+  const closeStores = async () => {
+    await stores.close()
+  }
+  const prefix = config.kind === 'sqlite' ? '' : `"${config.schema}".`
+  const table = `${prefix}${TABLE}`
+  const previews = `${prefix}${PREVIEWS}`
+  let driver: SqlDriver
+  try {
+    if ('database' in stores) {
+      const db = stores.database
       migrateSqlite(db, () =>
         db.exec(`CREATE TABLE IF NOT EXISTS ${TABLE} (name TEXT PRIMARY KEY, value TEXT NOT NULL);
           CREATE TABLE IF NOT EXISTS ${PREVIEWS} (id TEXT PRIMARY KEY, html TEXT NOT NULL, expires_at INTEGER NOT NULL);
           CREATE INDEX IF NOT EXISTS ${PREVIEWS}_expires_at ON ${PREVIEWS} (expires_at)`),
       )
-    } catch (error) {
-      stores.close()
-      throw error
-    }
-    const select = db.prepare(`SELECT value FROM ${TABLE} WHERE name = ?`)
-    const insert = db.prepare(
-      `INSERT INTO ${TABLE} (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`,
-    )
-    const read = (name: string) => (select.get(name) as { value: string } | undefined)?.value
-    const upsertPreview = db.prepare(
-      `INSERT INTO ${PREVIEWS} (id, html, expires_at) VALUES (?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET html = excluded.html, expires_at = excluded.expires_at
-       WHERE excluded.expires_at > ${PREVIEWS}.expires_at`,
-    )
-    const putPreviews = db.transaction((pages: readonly PreviewRow[]) => {
-      for (const page of pages) upsertPreview.run(page.id, page.html, page.expiresAt.getTime())
-    })
-    const selectPreview = db.prepare(`SELECT id, html, expires_at FROM ${PREVIEWS} WHERE id = ?`)
-    const emptyExpired = db.prepare(`UPDATE ${PREVIEWS} SET html = '' WHERE expires_at <= ? AND html <> ''`)
-    const deleteOld = db.prepare(`DELETE FROM ${PREVIEWS} WHERE expires_at <= ?`)
-    const sweepPreviews = db.transaction((nowMs: number) => {
-      emptyExpired.run(nowMs)
-      deleteOld.run(nowMs - PREVIEW_TOMBSTONE_SECONDS * 1000)
-    })
-    return {
-      kind: 'sqlite',
-      claims: stores.claims,
-      outbox: stores.outbox,
-      getSetting: async (name) => read(name),
-      async putSettingIfAbsent(name, value) {
-        insert.run(name, value)
-        return read(name)!
-      },
-      async putPreviews(pages) {
-        if (pages.length > 0) putPreviews.immediate(latestPerId(pages))
-      },
-      async getPreview(id) {
-        const row = selectPreview.get(id) as Parameters<typeof toRow>[0] | undefined
-        return row ? toRow(row) : undefined
-      },
-      async ping() {
-        db.prepare('SELECT 1').get()
-      },
-      async sweep(now) {
-        await stores.sweep(now)
-        sweepPreviews.immediate(Math.floor(now * 1000))
-      },
-      async close() {
-        stores.close()
-      },
-    }
-  }
-  const stores = await openPostgresStores({
-    connectionString: config.connectionString,
-    schema: config.schema,
-  })
-  const table = `"${config.schema}".${TABLE}`
-  const previews = `"${config.schema}".${PREVIEWS}`
-  try {
-    // One transaction under an advisory lock on the schema: instances starting together on one schema do not
-    // race on the catalog (CREATE … IF NOT EXISTS is not safe against concurrent creators).
-    await migratePostgres(stores.pool, `adwire_creative_agent:${config.schema}`, async (client) => {
-      await client.query(`CREATE TABLE IF NOT EXISTS ${table} (name TEXT PRIMARY KEY, value TEXT NOT NULL)`)
-      await client.query(
-        `CREATE TABLE IF NOT EXISTS ${previews} (id TEXT PRIMARY KEY, html TEXT NOT NULL, expires_at BIGINT NOT NULL)`,
+      driver = sqliteDriver(db)
+    } else {
+      // One transaction under an advisory lock on the schema: instances starting together on one schema do not
+      // race on the catalog (CREATE … IF NOT EXISTS is not safe against concurrent creators).
+      await migratePostgres(
+        stores.pool,
+        `adwire_creative_agent:${config.kind === 'postgres' ? config.schema : ''}`,
+        async (client) => {
+          await client.query(
+            `CREATE TABLE IF NOT EXISTS ${table} (name TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+          )
+          await client.query(
+            `CREATE TABLE IF NOT EXISTS ${previews} (id TEXT PRIMARY KEY, html TEXT NOT NULL, expires_at BIGINT NOT NULL)`,
+          )
+          await client.query(`CREATE INDEX IF NOT EXISTS ${PREVIEWS}_expires_at ON ${previews} (expires_at)`)
+        },
       )
-      await client.query(`CREATE INDEX IF NOT EXISTS ${PREVIEWS}_expires_at ON ${previews} (expires_at)`)
-    })
+      driver = postgresDriver(stores.pool)
+    }
   } catch (error) {
-    await stores.close()
+    await closeStores()
     throw error
   }
+  // The stores own the connection or pool: the driver is never closed, and runs no transaction of its own on
+  // the SQLite connection the stores share (each write below is one statement).
   const read = async (name: string) =>
-    (await stores.pool.query<{ value: string }>(`SELECT value FROM ${table} WHERE name = $1`, [name])).rows[0]
-      ?.value
+    (await driver.one<{ value: string }>(`SELECT value FROM ${table} WHERE name = ?`, [name]))?.value
   return {
-    kind: 'postgres',
+    kind: config.kind,
     claims: stores.claims,
     outbox: stores.outbox,
     getSetting: read,
     async putSettingIfAbsent(name, value) {
-      await stores.pool.query(
-        `INSERT INTO ${table} (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
-        [name, value],
-      )
+      await driver.run(`INSERT INTO ${table} (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`, [
+        name,
+        value,
+      ])
       return (await read(name))!
     },
     async putPreviews(pages) {
-      if (pages.length === 0) return
       const rows = latestPerId(pages)
-      // One statement whatever the number of pages: the columns go as three arrays.
-      await stores.pool.query(
-        `INSERT INTO ${previews} AS p (id, html, expires_at)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
-         ON CONFLICT (id) DO UPDATE SET html = EXCLUDED.html, expires_at = EXCLUDED.expires_at
-         WHERE EXCLUDED.expires_at > p.expires_at`,
-        [rows.map((row) => row.id), rows.map((row) => row.html), rows.map((row) => row.expiresAt.getTime())],
-      )
+      // One statement for any realistic number of pages (3 values a row, within both databases' limits).
+      for (let start = 0; start < rows.length; start += PREVIEW_ROWS) {
+        const chunk = rows.slice(start, start + PREVIEW_ROWS)
+        await driver.run(
+          `INSERT INTO ${previews} (id, html, expires_at) VALUES ${chunk.map(() => '(?, ?, ?)').join(', ')}
+           ON CONFLICT (id) DO UPDATE SET html = excluded.html, expires_at = excluded.expires_at
+           WHERE excluded.expires_at > ${PREVIEWS}.expires_at`,
+          chunk.flatMap((row) => [row.id, row.html, row.expiresAt.getTime()]),
+        )
+      }
     },
     async getPreview(id) {
-      const found = await stores.pool.query<Parameters<typeof toRow>[0]>(
-        `SELECT id, html, expires_at FROM ${previews} WHERE id = $1`,
+      const row = await driver.one<Parameters<typeof toRow>[0]>(
+        `SELECT id, html, expires_at FROM ${previews} WHERE id = ?`,
         [id],
       )
-      return found.rows[0] ? toRow(found.rows[0]) : undefined
+      return row ? toRow(row) : undefined
     },
     async ping() {
-      await stores.pool.query('SELECT 1')
+      await driver.one('SELECT 1')
     },
     async sweep(now) {
       await stores.sweep(now)
       const nowMs = Math.floor(now * 1000)
-      await stores.pool.query(`UPDATE ${previews} SET html = '' WHERE expires_at <= $1 AND html <> ''`, [
-        nowMs,
-      ])
-      await stores.pool.query(`DELETE FROM ${previews} WHERE expires_at <= $1`, [
+      // Two idempotent statements: a sweep stopped between them finishes on the next one.
+      await driver.run(`UPDATE ${previews} SET html = '' WHERE expires_at <= ? AND html <> ''`, [nowMs])
+      await driver.run(`DELETE FROM ${previews} WHERE expires_at <= ?`, [
         nowMs - PREVIEW_TOMBSTONE_SECONDS * 1000,
       ])
     },
-    close: () => stores.close(),
+    close: closeStores,
   }
 }

@@ -3,9 +3,11 @@
  * pending in the same statement that records the publication, so nothing acknowledged to the seller can be
  * lost; a forwarder leases due rows (one instance per row, even with many instances), posts them, and marks
  * them done on a 2xx, or schedules a retry with exponential back-off (capped, never given up: the event stays
- * pending until the downstream takes it). Delivery is at least once: the downstream dedupes on the
- * `Idempotency-Key` header (registration id and the webhook's idempotency_key).
+ * pending until the downstream takes it); the lease, retry and back-off are the lease queue's of @adwire/sql.
+ * Delivery is at least once: the downstream dedupes on the `Idempotency-Key` header (registration id and the
+ * webhook's idempotency_key).
  */
+import { backoffSeconds } from '@adwire/sql'
 import type { ForwardJob, ReceiverDatabase } from './db/types.js'
 
 export interface ForwarderOptions {
@@ -92,7 +94,7 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
     } catch (cause) {
       error = `downstream unreachable: ${(cause as Error).message}`
     }
-    const delay = Math.min(cap, base * 2 ** Math.min(job.attempts, 30)) * (0.75 + Math.random() * 0.5)
+    const delay = backoffSeconds(job.attempts, { baseSeconds: base, capSeconds: cap })
     await options.db.retryForwarding(job.seq, job.fence, now() + delay, error)
     log({
       forwarder: 'retry',

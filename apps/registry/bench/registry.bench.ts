@@ -26,7 +26,7 @@
 import type { Server } from 'node:http'
 import type { RunningRegistry } from '../src/service.js'
 import type { PublisherSnapshot } from '../src/domain/types.js'
-import type { SqlDriver } from '../src/db/driver.js'
+import type { SqlDriver } from '@adwire/sql'
 import { PROPERTY_COLUMNS } from '../src/db/rows.js'
 import {
   IN_FLIGHT,

@@ -22,7 +22,7 @@ import type { Server } from 'node:http'
 import type { RunningRegistry } from '../src/service.js'
 import type { PublisherSnapshot } from '../src/domain/types.js'
 import { insertMany } from '../src/db/batch.js'
-import type { SqlDriver } from '../src/db/driver.js'
+import type { SqlDriver } from '@adwire/sql'
 import { searchTerms } from '../src/db/search.js'
 import {
   IN_FLIGHT,

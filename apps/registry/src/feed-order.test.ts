@@ -13,7 +13,7 @@ import { resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { DatabaseConfig } from './env.js'
 import type { FeedEvent, PublisherSnapshot } from './domain/types.js'
-import type { SqlDriver } from './db/driver.js'
+import type { SqlDriver } from '@adwire/sql'
 import { createRepository, openRepository, type RegistryRepository } from './db/repository.js'
 import { dropSchema } from './testing/registry.js'
 

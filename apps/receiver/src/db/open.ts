@@ -7,8 +7,7 @@ import { openPostgresStores } from '@adwire/store-postgres'
 import { openSqliteStores } from '@adwire/store-sqlite'
 import type { ClaimStore, ConvergenceStore, DeliveryInbox, ReceivedEvent } from '@adwire/webhooks'
 import type { DatabaseConfig } from '../env.js'
-import { postgresReceiverDatabase } from './postgres.js'
-import { sqliteReceiverDatabase } from './sqlite.js'
+import { openReceiverDatabase } from './database.js'
 import type { InboxTransactionHandle, ReceiverDatabase } from './types.js'
 
 /** How long verification failures are kept for the page, seconds. */
@@ -57,7 +56,7 @@ export async function openStorage(config: DatabaseConfig): Promise<Storage> {
     const stores = openSqliteStores({ path: config.path })
     let db: ReceiverDatabase
     try {
-      db = sqliteReceiverDatabase(stores.database)
+      db = await openReceiverDatabase({ kind: 'sqlite', database: stores.database })
     } catch (error) {
       stores.close()
       throw error
@@ -87,7 +86,7 @@ export async function openStorage(config: DatabaseConfig): Promise<Storage> {
   })
   let db: ReceiverDatabase
   try {
-    db = await postgresReceiverDatabase(stores.pool, config.schema)
+    db = await openReceiverDatabase({ kind: 'postgres', pool: stores.pool, schema: config.schema })
   } catch (error) {
     await stores.close()
     throw error

@@ -1,4 +1,5 @@
-/** Row ↔ record mapping shared by the SQLite and PostgreSQL implementations (same column names). */
+/** Row ↔ record mapping of the receiver's tables (the same column names on SQLite and PostgreSQL). */
+import type { SqlValue } from '@adwire/sql'
 import type {
   AuthConfig,
   EventRecord,
@@ -55,7 +56,7 @@ export interface ForwardRow extends EventRow {
  * The values of a registration row, in column order (id, auth_mode, config, shape, token, horizon, label,
  * created_at, sender, publisher_domain, revocation_url).
  */
-export function registrationValues(record: RegistrationRecord): unknown[] {
+export function registrationValues(record: RegistrationRecord): SqlValue[] {
   return [
     record.id,
     record.auth.mode,
@@ -137,6 +138,3 @@ export const FAILURE_COLUMNS = 'seq, registration_id, code, http_status, message
 
 export const REGISTRATION_COLUMNS =
   'id, auth_mode, config, shape, token, retry_horizon_seconds, label, created_at, sender, publisher_domain, revocation_url'
-
-/** A forwarding lease's fence: random, so a lost lease can never be mistaken for a live one. */
-export const newFence = () => crypto.randomUUID()

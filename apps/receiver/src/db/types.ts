@@ -1,7 +1,7 @@
 /**
  * The receiver's own tables (registrations, published events, verification failures, settings) behind one
- * small interface with a SQLite and a PostgreSQL implementation. The dedup claims, convergence records and
- * replay nonces live in the @adwire/store-* stores, on the same file or schema.
+ * small interface, implemented once for SQLite and PostgreSQL (database.ts). The dedup claims, convergence
+ * records and replay nonces live in the @adwire/store-* stores, on the same file or schema.
  *
  * Times are Unix seconds (fractional allowed).
  */

@@ -7,7 +7,7 @@
  * `testClientCredentials` performs a real RFC 6749 §4.4 exchange at the token endpoint.
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from 'node:crypto'
-import type { SqlDriver } from '../db/driver.js'
+import type { SqlDriver } from '@adwire/sql'
 import { canonicalAgentUrl } from '../domain/names.js'
 import type { AgentCredential, AgentCredentialSource } from './contract.js'
 

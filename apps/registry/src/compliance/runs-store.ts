@@ -3,7 +3,7 @@
  * one verdict per storyboard per run, and the per-step diagnostics (the request and response the runner
  * captured).
  */
-import type { SqlDriver, SqlValue } from '../db/driver.js'
+import { leaseQueue, type LeaseQueueSpec, type SqlDriver, type SqlValue } from '@adwire/sql'
 import { jsonText, parseJson } from '../db/json.js'
 import { canonicalAgentUrl } from '../domain/names.js'
 import type { StoryboardOutcome } from './contract.js'
@@ -103,8 +103,8 @@ export interface RunStore {
   get(id: string): Promise<StoredRun | undefined>
   /**
    * Claims the oldest queued run (queued → running, one more attempt, leased until `leaseUntil`). Concurrent
-   * claimers never get the same run: `FOR UPDATE SKIP LOCKED` on PostgreSQL (each takes the oldest row nobody
-   * holds), a compare-and-set on the state on SQLite. The claimed run's `attempts` is the lease's fencing token.
+   * claimers never get the same run (the lease queue of @adwire/sql: `FOR UPDATE SKIP LOCKED` on PostgreSQL,
+   * one UPDATE … RETURNING on SQLite). The claimed run's `attempts` is the lease's fencing token.
    */
   claimNext(nowIso: string, leaseUntil: string): Promise<StoredRun | undefined>
   /**
@@ -302,8 +302,20 @@ const toDiagnostic = (row: DiagnosticRow): StepDiagnostic => {
   }
 }
 
+/** The runs table as a lease queue: `attempts` is the fence, a claimed run is `running`. */
+const RUN_QUEUE: LeaseQueueSpec = {
+  table: 'registry_compliance_runs',
+  key: 'id',
+  state: 'state',
+  attempts: 'attempts',
+  leaseUntil: 'lease_until',
+  states: { ready: 'queued', leased: 'running', done: 'completed' },
+  order: 'created_at, id',
+}
+
 /** The run statements on `db`. */
 export function runStore(db: SqlDriver): RunStore {
+  const queue = leaseQueue(db, RUN_QUEUE)
   const get = async (id: string) => {
     const row = await db.one<RunRow>('SELECT * FROM registry_compliance_runs WHERE id = ?', [id])
     return row && toRun(row)
@@ -348,97 +360,57 @@ export function runStore(db: SqlDriver): RunStore {
     },
     get,
     async claimNext(nowIso, leaseUntil) {
-      if (db.dialect === 'postgres') {
-        // Claimers skip the rows another transaction holds: no two get one run, none waits on another.
-        const row = await db.one<RunRow>(
-          `UPDATE registry_compliance_runs SET state = 'running', overall_status = 'running',
-             attempts = attempts + 1, lease_until = ?, started_at = COALESCE(started_at, ?)
-           WHERE id = (SELECT id FROM registry_compliance_runs WHERE state = 'queued'
-                       ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
-             AND state = 'queued'
-           RETURNING *`,
-          [leaseUntil, nowIso],
-        )
-        return row && toRun(row)
-      }
-      // Another instance may claim the same row between the read and the update: the update decides.
-      for (let tries = 0; tries < 5; tries++) {
-        const next = await db.one<{ id: string }>(
-          `SELECT id FROM registry_compliance_runs WHERE state = 'queued' ORDER BY created_at, id LIMIT 1`,
-        )
-        if (!next) return undefined
-        const claimed = await db.run(
-          `UPDATE registry_compliance_runs SET state = 'running', overall_status = 'running',
-             attempts = attempts + 1, lease_until = ?, started_at = COALESCE(started_at, ?)
-           WHERE id = ? AND state = 'queued'`,
-          [leaseUntil, nowIso, next.id],
-        )
-        if (claimed === 1) return get(next.id)
-      }
-      return undefined
+      const [claimed] = await queue.claim<RunRow>({
+        now: nowIso,
+        leaseUntil,
+        limit: 1,
+        set: { overall_status: 'running', started_at: { sql: 'COALESCE(started_at, ?)', params: [nowIso] } },
+      })
+      return claimed && toRun(claimed.row)
     },
-    async renewLease(id, attempts, leaseUntil) {
-      const renewed = await db.run(
-        `UPDATE registry_compliance_runs SET lease_until = ? WHERE id = ? AND state = 'running' AND attempts = ?`,
-        [leaseUntil, id, attempts],
-      )
-      return renewed === 1
-    },
+    renewLease: (id, attempts, leaseUntil) => queue.renew(id, attempts, leaseUntil),
     async release(id, attempts) {
-      await db.run(
-        `UPDATE registry_compliance_runs SET state = 'queued', overall_status = 'queued', lease_until = NULL,
-           attempts = attempts - 1
-         WHERE id = ? AND state = 'running' AND attempts = ?`,
-        [id, attempts],
-      )
+      await queue.release(id, attempts, { set: { overall_status: 'queued' } })
     },
     async recover(nowIso, maxAttempts, alive) {
-      return db.transaction(async (tx) => {
-        const stale = (
-          await tx.all<{ id: string; attempts: number }>(
-            `SELECT id, attempts FROM registry_compliance_runs
-             WHERE state = 'running' AND (lease_until IS NULL OR lease_until < ?)${
-               db.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : ''
-             }`,
-            [nowIso],
-          )
-        ).filter((run) => !alive.includes(run.id))
-        const requeued: string[] = []
-        const failed: string[] = []
-        for (const run of stale) {
-          if (Number(run.attempts) < maxAttempts) {
-            await tx.run(
-              `UPDATE registry_compliance_runs SET state = 'queued', overall_status = 'queued', lease_until = NULL
-               WHERE id = ? AND state = 'running' AND attempts = ?`,
-              [run.id, run.attempts],
-            )
-            requeued.push(run.id)
-          } else {
-            await tx.run(
-              `UPDATE registry_compliance_runs SET state = 'failed', overall_status = 'error', lease_until = NULL,
-                 error = ?, headline = ?, finished_at = ?
-               WHERE id = ? AND state = 'running' AND attempts = ?`,
-              [
-                'interrupted',
-                `the registry stopped during this run ${maxAttempts} times; it was not retried again`,
-                nowIso,
-                run.id,
-                run.attempts,
-              ],
-            )
-            failed.push(run.id)
-          }
-        }
-        return { requeued, failed }
+      const { requeued, failed } = await queue.recover({
+        now: nowIso,
+        maxAttempts,
+        skip: alive,
+        requeue: { overall_status: 'queued' },
+        failed: {
+          state: 'failed',
+          set: {
+            overall_status: 'error',
+            error: 'interrupted',
+            headline: `the registry stopped during this run ${maxAttempts} times; it was not retried again`,
+            finished_at: nowIso,
+          },
+        },
       })
+      return { requeued: requeued.map(String), failed: failed.map(String) }
     },
     async finish(id, attempts, changes, verdicts, diagnostics) {
       return db.transaction(async (tx) => {
-        const owned = await tx.one<{ state: string; attempts: number }>(
-          `SELECT state, attempts FROM registry_compliance_runs WHERE id = ?${db.dialect === 'postgres' ? ' FOR UPDATE' : ''}`,
-          [id],
-        )
-        if (owned?.state !== 'running' || Number(owned.attempts) !== attempts) return false
+        // The fenced update first: it takes the row (a later claimer's fence makes it change nothing).
+        const owned = await queue.on(tx).done(id, attempts, {
+          state: changes.state,
+          set: {
+            overall_status: changes.overall_status,
+            headline: changes.headline,
+            tracks_passed: changes.tracks_passed,
+            tracks_failed: changes.tracks_failed,
+            tracks_skipped: changes.tracks_skipped,
+            tracks_partial: changes.tracks_partial,
+            tracks: jsonText(changes.tracks),
+            result: jsonText(changes.result),
+            error: changes.error,
+            adcp_version: changes.adcp_version,
+            total_duration_ms: changes.total_duration_ms,
+            finished_at: changes.finished_at,
+          },
+        })
+        if (!owned) return false
         for (const verdict of verdicts) {
           const values: SqlValue[] = [
             verdict.run_id,
@@ -501,28 +473,6 @@ export function runStore(db: SqlDriver): RunStore {
             values,
           )
         }
-        await tx.run(
-          `UPDATE registry_compliance_runs SET state = ?, overall_status = ?, headline = ?, tracks_passed = ?,
-             tracks_failed = ?, tracks_skipped = ?, tracks_partial = ?, tracks = ?, result = ?, error = ?,
-             adcp_version = ?, total_duration_ms = ?, finished_at = ?, lease_until = NULL
-           WHERE id = ?`,
-          [
-            changes.state,
-            changes.overall_status,
-            changes.headline,
-            changes.tracks_passed,
-            changes.tracks_failed,
-            changes.tracks_skipped,
-            changes.tracks_partial,
-            jsonText(changes.tracks),
-            jsonText(changes.result),
-            changes.error,
-            changes.adcp_version,
-            changes.total_duration_ms,
-            changes.finished_at,
-            id,
-          ],
-        )
         return true
       })
     },

@@ -24,7 +24,7 @@ import {
   type StoredRun,
   type StoredVerdict,
 } from './runs-store.js'
-import type { SqlDriver } from '../db/driver.js'
+import type { SqlDriver } from '@adwire/sql'
 
 export interface ComplianceRunsOptions {
   readonly driver: SqlDriver

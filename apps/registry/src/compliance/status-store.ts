@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { canonicalAgentUrl } from '../domain/names.js'
-import type { SqlDriver, SqlExecutor } from '../db/driver.js'
+import type { SqlDriver, SqlExecutor } from '@adwire/sql'
 import type { StoryboardOutcome } from './contract.js'
 
 export const LIFECYCLE_STAGES = ['development', 'testing', 'production', 'deprecated'] as const

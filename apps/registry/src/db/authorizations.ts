@@ -3,7 +3,7 @@
  * publisher; rows outside their `effective_from`/`effective_until` window do not count.
  */
 import type { AuthorizationRecord, PropertyRecord } from '../domain/types.js'
-import type { SqlDriver } from './driver.js'
+import type { SqlDriver } from '@adwire/sql'
 import { identifierKey } from './publishers.js'
 import {
   AUTHORIZATION_COLUMNS,

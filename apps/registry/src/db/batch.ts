@@ -1,5 +1,5 @@
 /** Multi-row inserts, chunked so a statement stays well under both databases' parameter limits. */
-import { placeholders, type SqlExecutor, type SqlValue } from './driver.js'
+import { placeholders, type SqlExecutor, type SqlValue } from '@adwire/sql'
 
 const MAX_PARAMETERS = 900
 

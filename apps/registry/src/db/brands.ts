@@ -1,6 +1,6 @@
 /** Brand facts and their revision history. */
 import type { BrandRecord, BrandSource, Revision } from '../domain/types.js'
-import { placeholders, type SqlDriver, type SqlExecutor } from './driver.js'
+import { placeholders, type SqlDriver, type SqlExecutor } from '@adwire/sql'
 import { compact, containsPattern, jsonText, parseJson } from './json.js'
 
 interface BrandRow {

@@ -13,7 +13,7 @@
  * one activity row per property handle and call (`registry_catalog_activity`), which browse filters read.
  */
 import { uuidv7 } from '../domain/ids.js'
-import { placeholders, type SqlDriver, type SqlExecutor, type SqlValue } from './driver.js'
+import { placeholders, type SqlDriver, type SqlExecutor, type SqlValue } from '@adwire/sql'
 import { containsPattern } from './json.js'
 
 export type ProvenanceType =

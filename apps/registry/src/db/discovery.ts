@@ -2,7 +2,7 @@
  * The discovery requests of migration 6: the last outbound request per (kind, target) — the 5-minute debounce
  * of brand crawls, forced crawls, manager fan-outs, adagents.json crawl requests and revalidations — and the manager re-validation queue.
  */
-import type { SqlDriver } from './driver.js'
+import type { SqlDriver } from '@adwire/sql'
 
 export type OutboundKind =
   'brand_crawl' | 'force_brand_crawl' | 'manager_revalidation' | 'adagents_revalidation' | 'crawl_request'

@@ -3,7 +3,7 @@ import { uuidv7After } from '../domain/ids.js'
 import type { PendingEvent } from '../domain/snapshot-diff.js'
 import type { FeedEvent } from '../domain/types.js'
 import { insertMany } from './batch.js'
-import type { SqlDriver, SqlExecutor, SqlValue } from './driver.js'
+import type { SqlDriver, SqlExecutor, SqlValue } from '@adwire/sql'
 
 interface EventRow {
   event_id: string

@@ -2,7 +2,7 @@
  * Registry-hosted publisher domains: who owns a domain (bound by a verified claim), the origin-verification
  * state of its hosted adagents.json, and the pending claim tokens of the bind-on-verify flow.
  */
-import type { SqlDriver } from './driver.js'
+import type { SqlDriver } from '@adwire/sql'
 
 /** The verification state and owner of a domain. */
 export interface HostedDomain {

@@ -1,7 +1,7 @@
 /** Member agents (per organization) and organization profiles. */
 import type { AgentType, MemberAgent, MemberProfile, OrgProfile, Visibility } from '../domain/types.js'
 import { canonicalAgentUrl } from '../domain/names.js'
-import type { SqlDriver, SqlExecutor } from './driver.js'
+import type { SqlDriver, SqlExecutor } from '@adwire/sql'
 import { compact } from './json.js'
 
 interface MemberAgentRow {

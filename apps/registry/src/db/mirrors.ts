@@ -4,7 +4,7 @@
  * proposals and publish mirrors). Publishing a mirror and approving a proposal are single transactions that
  * also refresh the mirror's derived property-catalog rows (see `catalog.ts`).
  */
-import type { SqlDriver, SqlExecutor, SqlValue } from './driver.js'
+import type { SqlDriver, SqlExecutor, SqlValue } from '@adwire/sql'
 import { jsonText, parseJson } from './json.js'
 import { retireMirrorEntries, syncMirrorEntries, type MirrorCatalogProperty } from './catalog.js'
 

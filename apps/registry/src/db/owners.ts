@@ -5,7 +5,7 @@
  * ownership.
  */
 import { canonicalAgentUrl } from '../domain/names.js'
-import type { SqlDriver } from './driver.js'
+import type { SqlDriver } from '@adwire/sql'
 
 export type OwnedKind = 'property' | 'agent'
 

@@ -3,7 +3,7 @@
  * history, kept in `registry_revisions` under `entity_kind = 'policy'` beside the brand and property revisions.
  */
 import type { Revision } from '../domain/types.js'
-import type { SqlDriver, SqlExecutor, SqlValue } from './driver.js'
+import type { SqlDriver, SqlExecutor, SqlValue } from '@adwire/sql'
 import { containsPattern, jsonText, parseJson } from './json.js'
 
 export type PolicyCategory = 'regulation' | 'standard'

@@ -1,20 +1,14 @@
 /**
  * The registry on a PostgreSQL schema: a `pg` pool whose connections use the schema as `search_path`, so the
- * statements are the same as on SQLite. Migrations run in one transaction, serialised across concurrently
- * starting instances with an advisory lock.
+ * statements are the same as on SQLite (the shared driver of @adwire/sql). Migrations run in one transaction,
+ * serialised across concurrently starting instances with an advisory lock.
  */
 import { migratePostgres as inTransaction } from '@adwire/service-kit'
+import { postgresDriver, type SqlDriver } from '@adwire/sql'
 import pg from 'pg'
-import type { SqlDriver, SqlExecutor, SqlValue } from './driver.js'
 import { assertKnownVersion, MIGRATIONS, MIGRATIONS_TABLE } from './migrations.js'
 
 const quote = (identifier: string): string => `"${identifier.replaceAll('"', '""')}"`
-
-/** `?` placeholders to `$1…` (statements never carry a literal `?`). */
-const numbered = (sql: string): string => {
-  let index = 0
-  return sql.replace(/\?/g, () => `$${++index}`)
-}
 
 /**
  * Connects a pool to `connectionString`, creates `schema` if needed and migrates it.
@@ -59,49 +53,5 @@ async function migratePostgres(client: Pick<pg.ClientBase, 'query'>): Promise<vo
       migration.name,
       new Date().toISOString(),
     ])
-  }
-}
-
-const executorOn = (target: pg.Pool | pg.PoolClient): SqlExecutor => ({
-  dialect: 'postgres',
-  async all<Row>(sql: string, params: readonly SqlValue[] = []) {
-    return (await target.query({ text: numbered(sql), values: [...params] })).rows as Row[]
-  },
-  async tuples<Tuple extends readonly unknown[]>(sql: string, params: readonly SqlValue[] = []) {
-    return (await target.query({ text: numbered(sql), values: [...params], rowMode: 'array' }))
-      .rows as unknown as Tuple[]
-  },
-  async one<Row>(sql: string, params: readonly SqlValue[] = []) {
-    return (await target.query({ text: numbered(sql), values: [...params] })).rows[0] as Row | undefined
-  },
-  async run(sql, params = []) {
-    return (await target.query({ text: numbered(sql), values: [...params] })).rowCount ?? 0
-  },
-})
-
-/** The {@link SqlDriver} over a pool whose connections already use the registry's schema. */
-export function postgresDriver(pool: pg.Pool): SqlDriver {
-  const executor = executorOn(pool)
-  let closed: Promise<void> | undefined
-  return {
-    ...executor,
-    async transaction(work) {
-      const client = await pool.connect()
-      try {
-        await client.query('BEGIN')
-        const result = await work(executorOn(client))
-        await client.query('COMMIT')
-        return result
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {})
-        throw error
-      } finally {
-        client.release()
-      }
-    },
-    close() {
-      closed ??= pool.end()
-      return closed
-    },
   }
 }

@@ -4,7 +4,7 @@ import { newId } from '../domain/ids.js'
 import { diffPublisher, type PendingEvent } from '../domain/snapshot-diff.js'
 import type { FeedEvent, PropertyRecord, PublisherRecord, PublisherSnapshot } from '../domain/types.js'
 import { insertMany } from './batch.js'
-import { placeholders, type SqlDriver, type SqlExecutor } from './driver.js'
+import { placeholders, type SqlDriver, type SqlExecutor } from '@adwire/sql'
 import { appendEvents } from './feed.js'
 import { containsPattern, jsonText } from './json.js'
 import {

@@ -9,7 +9,7 @@ import { authorizationStore, type AuthorizationStore } from './authorizations.js
 import { brandStore, type BrandStore } from './brands.js'
 import { catalogStore, type CatalogStore } from './catalog.js'
 import { discoveryStore, type DiscoveryStore } from './discovery.js'
-import type { SqlDriver } from './driver.js'
+import type { SqlDriver } from '@adwire/sql'
 import { feedStore, type FeedStore } from './feed.js'
 import { hostingStore, type HostingStore } from './hosting.js'
 import { memberStore, type MemberStore } from './members.js'

@@ -1,6 +1,6 @@
 /** Crawl requests, stored check reports and the registry's counts. */
 import type { CrawlRequest } from '../domain/types.js'
-import type { SqlDriver } from './driver.js'
+import type { SqlDriver } from '@adwire/sql'
 
 export interface RegistryCounts {
   brands: number

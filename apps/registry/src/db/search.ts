@@ -4,7 +4,7 @@
  * terms must match. One category per query, ranked and limited inside its index, then joined to its entity
  * table; ties keep index order, so offsets page through a stable order.
  */
-import type { SqlDriver } from './driver.js'
+import type { SqlDriver } from '@adwire/sql'
 import { parseJson } from './json.js'
 import type { SearchResults } from '@adwire/registry-client'
 
