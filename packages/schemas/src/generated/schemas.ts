@@ -1297,7 +1297,7 @@ export const ProductFormatDeclarationSchema: z.ZodIntersection<z.ZodIntersection
   "format_shape": z.ZodOptional<z.ZodString>;
   "v1_format_ref": z.ZodOptional<z.ZodArray<typeof FormatIdSchema>>;
   "format_schema": z.ZodOptional<typeof PlatformExtensionRefSchema>
-}, z.core.$loose>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnion<readonly [z.ZodObject<{
+}, z.core.$loose>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodDiscriminatedUnion<[z.ZodObject<{
     "format_kind": z.ZodLiteral<"image">;
     "params": typeof ImageSchema
   }, z.core.$loose>, z.ZodObject<{
@@ -1336,7 +1336,7 @@ export const ProductFormatDeclarationSchema: z.ZodIntersection<z.ZodIntersection
   }, z.core.$loose>, z.ZodObject<{
     "format_kind": z.ZodLiteral<"custom">;
     "params": z.ZodObject<{}, z.core.$loose>
-  }, z.core.$loose>]>> = z.intersection(z.intersection(z.intersection(z.intersection(requireKeys(z.looseObject({
+  }, z.core.$loose>], "format_kind">> = z.intersection(z.intersection(z.intersection(z.intersection(requireKeys(z.looseObject({
   "format_option_id": z.string().optional(),
   "publisher_domain": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')).optional(),
   "display_name": z.string().optional(),
@@ -1364,7 +1364,7 @@ export const ProductFormatDeclarationSchema: z.ZodIntersection<z.ZodIntersection
     ]), "must not have any of \"format_shape\", \"format_schema\""),
 )), not(z.unknown(), z.intersection(z.looseObject({
     "canonical_formats_only": z.literal(true),
-  }), requireKeys(z.looseObject({}), ["v1_format_ref"])), "must not match {\"allOf\":[{\"properties\":{\"canonical_formats_only\":{\"const\":true}},\"required\":[\"canonical_formats_only\"]},{\"required\":[\"v1_format_ref\"]}]}")), not(z.unknown(), requireKeys(z.looseObject({}), ["capability_id"]), "must not have \"capability_id\"")), z.union([
+  }), requireKeys(z.looseObject({}), ["v1_format_ref"])), "must not match {\"allOf\":[{\"properties\":{\"canonical_formats_only\":{\"const\":true}},\"required\":[\"canonical_formats_only\"]},{\"required\":[\"v1_format_ref\"]}]}")), not(z.unknown(), requireKeys(z.looseObject({}), ["capability_id"]), "must not have \"capability_id\"")), z.discriminatedUnion("format_kind", [
   z.looseObject({
     "format_kind": z.literal("image"),
     "params": ImageSchema,
@@ -1595,34 +1595,34 @@ export type Property = z.infer<typeof PropertySchema>
  *
  * AdCP 3.1.19 `core/publisher-property-selector.json`
  */
-export const PublisherPropertySelectorSchema: z.ZodUnion<readonly [z.ZodIntersection<z.ZodIntersection<z.ZodObject<{
+export const PublisherPropertySelectorSchema: z.ZodDiscriminatedUnion<[z.ZodPipe<z.ZodObject<{ "selection_type": z.ZodLiteral<"all"> }, z.core.$loose>, z.ZodIntersection<z.ZodIntersection<z.ZodObject<{
     "publisher_domain": z.ZodOptional<z.ZodString>;
     "publisher_domains": z.ZodOptional<z.ZodArray<z.ZodString>>;
     "selection_type": z.ZodLiteral<"all">
-  }, z.core.$loose>, z.ZodUnknown>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>, z.ZodObject<{
+  }, z.core.$loose>, z.ZodUnknown>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>>, z.ZodObject<{
     "publisher_domain": z.ZodString;
     "selection_type": z.ZodLiteral<"by_id">;
     "property_ids": z.ZodArray<typeof PropertyIdSchema>
-  }, z.core.$loose>, z.ZodIntersection<z.ZodIntersection<z.ZodObject<{
+  }, z.core.$loose>, z.ZodPipe<z.ZodObject<{ "selection_type": z.ZodLiteral<"by_tag"> }, z.core.$loose>, z.ZodIntersection<z.ZodIntersection<z.ZodObject<{
     "publisher_domain": z.ZodOptional<z.ZodString>;
     "publisher_domains": z.ZodOptional<z.ZodArray<z.ZodString>>;
     "selection_type": z.ZodLiteral<"by_tag">;
     "property_tags": z.ZodArray<typeof PropertyTagSchema>
-  }, z.core.$loose>, z.ZodUnknown>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>]> = z.union([
-  z.intersection(z.intersection(z.looseObject({
+  }, z.core.$loose>, z.ZodUnknown>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>>], "selection_type"> = z.discriminatedUnion("selection_type", [
+  z.looseObject({ "selection_type": z.literal("all") }).pipe(z.intersection(z.intersection(z.looseObject({
     "publisher_domain": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')).optional(),
     "publisher_domains": uniqueItems(z.array(z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u'))).min(1)).optional(),
     "selection_type": z.literal("all"),
   }), not(z.unknown(), requireKeys(z.looseObject({}), ["publisher_domain","publisher_domains"]), "must not have \"publisher_domain\" and \"publisher_domains\"")), z.union([
     requireKeys(z.looseObject({}), ["publisher_domain"]),
     requireKeys(z.looseObject({}), ["publisher_domains"]),
-  ])),
+  ]))),
   z.looseObject({
     "publisher_domain": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')),
     "selection_type": z.literal("by_id"),
     "property_ids": z.array(PropertyIdSchema).min(1),
   }),
-  z.intersection(z.intersection(z.looseObject({
+  z.looseObject({ "selection_type": z.literal("by_tag") }).pipe(z.intersection(z.intersection(z.looseObject({
     "publisher_domain": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')).optional(),
     "publisher_domains": uniqueItems(z.array(z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u'))).min(1)).optional(),
     "selection_type": z.literal("by_tag"),
@@ -1630,7 +1630,7 @@ export const PublisherPropertySelectorSchema: z.ZodUnion<readonly [z.ZodIntersec
   }), not(z.unknown(), requireKeys(z.looseObject({}), ["publisher_domain","publisher_domains"]), "must not have \"publisher_domain\" and \"publisher_domains\"")), z.union([
     requireKeys(z.looseObject({}), ["publisher_domain"]),
     requireKeys(z.looseObject({}), ["publisher_domains"]),
-  ])),
+  ]))),
 ])
 export type PublisherPropertySelector = z.infer<typeof PublisherPropertySelectorSchema>
 
@@ -1954,7 +1954,7 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "name": z.ZodString;
         "description": z.ZodString
       }, z.core.$loose>>>>;
-    "authorized_agents": z.ZodArray<z.ZodUnion<readonly [z.ZodIntersection<z.ZodObject<{
+    "authorized_agents": z.ZodArray<z.ZodDiscriminatedUnion<[z.ZodPipe<z.ZodObject<{ "authorization_type": z.ZodLiteral<"property_ids"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
         "authorization_type": z.ZodLiteral<"property_ids">;
         "property_ids": z.ZodArray<typeof PropertyIdSchema>;
         "collections": z.ZodOptional<z.ZodArray<typeof CollectionSelectorSchema>>;
@@ -1965,7 +1965,7 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "countries": z.ZodOptional<z.ZodArray<z.ZodString>>;
         "effective_from": z.ZodOptional<z.ZodISODateTime>;
         "effective_until": z.ZodOptional<z.ZodISODateTime>
-      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>, z.ZodIntersection<z.ZodObject<{
+      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>>, z.ZodPipe<z.ZodObject<{ "authorization_type": z.ZodLiteral<"property_tags"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
         "authorization_type": z.ZodLiteral<"property_tags">;
         "property_tags": z.ZodArray<typeof PropertyTagSchema>;
         "collections": z.ZodOptional<z.ZodArray<typeof CollectionSelectorSchema>>;
@@ -1976,7 +1976,7 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "countries": z.ZodOptional<z.ZodArray<z.ZodString>>;
         "effective_from": z.ZodOptional<z.ZodISODateTime>;
         "effective_until": z.ZodOptional<z.ZodISODateTime>
-      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>, z.ZodIntersection<z.ZodObject<{
+      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>>, z.ZodPipe<z.ZodObject<{ "authorization_type": z.ZodLiteral<"inline_properties"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
         "authorization_type": z.ZodLiteral<"inline_properties">;
         "properties": z.ZodArray<typeof PropertySchema>;
         "collections": z.ZodOptional<z.ZodArray<typeof CollectionSelectorSchema>>;
@@ -1987,7 +1987,7 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "countries": z.ZodOptional<z.ZodArray<z.ZodString>>;
         "effective_from": z.ZodOptional<z.ZodISODateTime>;
         "effective_until": z.ZodOptional<z.ZodISODateTime>
-      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>, z.ZodIntersection<z.ZodObject<{
+      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>>, z.ZodPipe<z.ZodObject<{ "authorization_type": z.ZodLiteral<"publisher_properties"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
         "authorization_type": z.ZodLiteral<"publisher_properties">;
         "publisher_properties": z.ZodArray<typeof PublisherPropertySelectorSchema>;
         "collections": z.ZodOptional<z.ZodArray<typeof CollectionSelectorSchema>>;
@@ -1998,13 +1998,13 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "countries": z.ZodOptional<z.ZodArray<z.ZodString>>;
         "effective_from": z.ZodOptional<z.ZodISODateTime>;
         "effective_until": z.ZodOptional<z.ZodISODateTime>
-      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>, z.ZodIntersection<z.ZodObject<{
+      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>>, z.ZodPipe<z.ZodObject<{ "authorization_type": z.ZodLiteral<"signal_ids"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
         "authorization_type": z.ZodLiteral<"signal_ids">;
         "signal_ids": z.ZodArray<z.ZodString>
-      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>, z.ZodIntersection<z.ZodObject<{
+      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>>, z.ZodPipe<z.ZodObject<{ "authorization_type": z.ZodLiteral<"signal_tags"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
         "authorization_type": z.ZodLiteral<"signal_tags">;
         "signal_tags": z.ZodArray<z.ZodString>
-      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>]>>;
+      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>>], "authorization_type">>;
     "last_updated": z.ZodOptional<z.ZodISODateTime>;
     "property_features": z.ZodOptional<z.ZodArray<z.ZodObject<{
       "url": z.ZodString;
@@ -2067,8 +2067,8 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "name": z.string(),
         "description": z.string(),
       })).optional(),
-    "authorized_agents": z.array(z.union([
-      z.intersection(z.looseObject({
+    "authorized_agents": z.array(z.discriminatedUnion("authorization_type", [
+      z.looseObject({ "authorization_type": z.literal("property_ids") }).pipe(z.intersection(z.looseObject({
         "authorization_type": z.literal("property_ids"),
         "property_ids": z.array(PropertyIdSchema).min(1),
         "collections": z.array(CollectionSelectorSchema).min(1).optional(),
@@ -2079,8 +2079,8 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "countries": uniqueItems(z.array(z.string().regex(new RegExp("^[A-Z]{2}$", 'u'))).min(1)).optional(),
         "effective_from": z.iso.datetime({ offset: true }).optional(),
         "effective_until": z.iso.datetime({ offset: true }).optional(),
-      }), AuthorizedAgentBaseSchema),
-      z.intersection(z.looseObject({
+      }), AuthorizedAgentBaseSchema)),
+      z.looseObject({ "authorization_type": z.literal("property_tags") }).pipe(z.intersection(z.looseObject({
         "authorization_type": z.literal("property_tags"),
         "property_tags": z.array(PropertyTagSchema).min(1),
         "collections": z.array(CollectionSelectorSchema).min(1).optional(),
@@ -2091,8 +2091,8 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "countries": uniqueItems(z.array(z.string().regex(new RegExp("^[A-Z]{2}$", 'u'))).min(1)).optional(),
         "effective_from": z.iso.datetime({ offset: true }).optional(),
         "effective_until": z.iso.datetime({ offset: true }).optional(),
-      }), AuthorizedAgentBaseSchema),
-      z.intersection(z.looseObject({
+      }), AuthorizedAgentBaseSchema)),
+      z.looseObject({ "authorization_type": z.literal("inline_properties") }).pipe(z.intersection(z.looseObject({
         "authorization_type": z.literal("inline_properties"),
         "properties": z.array(PropertySchema).min(1),
         "collections": z.array(CollectionSelectorSchema).min(1).optional(),
@@ -2103,8 +2103,8 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "countries": uniqueItems(z.array(z.string().regex(new RegExp("^[A-Z]{2}$", 'u'))).min(1)).optional(),
         "effective_from": z.iso.datetime({ offset: true }).optional(),
         "effective_until": z.iso.datetime({ offset: true }).optional(),
-      }), AuthorizedAgentBaseSchema),
-      z.intersection(z.looseObject({
+      }), AuthorizedAgentBaseSchema)),
+      z.looseObject({ "authorization_type": z.literal("publisher_properties") }).pipe(z.intersection(z.looseObject({
         "authorization_type": z.literal("publisher_properties"),
         "publisher_properties": z.array(PublisherPropertySelectorSchema).min(1),
         "collections": z.array(CollectionSelectorSchema).min(1).optional(),
@@ -2115,15 +2115,15 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "countries": uniqueItems(z.array(z.string().regex(new RegExp("^[A-Z]{2}$", 'u'))).min(1)).optional(),
         "effective_from": z.iso.datetime({ offset: true }).optional(),
         "effective_until": z.iso.datetime({ offset: true }).optional(),
-      }), AuthorizedAgentBaseSchema),
-      z.intersection(z.looseObject({
+      }), AuthorizedAgentBaseSchema)),
+      z.looseObject({ "authorization_type": z.literal("signal_ids") }).pipe(z.intersection(z.looseObject({
         "authorization_type": z.literal("signal_ids"),
         "signal_ids": z.array(z.string().regex(new RegExp("^[a-zA-Z0-9_-]+$", 'u'))).min(1),
-      }), AuthorizedAgentBaseSchema),
-      z.intersection(z.looseObject({
+      }), AuthorizedAgentBaseSchema)),
+      z.looseObject({ "authorization_type": z.literal("signal_tags") }).pipe(z.intersection(z.looseObject({
         "authorization_type": z.literal("signal_tags"),
         "signal_tags": z.array(z.string().regex(new RegExp("^[a-z0-9_-]+$", 'u'))).min(1),
-      }), AuthorizedAgentBaseSchema),
+      }), AuthorizedAgentBaseSchema)),
     ])),
     "last_updated": z.iso.datetime({ offset: true }).optional(),
     "property_features": z.array(z.looseObject({
@@ -2997,18 +2997,18 @@ export const BrandColorRefSchema: z.ZodIntersection<z.ZodObject<{
   "name": z.ZodOptional<z.ZodString>;
   "value": z.ZodOptional<typeof BrandHexColorSchema>;
   "surface": z.ZodOptional<z.ZodEnum<{ "background": "background"; "foreground": "foreground"; "text": "text"; "logo_background": "logo_background"; "cta": "cta"; "accent": "accent"; "border": "border"; "icon": "icon"; "graphic_element": "graphic_element" }>>
-}, z.core.$strict>, z.ZodUnion<readonly [z.ZodObject<{
+}, z.core.$strict>, z.ZodDiscriminatedUnion<[z.ZodObject<{
     "kind": z.ZodLiteral<"name">
   }, z.core.$loose>, z.ZodObject<{
     "kind": z.ZodLiteral<"value">
   }, z.core.$loose>, z.ZodObject<{
     "kind": z.ZodLiteral<"surface">
-  }, z.core.$loose>]>> = allOf(z.strictObject({
+  }, z.core.$loose>], "kind">> = allOf(z.strictObject({
   "kind": z.enum(["name","value","surface"]).optional(),
   "name": z.string().optional(),
   "value": BrandHexColorSchema.optional(),
   "surface": z.enum(["background","foreground","text","logo_background","cta","accent","border","icon","graphic_element"]).optional(),
-}), z.union([
+}), z.discriminatedUnion("kind", [
   requireKeys(z.looseObject({
     "kind": z.literal("name"),
   }), ["name"]),
@@ -3824,7 +3824,7 @@ export type CollectionListChangedWebhook = z.infer<typeof CollectionListChangedW
  *
  * AdCP 3.1.19 `content-standards/artifact.json#/$defs/asset_access`
  */
-export const ArtifactAssetAccessSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{
+export const ArtifactAssetAccessSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "method": z.ZodLiteral<"bearer_token">;
     "token": z.ZodString
   }, z.core.$loose>, z.ZodObject<{
@@ -3833,7 +3833,7 @@ export const ArtifactAssetAccessSchema: z.ZodIntersection<z.ZodObject<{}, z.core
     "credentials": z.ZodOptional<z.ZodObject<{}, z.core.$loose>>
   }, z.core.$loose>, z.ZodObject<{
     "method": z.ZodLiteral<"signed_url">
-  }, z.core.$loose>]>> = z.intersection(z.looseObject({}), z.union([
+  }, z.core.$loose>], "method"> = z.discriminatedUnion("method", [
   z.looseObject({
     "method": z.literal("bearer_token"),
     "token": z.string(),
@@ -3846,7 +3846,7 @@ export const ArtifactAssetAccessSchema: z.ZodIntersection<z.ZodObject<{}, z.core
   z.looseObject({
     "method": z.literal("signed_url"),
   }),
-]))
+])
 export type ArtifactAssetAccess = z.infer<typeof ArtifactAssetAccessSchema>
 
 /**
@@ -3864,7 +3864,7 @@ export const ArtifactSchema: z.ZodObject<{
   "url": z.ZodOptional<z.ZodString>;
   "published_time": z.ZodOptional<z.ZodISODateTime>;
   "last_update_time": z.ZodOptional<z.ZodISODateTime>;
-  "assets": z.ZodArray<z.ZodUnion<readonly [z.ZodObject<{
+  "assets": z.ZodArray<z.ZodDiscriminatedUnion<[z.ZodObject<{
       "type": z.ZodLiteral<"text">;
       "role": z.ZodOptional<z.ZodEnum<{ "title": "title"; "paragraph": "paragraph"; "heading": "heading"; "caption": "caption"; "quote": "quote"; "list_item": "list_item"; "description": "description" }>>;
       "content": z.ZodString;
@@ -3900,7 +3900,7 @@ export const ArtifactSchema: z.ZodObject<{
       "transcript_format": z.ZodOptional<z.ZodEnum<{ "text/plain": "text/plain"; "text/markdown": "text/markdown"; "application/json": "application/json" }>>;
       "transcript_source": z.ZodOptional<z.ZodEnum<{ "original_script": "original_script"; "closed_captions": "closed_captions"; "generated": "generated" }>>;
       "provenance": z.ZodOptional<typeof ProvenanceSchema>
-    }, z.core.$loose>]>>;
+    }, z.core.$loose>], "type">>;
   "metadata": z.ZodOptional<z.ZodObject<{
     "canonical": z.ZodOptional<z.ZodString>;
     "author": z.ZodOptional<z.ZodString>;
@@ -3925,7 +3925,7 @@ export const ArtifactSchema: z.ZodObject<{
   "url": uri().optional(),
   "published_time": z.iso.datetime({ offset: true }).optional(),
   "last_update_time": z.iso.datetime({ offset: true }).optional(),
-  "assets": z.array(z.union([
+  "assets": z.array(z.discriminatedUnion("type", [
     z.looseObject({
       "type": z.literal("text"),
       "role": z.enum(["title","paragraph","heading","caption","quote","list_item","description"]).optional(),
@@ -4266,14 +4266,14 @@ export type Account = z.infer<typeof AccountSchema>
  *
  * AdCP 3.1.19 `core/activation-key.json`
  */
-export const ActivationKeySchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{
+export const ActivationKeySchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "type": z.ZodLiteral<"segment_id">;
     "segment_id": z.ZodString
   }, z.core.$loose>, z.ZodObject<{
     "type": z.ZodLiteral<"key_value">;
     "key": z.ZodString;
     "value": z.ZodString
-  }, z.core.$loose>]>> = z.intersection(z.looseObject({}), z.union([
+  }, z.core.$loose>], "type"> = z.discriminatedUnion("type", [
   z.looseObject({
     "type": z.literal("segment_id"),
     "segment_id": z.string(),
@@ -4283,7 +4283,7 @@ export const ActivationKeySchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loos
     "key": z.string(),
     "value": z.string(),
   }),
-]))
+])
 export type ActivationKey = z.infer<typeof ActivationKeySchema>
 
 /**
@@ -4605,7 +4605,7 @@ export type VideoAsset = z.infer<typeof VideoAssetSchema>
  */
 export const CardAssetSchema: z.ZodObject<{
   "asset_type": z.ZodLiteral<"card">;
-  "media": z.ZodUnion<readonly [typeof ImageAssetSchema, typeof VideoAssetSchema]>;
+  "media": z.ZodDiscriminatedUnion<[typeof ImageAssetSchema, typeof VideoAssetSchema], "asset_type">;
   "headline": z.ZodOptional<z.ZodString>;
   "description": z.ZodOptional<z.ZodString>;
   "cta": z.ZodOptional<z.ZodString>;
@@ -4614,7 +4614,7 @@ export const CardAssetSchema: z.ZodObject<{
   "provenance": z.ZodOptional<typeof ProvenanceSchema>
 }, z.core.$loose> = z.looseObject({
   "asset_type": z.literal("card"),
-  "media": oneOf([
+  "media": z.discriminatedUnion("asset_type", [
     ImageAssetSchema,
     VideoAssetSchema,
   ]),
@@ -4802,13 +4802,13 @@ export const DaastAssetSchema: z.ZodIntersection<z.ZodObject<{
   "companion_ads": z.ZodOptional<z.ZodBoolean>;
   "transcript_url": z.ZodOptional<z.ZodString>;
   "provenance": z.ZodOptional<typeof ProvenanceSchema>
-}, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{
+}, z.core.$loose>, z.ZodDiscriminatedUnion<[z.ZodObject<{
     "delivery_type": z.ZodLiteral<"url">;
     "url": z.ZodString
   }, z.core.$loose>, z.ZodObject<{
     "delivery_type": z.ZodLiteral<"inline">;
     "content": z.ZodString
-  }, z.core.$loose>]>> = z.intersection(z.looseObject({
+  }, z.core.$loose>], "delivery_type">> = z.intersection(z.looseObject({
   "asset_type": z.literal("daast"),
   "daast_version": DaastVersionSchema.optional(),
   "duration_ms": z.int().gte(0).optional(),
@@ -4816,7 +4816,7 @@ export const DaastAssetSchema: z.ZodIntersection<z.ZodObject<{
   "companion_ads": z.boolean().optional(),
   "transcript_url": uri().optional(),
   "provenance": ProvenanceSchema.optional(),
-}), z.union([
+}), z.discriminatedUnion("delivery_type", [
   z.looseObject({
     "delivery_type": z.literal("url"),
     "url": z.string(),
@@ -5103,13 +5103,13 @@ export const VastAssetSchema: z.ZodIntersection<z.ZodObject<{
   "captions_url": z.ZodOptional<z.ZodString>;
   "audio_description_url": z.ZodOptional<z.ZodString>;
   "provenance": z.ZodOptional<typeof ProvenanceSchema>
-}, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{
+}, z.core.$loose>, z.ZodDiscriminatedUnion<[z.ZodObject<{
     "delivery_type": z.ZodLiteral<"url">;
     "url": z.ZodString
   }, z.core.$loose>, z.ZodObject<{
     "delivery_type": z.ZodLiteral<"inline">;
     "content": z.ZodString
-  }, z.core.$loose>]>> = z.intersection(z.looseObject({
+  }, z.core.$loose>], "delivery_type">> = z.intersection(z.looseObject({
   "asset_type": z.literal("vast"),
   "vast_version": VastVersionSchema.optional(),
   "vpaid_enabled": z.boolean().optional(),
@@ -5118,7 +5118,7 @@ export const VastAssetSchema: z.ZodIntersection<z.ZodObject<{
   "captions_url": uri().optional(),
   "audio_description_url": uri().optional(),
   "provenance": ProvenanceSchema.optional(),
-}), z.union([
+}), z.discriminatedUnion("delivery_type", [
   z.looseObject({
     "delivery_type": z.literal("url"),
     "url": z.string(),
@@ -5292,11 +5292,11 @@ export type ZipAsset = z.infer<typeof ZipAssetSchema>
  *
  * AdCP 3.1.19 `core/assets/asset-union.json`
  */
-export const AssetSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, z.ZodUnion<readonly [typeof ImageAssetSchema, typeof VideoAssetSchema, typeof AudioAssetSchema, typeof VastAssetSchema, typeof TextAssetSchema, typeof UrlAssetSchema, typeof HtmlAssetSchema, typeof JavascriptAssetSchema, typeof ZipAssetSchema, typeof WebhookAssetSchema, typeof CssAssetSchema, typeof DaastAssetSchema, typeof MarkdownAssetSchema, typeof BriefAssetSchema, typeof CatalogAssetSchema, typeof PublishedPostAssetSchema, typeof CardAssetSchema, typeof PixelTrackerAssetSchema, typeof VastTrackerAssetSchema, typeof DaastTrackerAssetSchema]>> = z.intersection(z.looseObject({}), oneOf([
+export const AssetSchema: z.ZodDiscriminatedUnion<[typeof ImageAssetSchema, typeof VideoAssetSchema, typeof AudioAssetSchema, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"vast"> }, z.core.$loose>, typeof VastAssetSchema>, typeof TextAssetSchema, typeof UrlAssetSchema, typeof HtmlAssetSchema, typeof JavascriptAssetSchema, typeof ZipAssetSchema, typeof WebhookAssetSchema, typeof CssAssetSchema, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"daast"> }, z.core.$loose>, typeof DaastAssetSchema>, typeof MarkdownAssetSchema, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"brief"> }, z.core.$loose>, typeof BriefAssetSchema>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"catalog"> }, z.core.$loose>, typeof CatalogAssetSchema>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"published_post"> }, z.core.$loose>, typeof PublishedPostAssetSchema>, typeof CardAssetSchema, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"pixel_tracker"> }, z.core.$loose>, typeof PixelTrackerAssetSchema>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"vast_tracker"> }, z.core.$loose>, typeof VastTrackerAssetSchema>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"daast_tracker"> }, z.core.$loose>, typeof DaastTrackerAssetSchema>], "asset_type"> = z.discriminatedUnion("asset_type", [
   ImageAssetSchema,
   VideoAssetSchema,
   AudioAssetSchema,
-  VastAssetSchema,
+  z.looseObject({ "asset_type": z.literal("vast") }).pipe(VastAssetSchema),
   TextAssetSchema,
   UrlAssetSchema,
   HtmlAssetSchema,
@@ -5304,16 +5304,16 @@ export const AssetSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, z.Zo
   ZipAssetSchema,
   WebhookAssetSchema,
   CssAssetSchema,
-  DaastAssetSchema,
+  z.looseObject({ "asset_type": z.literal("daast") }).pipe(DaastAssetSchema),
   MarkdownAssetSchema,
-  BriefAssetSchema,
-  CatalogAssetSchema,
-  PublishedPostAssetSchema,
+  z.looseObject({ "asset_type": z.literal("brief") }).pipe(BriefAssetSchema),
+  z.looseObject({ "asset_type": z.literal("catalog") }).pipe(CatalogAssetSchema),
+  z.looseObject({ "asset_type": z.literal("published_post") }).pipe(PublishedPostAssetSchema),
   CardAssetSchema,
-  PixelTrackerAssetSchema,
-  VastTrackerAssetSchema,
-  DaastTrackerAssetSchema,
-]))
+  z.looseObject({ "asset_type": z.literal("pixel_tracker") }).pipe(PixelTrackerAssetSchema),
+  z.looseObject({ "asset_type": z.literal("vast_tracker") }).pipe(VastTrackerAssetSchema),
+  z.looseObject({ "asset_type": z.literal("daast_tracker") }).pipe(DaastTrackerAssetSchema),
+])
 export type Asset = z.infer<typeof AssetSchema>
 
 /**
@@ -5759,7 +5759,7 @@ export type CanonicalFormatKind = z.infer<typeof CanonicalFormatKindSchema>
  *
  * AdCP 3.1.19 `core/format-option-ref.json`
  */
-export const FormatOptionRefSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{
+export const FormatOptionRefSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "scope": z.ZodLiteral<"publisher">;
     "publisher_domain": z.ZodString;
     "format_option_id": z.ZodString
@@ -5767,7 +5767,7 @@ export const FormatOptionRefSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$lo
     "scope": z.ZodLiteral<"product">;
     "format_option_id": z.ZodString;
     "publisher_domain": z.ZodOptional<z.ZodNever>
-  }, z.core.$loose>]>> = z.intersection(z.looseObject({}), z.union([
+  }, z.core.$loose>], "scope"> = z.discriminatedUnion("scope", [
   z.looseObject({
     "scope": z.literal("publisher"),
     "publisher_domain": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')),
@@ -5778,7 +5778,7 @@ export const FormatOptionRefSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$lo
     "format_option_id": z.string(),
     "publisher_domain": z.never().optional(),
   }),
-]))
+])
 export type FormatOptionRef = z.infer<typeof FormatOptionRefSchema>
 
 /**
@@ -5897,7 +5897,7 @@ export type CreativeManifest = z.infer<typeof CreativeManifestSchema>
  *
  * AdCP 3.1.19 `core/signal-id.json`
  */
-export const SignalIdSchema: z.ZodUnion<readonly [z.ZodObject<{
+export const SignalIdSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "source": z.ZodLiteral<"catalog">;
     "data_provider_domain": z.ZodString;
     "id": z.ZodString
@@ -5905,7 +5905,7 @@ export const SignalIdSchema: z.ZodUnion<readonly [z.ZodObject<{
     "source": z.ZodLiteral<"agent">;
     "agent_url": z.ZodString;
     "id": z.ZodString
-  }, z.core.$loose>]> = z.union([
+  }, z.core.$loose>], "source"> = z.discriminatedUnion("source", [
   z.looseObject({
     "source": z.literal("catalog"),
     "data_provider_domain": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')),
@@ -5926,7 +5926,7 @@ export type SignalId = z.infer<typeof SignalIdSchema>
  *
  * AdCP 3.1.19 `core/signal-ref.json`
  */
-export const SignalRefSchema: z.ZodUnion<readonly [z.ZodObject<{
+export const SignalRefSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "scope": z.ZodLiteral<"product">;
     "signal_id": z.ZodString
   }, z.core.$loose>, z.ZodObject<{
@@ -5937,7 +5937,7 @@ export const SignalRefSchema: z.ZodUnion<readonly [z.ZodObject<{
     "scope": z.ZodLiteral<"signal_source">;
     "signal_source_url": z.ZodString;
     "signal_id": z.ZodString
-  }, z.core.$loose>]> = z.union([
+  }, z.core.$loose>], "scope"> = z.discriminatedUnion("scope", [
   not(z.looseObject({
     "scope": z.literal("product"),
     "signal_id": z.string().regex(new RegExp("^[a-zA-Z0-9_-]+$", 'u')),
@@ -5978,24 +5978,24 @@ export type SignalRef = z.infer<typeof SignalRefSchema>
  *
  * AdCP 3.1.19 `core/signal-targeting.json`
  */
-export const SignalTargetingSchema: z.ZodUnion<readonly [z.ZodIntersection<z.ZodObject<{
+export const SignalTargetingSchema: z.ZodDiscriminatedUnion<[z.ZodPipe<z.ZodObject<{ "value_type": z.ZodLiteral<"binary"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
     "signal_ref": z.ZodOptional<typeof SignalRefSchema>;
     "signal_id": z.ZodOptional<typeof SignalIdSchema>;
     "value_type": z.ZodLiteral<"binary">;
     "value": z.ZodBoolean
-  }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>, z.ZodIntersection<z.ZodObject<{
+  }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>>, z.ZodPipe<z.ZodObject<{ "value_type": z.ZodLiteral<"categorical"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
     "signal_ref": z.ZodOptional<typeof SignalRefSchema>;
     "signal_id": z.ZodOptional<typeof SignalIdSchema>;
     "value_type": z.ZodLiteral<"categorical">;
     "values": z.ZodArray<z.ZodString>
-  }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>, z.ZodIntersection<z.ZodObject<{
+  }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>>, z.ZodPipe<z.ZodObject<{ "value_type": z.ZodLiteral<"numeric"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
     "signal_ref": z.ZodOptional<typeof SignalRefSchema>;
     "signal_id": z.ZodOptional<typeof SignalIdSchema>;
     "value_type": z.ZodLiteral<"numeric">;
     "min_value": z.ZodOptional<z.ZodNumber>;
     "max_value": z.ZodOptional<z.ZodNumber>
-  }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>]> = z.union([
-  z.intersection(z.looseObject({
+  }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>>], "value_type"> = z.discriminatedUnion("value_type", [
+  z.looseObject({ "value_type": z.literal("binary") }).pipe(z.intersection(z.looseObject({
     "signal_ref": SignalRefSchema.optional(),
     "signal_id": SignalIdSchema.optional(),
     "value_type": z.literal("binary"),
@@ -6003,8 +6003,8 @@ export const SignalTargetingSchema: z.ZodUnion<readonly [z.ZodIntersection<z.Zod
   }), z.union([
     requireKeys(z.looseObject({}), ["signal_ref"]),
     requireKeys(z.looseObject({}), ["signal_id"]),
-  ])),
-  z.intersection(z.looseObject({
+  ]))),
+  z.looseObject({ "value_type": z.literal("categorical") }).pipe(z.intersection(z.looseObject({
     "signal_ref": SignalRefSchema.optional(),
     "signal_id": SignalIdSchema.optional(),
     "value_type": z.literal("categorical"),
@@ -6012,8 +6012,8 @@ export const SignalTargetingSchema: z.ZodUnion<readonly [z.ZodIntersection<z.Zod
   }), z.union([
     requireKeys(z.looseObject({}), ["signal_ref"]),
     requireKeys(z.looseObject({}), ["signal_id"]),
-  ])),
-  z.intersection(z.looseObject({
+  ]))),
+  z.looseObject({ "value_type": z.literal("numeric") }).pipe(z.intersection(z.looseObject({
     "signal_ref": SignalRefSchema.optional(),
     "signal_id": SignalIdSchema.optional(),
     "value_type": z.literal("numeric"),
@@ -6022,7 +6022,7 @@ export const SignalTargetingSchema: z.ZodUnion<readonly [z.ZodIntersection<z.Zod
   }), z.union([
     requireKeys(z.looseObject({}), ["signal_ref"]),
     requireKeys(z.looseObject({}), ["signal_id"]),
-  ])),
+  ]))),
 ])
 export type SignalTargeting = z.infer<typeof SignalTargetingSchema>
 
@@ -6069,7 +6069,7 @@ export type CreativeFeatureResult = z.infer<typeof CreativeFeatureResultSchema>
  *
  * AdCP 3.1.19 `creative/preview-render.json`
  */
-export const PreviewRenderSchema: z.ZodUnion<readonly [z.ZodObject<{
+export const PreviewRenderSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "render_id": z.ZodString;
     "output_format": z.ZodLiteral<"url">;
     "preview_url": z.ZodString;
@@ -6115,7 +6115,7 @@ export const PreviewRenderSchema: z.ZodUnion<readonly [z.ZodObject<{
       "supports_fullscreen": z.ZodOptional<z.ZodBoolean>;
       "csp_policy": z.ZodOptional<z.ZodString>
     }, z.core.$loose>>
-  }, z.core.$loose>]> = z.union([
+  }, z.core.$loose>], "output_format"> = z.discriminatedUnion("output_format", [
   z.looseObject({
     "render_id": z.string(),
     "output_format": z.literal("url"),
@@ -6691,7 +6691,7 @@ export type ViewabilityStandard = z.infer<typeof ViewabilityStandardSchema>
  *
  * AdCP 3.1.19 `core/committed-metric.json`
  */
-export const CommittedMetricSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{
+export const CommittedMetricSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "scope": z.ZodLiteral<"standard">;
     "metric_id": typeof AvailableMetricSchema;
     "qualifier": z.ZodOptional<z.ZodObject<{
@@ -6707,7 +6707,7 @@ export const CommittedMetricSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$lo
     "vendor": typeof BrandRefSchema;
     "metric_id": typeof VendorMetricIdSchema;
     "committed_at": z.ZodISODateTime
-  }, z.core.$strict>]>> = allOf(z.looseObject({}), z.union([
+  }, z.core.$strict>], "scope"> = z.discriminatedUnion("scope", [
   z.strictObject({
     "scope": z.literal("standard"),
     "metric_id": AvailableMetricSchema,
@@ -6726,7 +6726,7 @@ export const CommittedMetricSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$lo
     "metric_id": VendorMetricIdSchema,
     "committed_at": z.iso.datetime({ offset: true }),
   }),
-]))
+])
 export type CommittedMetric = z.infer<typeof CommittedMetricSchema>
 
 /**
@@ -6850,7 +6850,7 @@ export type ReachUnit = z.infer<typeof ReachUnitSchema>
  *
  * AdCP 3.1.19 `core/optimization-goal.json`
  */
-export const OptimizationGoalSchema: z.ZodUnion<readonly [z.ZodObject<{
+export const OptimizationGoalSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "kind": z.ZodLiteral<"metric">;
     "metric": z.ZodEnum<{ "clicks": "clicks"; "views": "views"; "completed_views": "completed_views"; "viewed_seconds": "viewed_seconds"; "attention_seconds": "attention_seconds"; "attention_score": "attention_score"; "engagements": "engagements"; "follows": "follows"; "saves": "saves"; "profile_visits": "profile_visits"; "reach": "reach" }>;
     "reach_unit": z.ZodOptional<typeof ReachUnitSchema>;
@@ -6860,13 +6860,13 @@ export const OptimizationGoalSchema: z.ZodUnion<readonly [z.ZodObject<{
       "window": typeof DurationSchema
     }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>>;
     "view_duration_seconds": z.ZodOptional<z.ZodNumber>;
-    "target": z.ZodOptional<z.ZodUnion<readonly [z.ZodObject<{
+    "target": z.ZodOptional<z.ZodDiscriminatedUnion<[z.ZodObject<{
         "kind": z.ZodLiteral<"cost_per">;
         "value": z.ZodNumber
       }, z.core.$loose>, z.ZodObject<{
         "kind": z.ZodLiteral<"threshold_rate">;
         "value": z.ZodNumber
-      }, z.core.$loose>]>>;
+      }, z.core.$loose>], "kind">>;
     "priority": z.ZodOptional<z.ZodInt>
   }, z.core.$loose>, z.ZodObject<{
     "kind": z.ZodLiteral<"event">;
@@ -6877,7 +6877,7 @@ export const OptimizationGoalSchema: z.ZodUnion<readonly [z.ZodObject<{
       "value_field": z.ZodOptional<z.ZodString>;
       "value_factor": z.ZodOptional<z.ZodNumber>
     }, z.core.$loose>>;
-    "target": z.ZodOptional<z.ZodUnion<readonly [z.ZodObject<{
+    "target": z.ZodOptional<z.ZodDiscriminatedUnion<[z.ZodObject<{
         "kind": z.ZodLiteral<"cost_per">;
         "value": z.ZodNumber
       }, z.core.$loose>, z.ZodObject<{
@@ -6885,22 +6885,22 @@ export const OptimizationGoalSchema: z.ZodUnion<readonly [z.ZodObject<{
         "value": z.ZodNumber
       }, z.core.$loose>, z.ZodObject<{
         "kind": z.ZodLiteral<"maximize_value">
-      }, z.core.$loose>]>>;
+      }, z.core.$loose>], "kind">>;
     "attribution_window": z.ZodOptional<typeof AttributionWindowSchema>;
     "priority": z.ZodOptional<z.ZodInt>
   }, z.core.$loose>, z.ZodObject<{
     "kind": z.ZodLiteral<"vendor_metric">;
     "vendor": typeof BrandRefSchema;
     "metric_id": typeof VendorMetricIdSchema;
-    "target": z.ZodOptional<z.ZodUnion<readonly [z.ZodObject<{
+    "target": z.ZodOptional<z.ZodDiscriminatedUnion<[z.ZodObject<{
         "kind": z.ZodLiteral<"cost_per">;
         "value": z.ZodNumber
       }, z.core.$loose>, z.ZodObject<{
         "kind": z.ZodLiteral<"threshold_rate">;
         "value": z.ZodNumber
-      }, z.core.$loose>]>>;
+      }, z.core.$loose>], "kind">>;
     "priority": z.ZodOptional<z.ZodInt>
-  }, z.core.$loose>]> = z.union([
+  }, z.core.$loose>], "kind"> = z.discriminatedUnion("kind", [
   z.looseObject({
     "kind": z.literal("metric"),
     "metric": z.enum(["clicks","views","completed_views","viewed_seconds","attention_seconds","attention_score","engagements","follows","saves","profile_visits","reach"]),
@@ -6914,7 +6914,7 @@ export const OptimizationGoalSchema: z.ZodUnion<readonly [z.ZodObject<{
       requireKeys(z.looseObject({}), ["max"]),
     ])).optional(),
     "view_duration_seconds": z.number().gt(0).optional(),
-    "target": z.union([
+    "target": z.discriminatedUnion("kind", [
       z.looseObject({
         "kind": z.literal("cost_per"),
         "value": z.number().gt(0),
@@ -6935,7 +6935,7 @@ export const OptimizationGoalSchema: z.ZodUnion<readonly [z.ZodObject<{
       "value_field": z.string().optional(),
       "value_factor": z.number().optional(),
     })).min(1),
-    "target": z.union([
+    "target": z.discriminatedUnion("kind", [
       z.looseObject({
         "kind": z.literal("cost_per"),
         "value": z.number().gt(0),
@@ -6955,7 +6955,7 @@ export const OptimizationGoalSchema: z.ZodUnion<readonly [z.ZodObject<{
     "kind": z.literal("vendor_metric"),
     "vendor": BrandRefSchema,
     "metric_id": VendorMetricIdSchema,
-    "target": z.union([
+    "target": z.discriminatedUnion("kind", [
       z.looseObject({
         "kind": z.literal("cost_per"),
         "value": z.number().gt(0),
@@ -7083,7 +7083,7 @@ export type FrequencyCap = z.infer<typeof FrequencyCapSchema>
  *
  * AdCP 3.1.19 `core/signal-targeting-expression.json`
  */
-export const SignalTargetingExpressionSchema: z.ZodUnion<readonly [z.ZodObject<{
+export const SignalTargetingExpressionSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "signal_ref": typeof SignalRefSchema;
     "value_type": z.ZodLiteral<"binary">;
     "value": z.ZodLiteral<true>
@@ -7091,12 +7091,12 @@ export const SignalTargetingExpressionSchema: z.ZodUnion<readonly [z.ZodObject<{
     "signal_ref": typeof SignalRefSchema;
     "value_type": z.ZodLiteral<"categorical">;
     "values": z.ZodArray<z.ZodString>
-  }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
+  }, z.core.$loose>, z.ZodPipe<z.ZodObject<{ "value_type": z.ZodLiteral<"numeric"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
     "signal_ref": typeof SignalRefSchema;
     "value_type": z.ZodLiteral<"numeric">;
     "min_value": z.ZodOptional<z.ZodNumber>;
     "max_value": z.ZodOptional<z.ZodNumber>
-  }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>]> = z.union([
+  }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>>], "value_type"> = z.discriminatedUnion("value_type", [
   z.looseObject({
     "signal_ref": SignalRefSchema,
     "value_type": z.literal("binary"),
@@ -7107,7 +7107,7 @@ export const SignalTargetingExpressionSchema: z.ZodUnion<readonly [z.ZodObject<{
     "value_type": z.literal("categorical"),
     "values": z.array(z.string()).min(1),
   }),
-  z.intersection(z.looseObject({
+  z.looseObject({ "value_type": z.literal("numeric") }).pipe(z.intersection(z.looseObject({
     "signal_ref": SignalRefSchema,
     "value_type": z.literal("numeric"),
     "min_value": z.number().optional(),
@@ -7115,7 +7115,7 @@ export const SignalTargetingExpressionSchema: z.ZodUnion<readonly [z.ZodObject<{
   }), z.union([
     requireKeys(z.looseObject({}), ["min_value"]),
     requireKeys(z.looseObject({}), ["max_value"]),
-  ])),
+  ]))),
 ])
 export type SignalTargetingExpression = z.infer<typeof SignalTargetingExpressionSchema>
 
@@ -8028,7 +8028,7 @@ export type CreativePolicy = z.infer<typeof CreativePolicySchema>
  *
  * AdCP 3.1.19 `core/data-provider-signal-selector.json`
  */
-export const DataProviderSignalSelectorSchema: z.ZodUnion<readonly [z.ZodObject<{
+export const DataProviderSignalSelectorSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "data_provider_domain": z.ZodString;
     "selection_type": z.ZodLiteral<"all">
   }, z.core.$loose>, z.ZodObject<{
@@ -8039,7 +8039,7 @@ export const DataProviderSignalSelectorSchema: z.ZodUnion<readonly [z.ZodObject<
     "data_provider_domain": z.ZodString;
     "selection_type": z.ZodLiteral<"by_tag">;
     "signal_tags": z.ZodArray<z.ZodString>
-  }, z.core.$loose>]> = z.union([
+  }, z.core.$loose>], "selection_type"> = z.discriminatedUnion("selection_type", [
   z.looseObject({
     "data_provider_domain": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')),
     "selection_type": z.literal("all"),
@@ -8270,13 +8270,13 @@ export type ForecastDimensionSignal = z.infer<typeof ForecastDimensionSignalSche
  *
  * AdCP 3.1.19 `core/forecast-point-dimensions.json`
  */
-export const ForecastPointDimensionsSchema: z.ZodArray<z.ZodUnion<readonly [typeof ForecastDimensionGeoSchema, typeof ForecastDimensionPlacementSchema, typeof ForecastDimensionDeviceTypeSchema, typeof ForecastDimensionDevicePlatformSchema, typeof ForecastDimensionAudienceSchema, typeof ForecastDimensionSignalSchema]>> = uniqueItems(z.array(oneOf([
-  ForecastDimensionGeoSchema,
+export const ForecastPointDimensionsSchema: z.ZodArray<z.ZodDiscriminatedUnion<[z.ZodPipe<z.ZodObject<{ "kind": z.ZodLiteral<"geo"> }, z.core.$loose>, typeof ForecastDimensionGeoSchema>, typeof ForecastDimensionPlacementSchema, typeof ForecastDimensionDeviceTypeSchema, typeof ForecastDimensionDevicePlatformSchema, typeof ForecastDimensionAudienceSchema, z.ZodPipe<z.ZodObject<{ "kind": z.ZodLiteral<"signal"> }, z.core.$loose>, typeof ForecastDimensionSignalSchema>], "kind">> = uniqueItems(z.array(z.discriminatedUnion("kind", [
+  z.looseObject({ "kind": z.literal("geo") }).pipe(ForecastDimensionGeoSchema),
   ForecastDimensionPlacementSchema,
   ForecastDimensionDeviceTypeSchema,
   ForecastDimensionDevicePlatformSchema,
   ForecastDimensionAudienceSchema,
-  ForecastDimensionSignalSchema,
+  z.looseObject({ "kind": z.literal("signal") }).pipe(ForecastDimensionSignalSchema),
 ])).min(1))
 export type ForecastPointDimensions = z.infer<typeof ForecastPointDimensionsSchema>
 
@@ -9091,7 +9091,7 @@ export type VcpmOption = z.infer<typeof VcpmOptionSchema>
  *
  * AdCP 3.1.19 `core/pricing-option.json`
  */
-export const PricingOptionSchema: z.ZodUnion<readonly [typeof CpmOptionSchema, typeof VcpmOptionSchema, typeof CpcOptionSchema, typeof CpcvOptionSchema, typeof CpvOptionSchema, typeof CppOptionSchema, typeof CpaOptionSchema, typeof FlatRateOptionSchema, typeof TimeOptionSchema]> = oneOf([
+export const PricingOptionSchema: z.ZodDiscriminatedUnion<[typeof CpmOptionSchema, typeof VcpmOptionSchema, typeof CpcOptionSchema, typeof CpcvOptionSchema, typeof CpvOptionSchema, typeof CppOptionSchema, typeof CpaOptionSchema, typeof FlatRateOptionSchema, typeof TimeOptionSchema], "pricing_model"> = z.discriminatedUnion("pricing_model", [
   CpmOptionSchema,
   VcpmOptionSchema,
   CpcOptionSchema,
@@ -9181,7 +9181,7 @@ export type SignalListing = z.infer<typeof SignalListingSchema>
  *
  * AdCP 3.1.19 `core/signal-pricing.json`
  */
-export const SignalPricingSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{
+export const SignalPricingSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "model": z.ZodLiteral<"cpm">;
     "cpm": z.ZodNumber;
     "currency": z.ZodString;
@@ -9212,7 +9212,7 @@ export const SignalPricingSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loos
     }, z.core.$loose>;
     "currency": z.ZodOptional<z.ZodString>;
     "ext": z.ZodOptional<typeof ExtSchema>
-  }, z.core.$loose>]>> = z.intersection(z.looseObject({}), z.union([
+  }, z.core.$loose>], "model"> = z.discriminatedUnion("model", [
   z.looseObject({
     "model": z.literal("cpm"),
     "cpm": z.number().gte(0),
@@ -9251,7 +9251,7 @@ export const SignalPricingSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loos
     "currency": z.string().regex(new RegExp("^[A-Z]{3}$", 'u')).optional(),
     "ext": ExtSchema.optional(),
   }),
-]))
+])
 export type SignalPricing = z.infer<typeof SignalPricingSchema>
 
 /**
@@ -10072,7 +10072,7 @@ export const GetProductsResponseSchema: z.ZodIntersection<z.ZodIntersection<z.Zo
   "errors": z.ZodOptional<z.ZodArray<typeof AdcpErrorSchema>>;
   "property_list_applied": z.ZodOptional<z.ZodBoolean>;
   "catalog_applied": z.ZodOptional<z.ZodBoolean>;
-  "refinement_applied": z.ZodOptional<z.ZodArray<z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{
+  "refinement_applied": z.ZodOptional<z.ZodArray<z.ZodDiscriminatedUnion<[z.ZodObject<{
       "scope": z.ZodLiteral<"request">;
       "status": z.ZodEnum<{ "applied": "applied"; "partial": "partial"; "unable": "unable" }>;
       "notes": z.ZodOptional<z.ZodString>
@@ -10086,7 +10086,7 @@ export const GetProductsResponseSchema: z.ZodIntersection<z.ZodIntersection<z.Zo
       "proposal_id": z.ZodString;
       "status": z.ZodEnum<{ "applied": "applied"; "partial": "partial"; "unable": "unable" }>;
       "notes": z.ZodOptional<z.ZodString>
-    }, z.core.$strict>]>>>>;
+    }, z.core.$strict>], "scope">>>;
   "incomplete": z.ZodOptional<z.ZodArray<z.ZodObject<{
     "scope": z.ZodEnum<{ "products": "products"; "pricing": "pricing"; "forecast": "forecast"; "proposals": "proposals"; "wholesale_feed": "wholesale_feed" }>;
     "description": z.ZodString;
@@ -10124,7 +10124,7 @@ export const GetProductsResponseSchema: z.ZodIntersection<z.ZodIntersection<z.Zo
   "errors": z.array(AdcpErrorSchema).optional(),
   "property_list_applied": z.boolean().optional(),
   "catalog_applied": z.boolean().optional(),
-  "refinement_applied": z.array(allOf(z.looseObject({}), z.union([
+  "refinement_applied": z.array(z.discriminatedUnion("scope", [
     z.strictObject({
       "scope": z.literal("request"),
       "status": z.enum(["applied","partial","unable"]),
@@ -10142,7 +10142,7 @@ export const GetProductsResponseSchema: z.ZodIntersection<z.ZodIntersection<z.Zo
       "status": z.enum(["applied","partial","unable"]),
       "notes": z.string().optional(),
     }),
-  ]))).optional(),
+  ])).optional(),
   "incomplete": z.array(z.strictObject({
     "scope": z.enum(["products","pricing","forecast","proposals","wholesale_feed"]),
     "description": z.string(),
@@ -10882,7 +10882,7 @@ export type GetSignalsAsyncResponseWorking = z.infer<typeof GetSignalsAsyncRespo
  *
  * AdCP 3.1.19 `core/deployment.json`
  */
-export const DeploymentSchema: z.ZodUnion<readonly [z.ZodObject<{
+export const DeploymentSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "type": z.ZodLiteral<"platform">;
     "platform": z.ZodString;
     "account": z.ZodOptional<z.ZodString>;
@@ -10898,7 +10898,7 @@ export const DeploymentSchema: z.ZodUnion<readonly [z.ZodObject<{
     "activation_key": z.ZodOptional<typeof ActivationKeySchema>;
     "estimated_activation_duration_minutes": z.ZodOptional<z.ZodNumber>;
     "deployed_at": z.ZodOptional<z.ZodISODateTime>
-  }, z.core.$loose>]> = z.union([
+  }, z.core.$loose>], "type"> = z.discriminatedUnion("type", [
   z.looseObject({
     "type": z.literal("platform"),
     "platform": z.string(),
@@ -11559,20 +11559,20 @@ export type CatalogFieldBindingScalarBinding = z.infer<typeof CatalogFieldBindin
  *
  * AdCP 3.1.19 `core/requirements/catalog-field-binding.json`
  */
-export const CatalogFieldBindingSchema: z.ZodUnion<readonly [typeof CatalogFieldBindingScalarBindingSchema, typeof CatalogFieldBindingAssetPoolBindingSchema, z.ZodObject<{
+export const CatalogFieldBindingSchema: z.ZodDiscriminatedUnion<[typeof CatalogFieldBindingScalarBindingSchema, typeof CatalogFieldBindingAssetPoolBindingSchema, z.ZodObject<{
     "kind": z.ZodLiteral<"catalog_group">;
     "format_group_id": z.ZodString;
     "catalog_item": z.ZodLiteral<true>;
-    "per_item_bindings": z.ZodOptional<z.ZodArray<z.ZodUnion<readonly [typeof CatalogFieldBindingScalarBindingSchema, typeof CatalogFieldBindingAssetPoolBindingSchema]>>>;
+    "per_item_bindings": z.ZodOptional<z.ZodArray<z.ZodDiscriminatedUnion<[typeof CatalogFieldBindingScalarBindingSchema, typeof CatalogFieldBindingAssetPoolBindingSchema], "kind">>>;
     "ext": z.ZodOptional<typeof ExtSchema>
-  }, z.core.$loose>]> = oneOf([
+  }, z.core.$loose>], "kind"> = z.discriminatedUnion("kind", [
   CatalogFieldBindingScalarBindingSchema,
   CatalogFieldBindingAssetPoolBindingSchema,
   z.looseObject({
     "kind": z.literal("catalog_group"),
     "format_group_id": z.string(),
     "catalog_item": z.literal(true),
-    "per_item_bindings": z.array(oneOf([
+    "per_item_bindings": z.array(z.discriminatedUnion("kind", [
       CatalogFieldBindingScalarBindingSchema,
       CatalogFieldBindingAssetPoolBindingSchema,
     ])).min(1).optional(),
@@ -12074,45 +12074,45 @@ export const FormatSchema: z.ZodIntersection<z.ZodObject<{
       "min_count": z.ZodInt;
       "max_count": z.ZodInt;
       "selection_mode": z.ZodOptional<z.ZodEnum<{ "sequential": "sequential"; "optimize": "optimize" }>>;
-      "assets": z.ZodArray<z.ZodUnion<readonly [z.ZodIntersection<z.ZodObject<{
+      "assets": z.ZodArray<z.ZodDiscriminatedUnion<[z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"image"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"image">;
           "requirements": z.ZodOptional<typeof ImageAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"video"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"video">;
           "requirements": z.ZodOptional<typeof VideoAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"audio"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"audio">;
           "requirements": z.ZodOptional<typeof AudioAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"text"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"text">;
           "requirements": z.ZodOptional<typeof TextAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"markdown"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"markdown">;
           "requirements": z.ZodOptional<typeof MarkdownAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"html"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"html">;
           "requirements": z.ZodOptional<typeof HtmlAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"css"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"css">;
           "requirements": z.ZodOptional<typeof CssAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"javascript"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"javascript">;
           "requirements": z.ZodOptional<typeof JavascriptAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"zip"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"zip">
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"vast"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"vast">;
           "requirements": z.ZodOptional<typeof VastAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"daast"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"daast">;
           "requirements": z.ZodOptional<typeof DaastAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"url"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"url">;
           "requirements": z.ZodOptional<typeof UrlAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"webhook"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"webhook">;
           "requirements": z.ZodOptional<typeof WebhookAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>]>>
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>], "asset_type">>
     }, z.core.$loose>]>>>;
   "delivery": z.ZodOptional<z.ZodObject<{}, z.core.$loose>>;
   "supported_macros": z.ZodOptional<z.ZodArray<z.ZodUnion<readonly [typeof UniversalMacroSchema, z.ZodString]>>>;
@@ -12249,58 +12249,58 @@ export const FormatSchema: z.ZodIntersection<z.ZodObject<{
       "min_count": z.int().gte(0),
       "max_count": z.int().gte(1),
       "selection_mode": z.enum(["sequential","optimize"]).optional(),
-      "assets": z.array(z.union([
-        z.intersection(z.looseObject({
+      "assets": z.array(z.discriminatedUnion("asset_type", [
+        z.looseObject({ "asset_type": z.literal("image") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("image"),
           "requirements": ImageAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("video") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("video"),
           "requirements": VideoAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("audio") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("audio"),
           "requirements": AudioAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("text") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("text"),
           "requirements": TextAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("markdown") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("markdown"),
           "requirements": MarkdownAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("html") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("html"),
           "requirements": HtmlAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("css") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("css"),
           "requirements": CssAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("javascript") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("javascript"),
           "requirements": JavascriptAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("zip") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("zip"),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("vast") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("vast"),
           "requirements": VastAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("daast") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("daast"),
           "requirements": DaastAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("url") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("url"),
           "requirements": UrlAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("webhook") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("webhook"),
           "requirements": WebhookAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
+        }), FormatBaseGroupAssetSchema)),
       ])),
     }),
   ])).optional(),
@@ -12633,7 +12633,7 @@ export type PreviewCreativeRequest = z.infer<typeof PreviewCreativeRequestSchema
  *
  * AdCP 3.1.19 `creative/preview-creative-response.json`
  */
-export const PreviewCreativeResponseSchema: z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, typeof VersionEnvelopeSchema>, typeof ProtocolEnvelopeSchema>, z.ZodUnion<readonly [z.ZodObject<{
+export const PreviewCreativeResponseSchema: z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, typeof VersionEnvelopeSchema>, typeof ProtocolEnvelopeSchema>, z.ZodDiscriminatedUnion<[z.ZodObject<{
     "response_type": z.ZodLiteral<"single">;
     "previews": z.ZodArray<z.ZodObject<{
       "preview_id": z.ZodString;
@@ -12686,7 +12686,7 @@ export const PreviewCreativeResponseSchema: z.ZodIntersection<z.ZodIntersection<
     "expires_at": z.ZodOptional<z.ZodISODateTime>;
     "context": z.ZodOptional<typeof ContextSchema>;
     "ext": z.ZodOptional<typeof ExtSchema>
-  }, z.core.$loose>]>> = z.intersection(z.intersection(z.intersection(z.looseObject({}), VersionEnvelopeSchema), ProtocolEnvelopeSchema), z.union([
+  }, z.core.$loose>], "response_type">> = z.intersection(z.intersection(z.intersection(z.looseObject({}), VersionEnvelopeSchema), ProtocolEnvelopeSchema), z.discriminatedUnion("response_type", [
   z.looseObject({
     "response_type": z.literal("single"),
     "previews": z.array(z.looseObject({
