@@ -386,7 +386,8 @@ class Emitter {
     }
     const values = `[\n${emitted.map((option) => `${inner}${option.value},`).join('\n')}\n${indent}]`
     const type = `z.ZodUnion<readonly [${emitted.map((option) => option.type).join(', ')}]>`
-    if (!exclusive) return code(`z.union(${values})`, type, strict)
+    // Alternatives of disjoint JSON types (an asset or a list of assets) can never both match either.
+    if (!exclusive || this.disjointTypes(options, from)) return code(`z.union(${values})`, type, strict)
     return code(`${this.use('oneOf')}(${values})`, type, strict)
   }
 
@@ -425,6 +426,32 @@ class Emitter {
       }
     }
     return undefined
+  }
+
+  /** True when each alternative names its JSON `type`s and no two alternatives share one. */
+  private disjointTypes(options: SchemaNode[], from: NodeRef): boolean {
+    const seen = new Set<string>()
+    for (const option of options) {
+      const types = this.jsonTypes(option, from)
+      if (!types) return false
+      for (const type of types) {
+        if (seen.has(type)) return false
+        seen.add(type)
+      }
+    }
+    return true
+  }
+
+  /** The JSON types a schema's `type` allows (through `$ref`; integer counts as number); undefined if any. */
+  private jsonTypes(node: SchemaNode, from: NodeRef, depth = 0): Set<string> | undefined {
+    if (typeof node !== 'object' || depth > 8) return undefined
+    if (typeof node.$ref === 'string') {
+      const target = this.resolveRef(node.$ref, from)
+      return this.jsonTypes(target.node, target.ref, depth + 1)
+    }
+    const type = node.type
+    const types = typeof type === 'string' ? [type] : Array.isArray(type) ? type.map(String) : undefined
+    return types && new Set(types.map((name) => (name === 'integer' ? 'number' : name)))
   }
 
   /** The required names and the scalar `const` properties of an object schema, through `$ref` and `allOf`. */

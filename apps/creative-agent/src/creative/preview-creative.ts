@@ -1,13 +1,14 @@
 /**
  * preview_creative: single and batch previews of complete manifests, one per `inputs` variant with its macros
  * substituted, as URLs under `${agentUrl}/previews/{id}` (kept in a preview store until `expires_at`) or inline
- * HTML. A batch validates the request once (each distinct asset once, see request-validation.ts), resolves each
- * format once, renders identical items once and writes the store once.
+ * HTML. A batch validates the request once (the generated schema checks each asset against the one asset type
+ * its `asset_type` names), resolves each format once, renders identical items once and writes the store once.
  */
 import { createHash } from 'node:crypto'
 import { AgentError } from '@adwire/agent-server'
 import {
   parseFormatId,
+  parseShape,
   PreviewCreativeRequestSchema,
   type AdcpError as AdcpErrorObject,
   type PreviewCreativeRequest,
@@ -18,7 +19,6 @@ import { CreativeError, echoContext } from './errors.js'
 import { manifestIssues, slotsOf, type AssetValue } from './manifest.js'
 import { defaultPreviewStore, type StoredPreview } from './preview-store.js'
 import { escapeHtml } from './render.js'
-import { parseWithManifests } from './request-validation.js'
 
 /** How long URL previews live. */
 export const PREVIEW_TTL_MS = 60 * 60 * 1000
@@ -312,7 +312,7 @@ export async function previewCreative(
   }
   let request: PreviewCreativeRequest
   try {
-    request = parseWithManifests(PreviewCreativeRequestSchema, input, 'preview_creative request')
+    request = parseShape(PreviewCreativeRequestSchema, input, 'preview_creative request')
   } catch (error) {
     throw CreativeError.from(error)
   }

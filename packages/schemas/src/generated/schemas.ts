@@ -2323,7 +2323,7 @@ export type BrandBrandId = z.infer<typeof BrandBrandIdSchema>
 /**
  * AdCP 3.1.19 `brand.json#/definitions/color_value`
  */
-export const BrandColorValueSchema: z.ZodUnion<readonly [z.ZodString, z.ZodArray<z.ZodString>]> = oneOf([
+export const BrandColorValueSchema: z.ZodUnion<readonly [z.ZodString, z.ZodArray<z.ZodString>]> = z.union([
   z.string().regex(new RegExp("^#[0-9A-Fa-f]{6}$", 'u')),
   z.array(z.string().regex(new RegExp("^#[0-9A-Fa-f]{6}$", 'u'))).min(1),
 ])
@@ -2410,7 +2410,7 @@ export const BrandFontRoleSchema: z.ZodUnion<readonly [z.ZodString, z.ZodObject<
     "files": z.ZodOptional<z.ZodArray<typeof BrandFontFileSchema>>;
     "opentype_features": z.ZodOptional<z.ZodArray<z.ZodString>>;
     "fallbacks": z.ZodOptional<z.ZodArray<z.ZodString>>
-  }, z.core.$loose>]> = oneOf([
+  }, z.core.$loose>]> = z.union([
   z.string(),
   z.looseObject({
     "family": z.string(),
@@ -3564,7 +3564,7 @@ export const BrandManifestSchema: z.ZodObject<{
   "logos": z.array(BrandLogoSchema).optional(),
   "colors": BrandColorsSchema.optional(),
   "fonts": BrandFontsSchema.optional(),
-  "tone": oneOf([
+  "tone": z.union([
     z.string(),
     z.looseObject({
       "voice": z.string().optional(),
@@ -3573,7 +3573,7 @@ export const BrandManifestSchema: z.ZodObject<{
       "donts": z.array(z.string()).optional(),
     }),
   ]).optional(),
-  "tagline": oneOf([
+  "tagline": z.union([
     z.string(),
     z.array(BrandLocalizedNameSchema).min(1),
   ]).optional(),
@@ -5871,7 +5871,7 @@ export const CreativeManifestSchema: z.ZodIntersection<z.ZodObject<{
   "format_kind": CanonicalFormatKindSchema.optional(),
   "format_option_ref": FormatOptionRefSchema.optional(),
   "assets": objectRules(z.looseObject({}), {
-    patternProperties: [[new RegExp("^[a-z0-9_]+$", 'u'), oneOf([
+    patternProperties: [[new RegExp("^[a-z0-9_]+$", 'u'), z.union([
         AssetSchema,
         z.array(AssetSchema).min(1),
       ])]],
@@ -6046,7 +6046,7 @@ export const CreativeFeatureResultSchema: z.ZodObject<{
   "ext": z.ZodOptional<typeof ExtSchema>
 }, z.core.$strict> = z.strictObject({
   "feature_id": z.string(),
-  "value": oneOf([
+  "value": z.union([
     z.boolean(),
     z.number(),
     z.string(),
@@ -8949,7 +8949,7 @@ export const CpvOptionSchema: z.ZodObject<{
   "max_bid": z.boolean().optional(),
   "price_guidance": PriceGuidanceSchema.optional(),
   "parameters": z.looseObject({
-    "view_threshold": oneOf([
+    "view_threshold": z.union([
       z.number().gte(0).lte(1),
       z.looseObject({
         "duration_seconds": z.int().gte(1),
@@ -10153,7 +10153,7 @@ export const GetProductsResponseSchema: z.ZodIntersection<z.ZodIntersection<z.Zo
     "total_candidates": z.int().gte(0).optional(),
     "excluded_by": z.object({}).catchall(z.strictObject({
         "count": z.int().gte(0),
-        "values": z.array(oneOf([
+        "values": z.array(z.union([
           z.string(),
           z.looseObject({}),
         ])).optional(),
