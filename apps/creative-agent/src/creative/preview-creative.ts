@@ -5,17 +5,16 @@
  * its `asset_type` names), resolves each format once, renders identical items once and writes the store once.
  */
 import { createHash } from 'node:crypto'
-import { AgentError } from '@adwire/agent-server'
+import { AgentError, parseRequest } from '@adwire/agent-server'
 import {
   parseFormatId,
-  parseShape,
   PreviewCreativeRequestSchema,
   type AdcpError as AdcpErrorObject,
   type PreviewCreativeRequest,
 } from '@adwire/schemas'
 import { fixedSize, standardCatalog, type CatalogFormat } from '@adwire/formats'
 import type { CreativeContext } from './context.js'
-import { CreativeError, echoContext } from './errors.js'
+import { CreativeError, creativeRequestError, echoContext } from './errors.js'
 import { manifestIssues, slotsOf, type AssetValue } from './manifest.js'
 import { defaultPreviewStore, type StoredPreview } from './preview-store.js'
 import { escapeHtml } from './render.js'
@@ -310,12 +309,12 @@ export async function previewCreative(
       formatIdOrThrow(entry.creative_manifest?.format_id, `requests[${index}].creative_manifest.format_id`)
     })
   }
-  let request: PreviewCreativeRequest
-  try {
-    request = parseShape(PreviewCreativeRequestSchema, input, 'preview_creative request')
-  } catch (error) {
-    throw CreativeError.from(error)
-  }
+  const request: PreviewCreativeRequest = parseRequest(
+    PreviewCreativeRequestSchema,
+    input,
+    'preview_creative request',
+    creativeRequestError,
+  )
   const catalog = context.catalog ?? standardCatalog(context.agentUrl)
   const formats = new Map<string, CatalogFormat | undefined>()
   const lookup = (id: { agent_url: string; id: string }) => {
