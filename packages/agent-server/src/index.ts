@@ -45,6 +45,12 @@ export {
 } from './signing-keys.js'
 export { createHttpAuthGate, type HttpAuthGateOptions } from './http-auth.js'
 export { refusedRequest, type HttpRefusal } from './request-refusal.js'
+export {
+  parseRequest,
+  requestProblem,
+  type RequestErrorFactory,
+  type RequestProblem,
+} from './request-validation.js'
 export { toolAnnotations, toolInputSchema, toolOutputSchema } from './tool-schemas.js'
 export type * from './types.js'
 export {

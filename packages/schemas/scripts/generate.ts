@@ -186,7 +186,13 @@ export function build(schemaDir: string = SCHEMA_DIR): { code: string; names: Re
   for (const ref of [...nodes.values()].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1))) visit(ref, [])
 
   // 4. Emit.
-  const emitter = new Emitter((value, from) => names.get(keyOf(parseRef(value, from)))!)
+  const emitter = new Emitter(
+    (value, from) => names.get(keyOf(parseRef(value, from)))!,
+    (value, from) => {
+      const ref = parseRef(value, from)
+      return { node: resolve(ref), ref }
+    },
+  )
   const blocks: string[] = []
   for (const ref of order) {
     const node = resolve(ref)
@@ -194,6 +200,7 @@ export function build(schemaDir: string = SCHEMA_DIR): { code: string; names: Re
     const doc = typeof node === 'object' ? docComment(node, ref) : `/** ${keyOf(ref)} */`
     const emitted = emitter.emit(node, ref, '')
     if (emitted.strict) emitter.strictNames.add(`${name}Schema`)
+    if (emitted.tags) emitter.tagsByName.set(`${name}Schema`, emitted.tags)
     blocks.push(
       `${doc}\nexport const ${name}Schema: ${emitted.type} = ${emitted.value}\nexport type ${name} = z.infer<typeof ${name}Schema>`,
     )
@@ -246,15 +253,30 @@ interface Code {
   readonly type: string
   /** The schema can reject an object for an unknown top-level key (a strict object, or built from one). */
   readonly strict?: boolean
+  /**
+   * Required properties whose literal values zod can read off the schema (`_zod.propValues`): a
+   * `z.discriminatedUnion` option must have its discriminator among them.
+   */
+  readonly tags?: ReadonlySet<string>
 }
-const code = (value: string, type: string, strict = false): Code => ({ value, type, strict })
+const code = (value: string, type: string, strict = false, tags?: ReadonlySet<string>): Code => ({
+  value,
+  type,
+  strict,
+  ...(tags && tags.size > 0 ? { tags } : {}),
+})
 const UNKNOWN = code('z.unknown()', 'z.ZodUnknown')
 
 class Emitter {
   readonly helpers = new Set<string>()
   /** Names of the emitted schemas that are strict at the top level (see {@link Code.strict}). */
   readonly strictNames = new Set<string>()
-  constructor(private readonly refName: (value: string, from: NodeRef) => string) {}
+  /** The {@link Code.tags} of the emitted schemas, by export name. */
+  readonly tagsByName = new Map<string, ReadonlySet<string>>()
+  constructor(
+    private readonly refName: (value: string, from: NodeRef) => string,
+    private readonly resolveRef: (value: string, from: NodeRef) => { node: SchemaNode; ref: NodeRef },
+  ) {}
 
   private use(helper: string): string {
     this.helpers.add(helper)
@@ -270,7 +292,12 @@ class Emitter {
 
   /** A helper that returns the schema it refines: the type does not change. */
   private refine(helper: string, target: Code, ...args: string[]): Code {
-    return code(`${this.use(helper)}(${[target.value, ...args].join(', ')})`, target.type, target.strict)
+    return code(
+      `${this.use(helper)}(${[target.value, ...args].join(', ')})`,
+      target.type,
+      target.strict,
+      target.tags,
+    )
   }
 
   emit(node: SchemaNode, from: NodeRef, indent: string): Code {
@@ -278,7 +305,7 @@ class Emitter {
     if (node === false) return code('z.never()', 'z.ZodNever')
     if (typeof node.$ref === 'string') {
       const name = `${this.refName(node.$ref, from)}Schema`
-      let result = code(name, `typeof ${name}`, this.strictNames.has(name))
+      let result = code(name, `typeof ${name}`, this.strictNames.has(name), this.tagsByName.get(name))
       // Draft-07 ignores $ref siblings, but Ajv applies them and the authors mean them to apply.
       const siblings = Object.fromEntries(Object.entries(node).filter(([key]) => key !== '$ref'))
       if (!Emitter.acceptsAnything(siblings))
@@ -291,8 +318,18 @@ class Emitter {
     if (Array.isArray(node.allOf)) {
       for (const part of node.allOf) combine(this.emit(part as SchemaNode, from, indent))
     }
-    if (Array.isArray(node.anyOf)) combine(this.union(node.anyOf as SchemaNode[], from, inner, indent, false))
-    if (Array.isArray(node.oneOf)) combine(this.union(node.oneOf as SchemaNode[], from, inner, indent, true))
+    for (const [keyword, exclusive] of [
+      ['anyOf', false],
+      ['oneOf', true],
+    ] as const) {
+      const options = node[keyword]
+      if (!Array.isArray(options)) continue
+      const union = this.union(options as SchemaNode[], from, inner, indent, exclusive)
+      // `type: "object"` and nothing else beside the union: a discriminated union only accepts objects already.
+      if (result?.value === 'z.looseObject({})' && union.value.startsWith('z.discriminatedUnion('))
+        result = union
+      else combine(union)
+    }
     let done: Code = result ?? UNKNOWN
     if (node.not !== undefined) {
       const excluded = node.not as SchemaNode
@@ -305,6 +342,7 @@ class Emitter {
         `${this.use('conditional')}(\n${inner}${done.value},\n${inner}${this.emit(node.if as SchemaNode, from, inner).value},\n${inner}${branch('then')},\n${inner}${branch('else')},\n${indent})`,
         done.type,
         done.strict,
+        done.tags,
       )
     }
     return done
@@ -327,12 +365,125 @@ class Emitter {
   ): Code {
     const emitted = options.map((option) => this.emit(option, from, inner))
     if (emitted.length === 1) return emitted[0]!
+    const strict = emitted.some((option) => option.strict)
+    // Alternatives that a required const property tells apart can never both match, so `oneOf` and `anyOf`
+    // mean the same, and zod picks the one alternative by that property instead of trying each in turn.
+    const discriminator = this.discriminator(options, from)
+    if (discriminator) {
+      const tagged = emitted.map((option, index) =>
+        option.tags?.has(discriminator.key)
+          ? option
+          : this.tag(option, discriminator.key, discriminator.values[index]!),
+      )
+      const values = `[\n${tagged.map((option) => `${inner}${option.value},`).join('\n')}\n${indent}]`
+      const common = [...tagged[0]!.tags!].filter((key) => tagged.every((option) => option.tags!.has(key)))
+      return code(
+        `z.discriminatedUnion(${literal(discriminator.key)}, ${values})`,
+        `z.ZodDiscriminatedUnion<[${tagged.map((option) => option.type).join(', ')}], ${literal(discriminator.key)}>`,
+        strict,
+        new Set(common),
+      )
+    }
     const values = `[\n${emitted.map((option) => `${inner}${option.value},`).join('\n')}\n${indent}]`
     const type = `z.ZodUnion<readonly [${emitted.map((option) => option.type).join(', ')}]>`
-    const strict = emitted.some((option) => option.strict)
-    // Alternatives that a required const property tells apart can never both match: a plain union is exact.
-    if (!exclusive || discriminated(options)) return code(`z.union(${values})`, type, strict)
+    // Alternatives of disjoint JSON types (an asset or a list of assets) can never both match either.
+    if (!exclusive || this.disjointTypes(options, from)) return code(`z.union(${values})`, type, strict)
     return code(`${this.use('oneOf')}(${values})`, type, strict)
+  }
+
+  /**
+   * An alternative whose discriminator zod cannot read (an intersection, say) behind an object holding only the
+   * discriminator: the pipe exposes the value to `z.discriminatedUnion` and hands the input on unchanged.
+   */
+  private tag(option: Code, key: string, value: Json): Code {
+    const constant = this.constant(value)
+    return code(
+      `z.looseObject({ ${literal(key)}: ${constant.value} }).pipe(${option.value})`,
+      `z.ZodPipe<z.ZodObject<{ ${literal(key)}: ${constant.type} }, z.core.$loose>, ${option.type}>`,
+      option.strict,
+      new Set([key]),
+    )
+  }
+
+  /**
+   * The property that tells the alternatives apart, when there is one: every alternative (after following
+   * `$ref`s, and looking into its `allOf` parts) requires it and gives it a scalar `const` that no other
+   * alternative gives it. Undefined otherwise.
+   */
+  private discriminator(options: SchemaNode[], from: NodeRef): { key: string; values: Json[] } | undefined {
+    const facts = options.map((option) => this.constants(option, from))
+    const [first, ...rest] = facts
+    if (!first) return undefined
+    for (const [key, value] of first.constants) {
+      if (!first.required.has(key)) continue
+      const values = [
+        value,
+        ...rest.map((fact) => (fact.required.has(key) ? fact.constants.get(key) : undefined)),
+      ]
+      if (values.some((item) => item === undefined)) continue
+      if (new Set(values.map((item) => JSON.stringify(item))).size === values.length) {
+        return { key, values: values as Json[] }
+      }
+    }
+    return undefined
+  }
+
+  /** True when each alternative names its JSON `type`s and no two alternatives share one. */
+  private disjointTypes(options: SchemaNode[], from: NodeRef): boolean {
+    const seen = new Set<string>()
+    for (const option of options) {
+      const types = this.jsonTypes(option, from)
+      if (!types) return false
+      for (const type of types) {
+        if (seen.has(type)) return false
+        seen.add(type)
+      }
+    }
+    return true
+  }
+
+  /** The JSON types a schema's `type` allows (through `$ref`; integer counts as number); undefined if any. */
+  private jsonTypes(node: SchemaNode, from: NodeRef, depth = 0): Set<string> | undefined {
+    if (typeof node !== 'object' || depth > 8) return undefined
+    if (typeof node.$ref === 'string') {
+      const target = this.resolveRef(node.$ref, from)
+      return this.jsonTypes(target.node, target.ref, depth + 1)
+    }
+    const type = node.type
+    const types = typeof type === 'string' ? [type] : Array.isArray(type) ? type.map(String) : undefined
+    return types && new Set(types.map((name) => (name === 'integer' ? 'number' : name)))
+  }
+
+  /** The required names and the scalar `const` properties of an object schema, through `$ref` and `allOf`. */
+  private constants(
+    node: SchemaNode,
+    from: NodeRef,
+    depth = 0,
+  ): { required: Set<string>; constants: Map<string, Json> } {
+    const out = { required: new Set<string>(), constants: new Map<string, Json>() }
+    if (typeof node !== 'object' || depth > 8) return out
+    const merge = (part: { required: Set<string>; constants: Map<string, Json> }) => {
+      for (const key of part.required) out.required.add(key)
+      for (const [key, value] of part.constants) if (!out.constants.has(key)) out.constants.set(key, value)
+    }
+    if (typeof node.$ref === 'string') {
+      const target = this.resolveRef(node.$ref, from)
+      merge(this.constants(target.node, target.ref, depth + 1))
+    }
+    if (Array.isArray(node.required)) for (const key of node.required) out.required.add(String(key))
+    const properties = node.properties
+    if (properties && typeof properties === 'object' && !Array.isArray(properties)) {
+      for (const [key, property] of Object.entries(properties)) {
+        if (!property || typeof property !== 'object' || Array.isArray(property)) continue
+        const value = property.const
+        if (value === null || ['string', 'number', 'boolean'].includes(typeof value))
+          out.constants.set(key, value!)
+      }
+    }
+    if (Array.isArray(node.allOf)) {
+      for (const part of node.allOf) merge(this.constants(part as SchemaNode, from, depth + 1))
+    }
+    return out
   }
 
   /** The part of a schema given by type, enum and const, with its own keywords; undefined when it has none. */
@@ -471,11 +622,13 @@ class Emitter {
     const properties = (node.properties ?? {}) as Record<string, SchemaNode>
     const required = new Set(Array.isArray(node.required) ? (node.required as string[]) : [])
     const unenforced: string[] = [] // required names that zod would let through when missing
+    const tags = new Set<string>() // required names with literal values (see Code.tags)
     const values: string[] = []
     const types: string[] = []
     for (const [key, schema] of Object.entries(properties)) {
       const property = this.emit(schema, from, inner)
       if (required.has(key) && property.type === 'z.ZodUnknown') unenforced.push(key)
+      if (required.has(key) && /^z\.Zod(Literal|Enum)</.test(property.type)) tags.add(key)
       const optional = required.has(key) ? '' : '.optional()'
       values.push(`${inner}${literal(key)}: ${property.value}${optional},`)
       types.push(
@@ -489,14 +642,16 @@ class Emitter {
     const patterns = node.patternProperties as Record<string, SchemaNode> | undefined
     let result: Code
     if (additional === false && !patterns) {
-      result = code(`z.strictObject(${valueBody})`, `z.ZodObject<${typeBody}, z.core.$strict>`, true)
+      result = code(`z.strictObject(${valueBody})`, `z.ZodObject<${typeBody}, z.core.$strict>`, true, tags)
     } else if (additional === undefined || additional === false || Emitter.acceptsAnything(additional)) {
-      result = code(`z.looseObject(${valueBody})`, `z.ZodObject<${typeBody}, z.core.$loose>`)
+      result = code(`z.looseObject(${valueBody})`, `z.ZodObject<${typeBody}, z.core.$loose>`, false, tags)
     } else {
       const rest = this.emit(additional, from, inner)
       result = code(
         `z.object(${valueBody}).catchall(${rest.value})`,
         `z.ZodObject<${typeBody}, z.core.$catchall<${rest.type}>>`,
+        false,
+        tags,
       )
     }
 
@@ -563,27 +718,6 @@ function unionOf(members: Code[]): Code {
     `z.union([${members.map((member) => member.value).join(', ')}])`,
     `z.ZodUnion<readonly [${members.map((member) => member.type).join(', ')}]>`,
   )
-}
-
-/** True when every alternative requires one property whose const value differs between alternatives. */
-function discriminated(options: SchemaNode[]): boolean {
-  const first = options[0]
-  if (typeof first !== 'object' || !first.properties) return false
-  for (const key of Object.keys(first.properties as object)) {
-    const values = options.map((option) => {
-      if (typeof option !== 'object' || !Array.isArray(option.required) || !option.required.includes(key))
-        return undefined
-      const property = (option.properties as Record<string, Json> | undefined)?.[key]
-      return property && typeof property === 'object' && !Array.isArray(property) ? property.const : undefined
-    })
-    if (
-      values.every((value) => value !== undefined) &&
-      new Set(values.map((v) => JSON.stringify(v))).size === values.length
-    ) {
-      return true
-    }
-  }
-  return false
 }
 
 function notMessage(excluded: SchemaNode): string {

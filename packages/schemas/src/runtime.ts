@@ -9,8 +9,21 @@ type Issue = z.core.$ZodIssue
 
 function forward(issues: readonly Issue[], ctx: z.RefinementCtx, prefix: readonly PropertyKey[] = []): void {
   for (const issue of issues) {
-    ctx.addIssue({ code: 'custom', message: issue.message, path: [...prefix, ...issue.path] })
+    ctx.addIssue({ code: 'custom', message: messageOf(issue), path: [...prefix, ...issue.path] })
   }
+}
+
+/** An issue's message; for a failed union, the first problem of the alternative that got furthest. */
+function messageOf(issue: Issue): string {
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return issue.message
+  const best = [...issue.errors].sort((a, b) => a.length - b.length)[0]!
+  const first = best[0]
+  if (!first) return issue.message
+  const path = first.path.map((segment) =>
+    typeof segment === 'number' ? `[${segment}]` : `.${String(segment)}`,
+  )
+  const where = path.join('').replace(/^\./, '')
+  return where ? `${where}: ${messageOf(first)}` : messageOf(first)
 }
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>

@@ -31,17 +31,19 @@ describe('storyboard samples of the exported shapes', () => {
   // Samples holding `$context.*` or `{{...}}` get those values from earlier steps' responses when a runner
   // plays the storyboard; with the placeholder text in place they are not instances of their shape, so they
   // are checked below only for agreeing with the reference validator.
+  // The creative tasks' samples are all valid requests. The seller's storyboards also send requests that must
+  // be refused (error-compliance, a 3.0-era buyer, ...): those are checked below for the same verdict as Ajv.
+  const CREATIVE = new Set([
+    'creative/list-creative-formats-request.json#',
+    'creative/preview-creative-request.json#',
+    'media-buy/build-creative-request.json#',
+  ])
+  const creative = complete.filter((example) => CREATIVE.has(example.shape))
   it('covers the creative tasks', () => {
-    expect(complete.length).toBeGreaterThanOrEqual(20)
-    expect(new Set(complete.map((example) => example.shape))).toEqual(
-      new Set([
-        'creative/list-creative-formats-request.json#',
-        'creative/preview-creative-request.json#',
-        'media-buy/build-creative-request.json#',
-      ]),
-    )
+    expect(creative.length).toBeGreaterThanOrEqual(20)
+    expect(new Set(creative.map((example) => example.shape))).toEqual(CREATIVE)
   })
-  it.each(complete.map((example) => [example.source, example] as const))('%s parses', (_source, example) => {
+  it.each(creative.map((example) => [example.source, example] as const))('%s parses', (_source, example) => {
     const result = schemaFor(example.shape)!.safeParse(example.value)
     expect(result.error?.issues ?? []).toEqual([])
   })

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import { generate, OUTPUT_FILE } from '../scripts/generate.js'
 import { ROOT_SHAPES } from '../scripts/roots.js'
 import * as schemas from '../src/index.js'
@@ -13,6 +14,19 @@ describe('src/generated/schemas.ts', () => {
     for (const root of ROOT_SHAPES) {
       expect(schemas, root.file).toHaveProperty(`${root.name}Schema`)
     }
+  })
+
+  it('emits a discriminated union where a required constant tells the alternatives apart', () => {
+    const union = schemas.AssetSchema as unknown as z.ZodDiscriminatedUnion
+    expect(union).toBeInstanceOf(z.ZodDiscriminatedUnion)
+    expect(union.def.discriminator).toBe('asset_type')
+    expect(union.options).toHaveLength(20)
+    // Every `oneOf` that is still a plain union (checked alternative by alternative) has no such property.
+    expect(generate()).not.toMatch(/oneOf\(\[\s*ImageAssetSchema/)
+    const result = schemas.AssetSchema.safeParse({ asset_type: 'gif', url: 'https://cdn.example/a.gif' })
+    expect(result.success).toBe(false)
+    expect(result.error?.issues).toHaveLength(1)
+    expect(result.error?.issues[0]?.path).toEqual(['asset_type'])
   })
 
   it('has all 92 AdCP 3.1.19 error codes and the task and media-buy statuses', () => {

@@ -2,14 +2,10 @@
  * build_creative's request: the input checked (format ids first, then the promoted_offerings brief, then the whole
  * request against the official shape) and the look of the creative it describes (brand colours, offering text).
  */
+import { parseRequest } from '@adwire/agent-server'
+import { BuildCreativeRequestSchema, parseFormatId, type BuildCreativeRequest } from '@adwire/schemas'
 import { z } from 'zod'
-import {
-  BuildCreativeRequestSchema,
-  parseFormatId,
-  parseShape,
-  type BuildCreativeRequest,
-} from '@adwire/schemas'
-import { CreativeError } from './errors.js'
+import { CreativeError, creativeRequestError } from './errors.js'
 import { normalizeHex, type Look } from './render.js'
 
 /** The brief as the service spec writes it: `promoted_offerings: {brand_manifest, inline_offerings}`. */
@@ -121,12 +117,12 @@ export function parse(input: unknown): Parsed {
       }
     }
   }
-  let request: BuildCreativeRequest
-  try {
-    request = parseShape(BuildCreativeRequestSchema, body, 'build_creative request')
-  } catch (error) {
-    throw CreativeError.from(error)
-  }
+  const request: BuildCreativeRequest = parseRequest(
+    BuildCreativeRequestSchema,
+    body,
+    'build_creative request',
+    creativeRequestError,
+  )
   return { request, offerings }
 }
 

@@ -2,7 +2,12 @@
  * The creative agent's one error class: an {@link AgentError} (so statuses and recovery classes come from one
  * table, the agent-server's, and every transport renders it) narrowed to the codes the creative handlers raise.
  */
-import { AgentError, type AdcpErrorObject, type AgentErrorOptions } from '@adwire/agent-server'
+import {
+  AgentError,
+  type AdcpErrorObject,
+  type AgentErrorOptions,
+  type RequestErrorFactory,
+} from '@adwire/agent-server'
 import { FormatsError } from '@adwire/formats'
 import { SchemaError } from '@adwire/schemas'
 
@@ -62,6 +67,16 @@ export class CreativeError extends AgentError {
     return new CreativeError('INTERNAL_ERROR', 'internal error', { cause: error })
   }
 }
+
+/**
+ * A refused request as a CreativeError: what `parseRequest` (@adwire/agent-server, the request check both agents
+ * share) throws here.
+ *
+ * @example
+ * parseRequest(PreviewCreativeRequestSchema, input, 'preview_creative request', creativeRequestError)
+ */
+export const creativeRequestError: RequestErrorFactory = (code, message, options) =>
+  new CreativeError(code, message, options)
 
 /**
  * The task-body form of a failure (`{status: 'failed', errors: [...]}`, with `context` echoed), valid against

@@ -1,11 +1,11 @@
 /**
  * preview_creative: single and batch previews of complete manifests, one per `inputs` variant with its macros
  * substituted, as URLs under `${agentUrl}/previews/{id}` (kept in a preview store until `expires_at`) or inline
- * HTML. A batch validates the request once (each distinct asset once, see request-validation.ts), resolves each
- * format once, renders identical items once and writes the store once.
+ * HTML. A batch validates the request once (the generated schema checks each asset against the one asset type
+ * its `asset_type` names), resolves each format once, renders identical items once and writes the store once.
  */
 import { createHash } from 'node:crypto'
-import { AgentError } from '@adwire/agent-server'
+import { AgentError, parseRequest } from '@adwire/agent-server'
 import {
   parseFormatId,
   PreviewCreativeRequestSchema,
@@ -14,11 +14,10 @@ import {
 } from '@adwire/schemas'
 import { fixedSize, standardCatalog, type CatalogFormat } from '@adwire/formats'
 import type { CreativeContext } from './context.js'
-import { CreativeError, echoContext } from './errors.js'
+import { CreativeError, creativeRequestError, echoContext } from './errors.js'
 import { manifestIssues, slotsOf, type AssetValue } from './manifest.js'
 import { defaultPreviewStore, type StoredPreview } from './preview-store.js'
 import { escapeHtml } from './render.js'
-import { parseWithManifests } from './request-validation.js'
 
 /** How long URL previews live. */
 export const PREVIEW_TTL_MS = 60 * 60 * 1000
@@ -310,12 +309,12 @@ export async function previewCreative(
       formatIdOrThrow(entry.creative_manifest?.format_id, `requests[${index}].creative_manifest.format_id`)
     })
   }
-  let request: PreviewCreativeRequest
-  try {
-    request = parseWithManifests(PreviewCreativeRequestSchema, input, 'preview_creative request')
-  } catch (error) {
-    throw CreativeError.from(error)
-  }
+  const request: PreviewCreativeRequest = parseRequest(
+    PreviewCreativeRequestSchema,
+    input,
+    'preview_creative request',
+    creativeRequestError,
+  )
   const catalog = context.catalog ?? standardCatalog(context.agentUrl)
   const formats = new Map<string, CatalogFormat | undefined>()
   const lookup = (id: { agent_url: string; id: string }) => {

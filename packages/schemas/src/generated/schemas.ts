@@ -5,6 +5,648 @@ import { z } from 'zod'
 import { allOf, conditional, contains, ifType, not, objectRules, oneOf, requireKeys, uniqueItems, uri } from '../runtime.js'
 
 /**
+ * Extension Object
+ *
+ * Extension object for platform-specific, vendor-namespaced parameters.
+ *
+ * AdCP 3.1.19 `core/ext.json`
+ */
+export const ExtSchema: z.ZodObject<{}, z.core.$loose> = z.looseObject({})
+export type Ext = z.infer<typeof ExtSchema>
+
+/**
+ * C2PA Watermark Action
+ *
+ * C2PA action classification for a content watermark.
+ *
+ * AdCP 3.1.19 `enums/c2pa-watermark-action.json`
+ */
+export const C2paWatermarkActionSchema: z.ZodEnum<{ "c2pa.watermarked.bound": "c2pa.watermarked.bound"; "c2pa.watermarked.unbound": "c2pa.watermarked.unbound" }> = z.enum(["c2pa.watermarked.bound","c2pa.watermarked.unbound"])
+export type C2paWatermarkAction = z.infer<typeof C2paWatermarkActionSchema>
+
+/**
+ * Digital Source Type
+ *
+ * Classification of AI involvement in content creation, aligned with IPTC digitalsourcetype vocabulary.
+ *
+ * AdCP 3.1.19 `enums/digital-source-type.json`
+ */
+export const DigitalSourceTypeSchema: z.ZodEnum<{ "digital_capture": "digital_capture"; "digital_creation": "digital_creation"; "trained_algorithmic_media": "trained_algorithmic_media"; "composite_with_trained_algorithmic_media": "composite_with_trained_algorithmic_media"; "algorithmic_media": "algorithmic_media"; "composite_capture": "composite_capture"; "composite_synthetic": "composite_synthetic"; "human_edits": "human_edits"; "data_driven_media": "data_driven_media" }> = z.enum(["digital_capture","digital_creation","trained_algorithmic_media","composite_with_trained_algorithmic_media","algorithmic_media","composite_capture","composite_synthetic","human_edits","data_driven_media"])
+export type DigitalSourceType = z.infer<typeof DigitalSourceTypeSchema>
+
+/**
+ * Disclosure Persistence
+ *
+ * How long a disclosure must persist during content playback or display.
+ *
+ * AdCP 3.1.19 `enums/disclosure-persistence.json`
+ */
+export const DisclosurePersistenceSchema: z.ZodEnum<{ "continuous": "continuous"; "initial": "initial"; "flexible": "flexible" }> = z.enum(["continuous","initial","flexible"])
+export type DisclosurePersistence = z.infer<typeof DisclosurePersistenceSchema>
+
+/**
+ * Disclosure Position
+ *
+ * Where a required disclosure should appear within a creative.
+ *
+ * AdCP 3.1.19 `enums/disclosure-position.json`
+ */
+export const DisclosurePositionSchema: z.ZodEnum<{ "prominent": "prominent"; "footer": "footer"; "audio": "audio"; "subtitle": "subtitle"; "overlay": "overlay"; "end_card": "end_card"; "pre_roll": "pre_roll"; "companion": "companion" }> = z.enum(["prominent","footer","audio","subtitle","overlay","end_card","pre_roll","companion"])
+export type DisclosurePosition = z.infer<typeof DisclosurePositionSchema>
+
+/**
+ * Embedded Provenance Method
+ *
+ * How provenance data is carried within the content stream.
+ *
+ * AdCP 3.1.19 `enums/embedded-provenance-method.json`
+ */
+export const EmbeddedProvenanceMethodSchema: z.ZodEnum<{ "manifest_wrapper": "manifest_wrapper"; "provenance_markers": "provenance_markers" }> = z.enum(["manifest_wrapper","provenance_markers"])
+export type EmbeddedProvenanceMethod = z.infer<typeof EmbeddedProvenanceMethodSchema>
+
+/**
+ * Watermark Media Type
+ *
+ * Media category of a content watermark.
+ *
+ * AdCP 3.1.19 `enums/watermark-media-type.json`
+ */
+export const WatermarkMediaTypeSchema: z.ZodEnum<{ "audio": "audio"; "image": "image"; "video": "video"; "text": "text" }> = z.enum(["audio","image","video","text"])
+export type WatermarkMediaType = z.infer<typeof WatermarkMediaTypeSchema>
+
+/**
+ * Provenance
+ *
+ * Declares how content was produced, whether AI was involved, and what disclosure obligations apply.
+ *
+ * AdCP 3.1.19 `core/provenance.json`
+ */
+export const ProvenanceSchema: z.ZodObject<{
+  "digital_source_type": z.ZodOptional<typeof DigitalSourceTypeSchema>;
+  "ai_tool": z.ZodOptional<z.ZodObject<{
+    "name": z.ZodString;
+    "version": z.ZodOptional<z.ZodString>;
+    "provider": z.ZodOptional<z.ZodString>
+  }, z.core.$loose>>;
+  "human_oversight": z.ZodOptional<z.ZodEnum<{ "none": "none"; "prompt_only": "prompt_only"; "selected": "selected"; "edited": "edited"; "directed": "directed" }>>;
+  "declared_by": z.ZodOptional<z.ZodObject<{
+    "agent_url": z.ZodOptional<z.ZodString>;
+    "role": z.ZodEnum<{ "creator": "creator"; "advertiser": "advertiser"; "agency": "agency"; "platform": "platform"; "tool": "tool" }>
+  }, z.core.$loose>>;
+  "declared_at": z.ZodOptional<z.ZodISODateTime>;
+  "created_time": z.ZodOptional<z.ZodISODateTime>;
+  "c2pa": z.ZodOptional<z.ZodObject<{
+    "manifest_url": z.ZodString
+  }, z.core.$loose>>;
+  "embedded_provenance": z.ZodOptional<z.ZodArray<z.ZodObject<{
+    "method": typeof EmbeddedProvenanceMethodSchema;
+    "standard": z.ZodOptional<z.ZodString>;
+    "provider": z.ZodString;
+    "verify_agent": z.ZodOptional<z.ZodObject<{
+      "agent_url": z.ZodString;
+      "feature_id": z.ZodOptional<z.ZodString>
+    }, z.core.$strict>>;
+    "embedded_at": z.ZodOptional<z.ZodISODateTime>
+  }, z.core.$loose>>>;
+  "watermarks": z.ZodOptional<z.ZodArray<z.ZodObject<{
+    "media_type": typeof WatermarkMediaTypeSchema;
+    "provider": z.ZodString;
+    "verify_agent": z.ZodOptional<z.ZodObject<{
+      "agent_url": z.ZodString;
+      "feature_id": z.ZodOptional<z.ZodString>
+    }, z.core.$strict>>;
+    "c2pa_action": z.ZodOptional<typeof C2paWatermarkActionSchema>;
+    "embedded_at": z.ZodOptional<z.ZodISODateTime>
+  }, z.core.$loose>>>;
+  "disclosure": z.ZodOptional<z.ZodObject<{
+    "required": z.ZodBoolean;
+    "jurisdictions": z.ZodOptional<z.ZodArray<z.ZodObject<{
+      "country": z.ZodString;
+      "region": z.ZodOptional<z.ZodString>;
+      "regulation": z.ZodString;
+      "label_text": z.ZodOptional<z.ZodString>;
+      "render_guidance": z.ZodOptional<z.ZodObject<{
+        "persistence": z.ZodOptional<typeof DisclosurePersistenceSchema>;
+        "min_duration_ms": z.ZodOptional<z.ZodInt>;
+        "positions": z.ZodOptional<z.ZodArray<typeof DisclosurePositionSchema>>;
+        "ext": z.ZodOptional<typeof ExtSchema>
+      }, z.core.$loose>>
+    }, z.core.$loose>>>
+  }, z.core.$loose>>;
+  "verification": z.ZodOptional<z.ZodArray<z.ZodObject<{
+    "verified_by": z.ZodString;
+    "verified_time": z.ZodOptional<z.ZodISODateTime>;
+    "result": z.ZodEnum<{ "authentic": "authentic"; "ai_generated": "ai_generated"; "ai_modified": "ai_modified"; "inconclusive": "inconclusive" }>;
+    "confidence": z.ZodOptional<z.ZodNumber>;
+    "details_url": z.ZodOptional<z.ZodString>
+  }, z.core.$loose>>>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose> = z.looseObject({
+  "digital_source_type": DigitalSourceTypeSchema.optional(),
+  "ai_tool": z.looseObject({
+    "name": z.string(),
+    "version": z.string().optional(),
+    "provider": z.string().optional(),
+  }).optional(),
+  "human_oversight": z.enum(["none","prompt_only","selected","edited","directed"]).optional(),
+  "declared_by": z.looseObject({
+    "agent_url": uri().optional(),
+    "role": z.enum(["creator","advertiser","agency","platform","tool"]),
+  }).optional(),
+  "declared_at": z.iso.datetime({ offset: true }).optional(),
+  "created_time": z.iso.datetime({ offset: true }).optional(),
+  "c2pa": z.looseObject({
+    "manifest_url": uri(),
+  }).optional(),
+  "embedded_provenance": z.array(z.looseObject({
+    "method": EmbeddedProvenanceMethodSchema,
+    "standard": z.string().optional(),
+    "provider": z.string(),
+    "verify_agent": z.strictObject({
+      "agent_url": uri().regex(new RegExp("^https://", 'u')),
+      "feature_id": z.string().optional(),
+    }).optional(),
+    "embedded_at": z.iso.datetime({ offset: true }).optional(),
+  })).min(1).optional(),
+  "watermarks": z.array(z.looseObject({
+    "media_type": WatermarkMediaTypeSchema,
+    "provider": z.string(),
+    "verify_agent": z.strictObject({
+      "agent_url": uri().regex(new RegExp("^https://", 'u')),
+      "feature_id": z.string().optional(),
+    }).optional(),
+    "c2pa_action": C2paWatermarkActionSchema.optional(),
+    "embedded_at": z.iso.datetime({ offset: true }).optional(),
+  })).min(1).optional(),
+  "disclosure": z.looseObject({
+    "required": z.boolean(),
+    "jurisdictions": z.array(z.looseObject({
+      "country": z.string(),
+      "region": z.string().optional(),
+      "regulation": z.string(),
+      "label_text": z.string().optional(),
+      "render_guidance": objectRules(z.looseObject({
+        "persistence": DisclosurePersistenceSchema.optional(),
+        "min_duration_ms": z.int().gte(1).optional(),
+        "positions": uniqueItems(z.array(DisclosurePositionSchema).min(1)).optional(),
+        "ext": ExtSchema.optional(),
+      }), {
+        minProperties: 1,
+      }).optional(),
+    })).min(1).optional(),
+  }).optional(),
+  "verification": z.array(z.looseObject({
+    "verified_by": z.string(),
+    "verified_time": z.iso.datetime({ offset: true }).optional(),
+    "result": z.enum(["authentic","ai_generated","ai_modified","inconclusive"]),
+    "confidence": z.number().gte(0).lte(1).optional(),
+    "details_url": uri().optional(),
+  })).min(1).optional(),
+  "ext": ExtSchema.optional(),
+})
+export type Provenance = z.infer<typeof ProvenanceSchema>
+
+/**
+ * Image Asset
+ *
+ * Image asset with URL and dimensions
+ *
+ * AdCP 3.1.19 `core/assets/image-asset.json`
+ */
+export const ImageAssetSchema: z.ZodObject<{
+  "asset_type": z.ZodLiteral<"image">;
+  "url": z.ZodString;
+  "width": z.ZodInt;
+  "height": z.ZodInt;
+  "format": z.ZodOptional<z.ZodString>;
+  "alt_text": z.ZodOptional<z.ZodString>;
+  "provenance": z.ZodOptional<typeof ProvenanceSchema>
+}, z.core.$loose> = z.looseObject({
+  "asset_type": z.literal("image"),
+  "url": uri(),
+  "width": z.int().gte(1),
+  "height": z.int().gte(1),
+  "format": z.string().optional(),
+  "alt_text": z.string().optional(),
+  "provenance": ProvenanceSchema.optional(),
+})
+export type ImageAsset = z.infer<typeof ImageAssetSchema>
+
+/**
+ * Brand ID
+ *
+ * Identifier for a brand within a house portfolio.
+ *
+ * AdCP 3.1.19 `core/brand-id.json`
+ */
+export const BrandIdSchema: z.ZodString = z.string().regex(new RegExp("^[a-z0-9_]+$", 'u'))
+export type BrandId = z.infer<typeof BrandIdSchema>
+
+/**
+ * Brand Reference
+ *
+ * Reference to a brand by domain and optional brand_id.
+ *
+ * AdCP 3.1.19 `core/brand-ref.json`
+ */
+export const BrandRefSchema: z.ZodObject<{
+  "domain": z.ZodString;
+  "brand_id": z.ZodOptional<typeof BrandIdSchema>;
+  "industries": z.ZodOptional<z.ZodArray<z.ZodString>>;
+  "data_subject_contestation": z.ZodOptional<z.ZodIntersection<z.ZodObject<{
+    "url": z.ZodOptional<z.ZodString>;
+    "email": z.ZodOptional<z.ZodEmail>;
+    "languages": z.ZodOptional<z.ZodArray<z.ZodString>>
+  }, z.core.$strict>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>>;
+  "brand_kit_override": z.ZodOptional<z.ZodObject<{
+    "logo": z.ZodOptional<typeof ImageAssetSchema>;
+    "colors": z.ZodOptional<z.ZodObject<{
+      "primary": z.ZodOptional<z.ZodString>;
+      "secondary": z.ZodOptional<z.ZodString>;
+      "accent": z.ZodOptional<z.ZodString>
+    }, z.core.$loose>>;
+    "voice": z.ZodOptional<z.ZodString>;
+    "tagline": z.ZodOptional<z.ZodString>
+  }, z.core.$loose>>
+}, z.core.$strict> = z.strictObject({
+  "domain": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')),
+  "brand_id": BrandIdSchema.optional(),
+  "industries": z.array(z.string()).optional(),
+  "data_subject_contestation": allOf(z.strictObject({
+    "url": uri().regex(new RegExp("^https://", 'u')).optional(),
+    "email": z.email().optional(),
+    "languages": z.array(z.string()).optional(),
+  }), z.union([
+    requireKeys(z.looseObject({}), ["url"]),
+    requireKeys(z.looseObject({}), ["email"]),
+  ])).optional(),
+  "brand_kit_override": z.looseObject({
+    "logo": ImageAssetSchema.optional(),
+    "colors": z.looseObject({
+      "primary": z.string().regex(new RegExp("^#[0-9a-fA-F]{6}$", 'u')).optional(),
+      "secondary": z.string().regex(new RegExp("^#[0-9a-fA-F]{6}$", 'u')).optional(),
+      "accent": z.string().regex(new RegExp("^#[0-9a-fA-F]{6}$", 'u')).optional(),
+    }).optional(),
+    "voice": z.string().optional(),
+    "tagline": z.string().optional(),
+  }).optional(),
+})
+export type BrandRef = z.infer<typeof BrandRefSchema>
+
+/**
+ * Account Reference
+ *
+ * Reference to an account by seller-assigned ID or natural key.
+ *
+ * AdCP 3.1.19 `core/account-ref.json`
+ */
+export const AccountRefSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{
+    "account_id": z.ZodString
+  }, z.core.$strict>, z.ZodObject<{
+    "brand": typeof BrandRefSchema;
+    "operator": z.ZodString;
+    "sandbox": z.ZodOptional<z.ZodBoolean>
+  }, z.core.$strict>]>> = allOf(z.looseObject({}), oneOf([
+  z.strictObject({
+    "account_id": z.string(),
+  }),
+  z.strictObject({
+    "brand": BrandRefSchema,
+    "operator": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')),
+    "sandbox": z.boolean().optional(),
+  }),
+]))
+export type AccountRef = z.infer<typeof AccountRefSchema>
+
+/**
+ * Context Object
+ *
+ * Opaque correlation data that is echoed unchanged in responses.
+ *
+ * AdCP 3.1.19 `core/context.json`
+ */
+export const ContextSchema: z.ZodObject<{}, z.core.$loose> = z.looseObject({})
+export type Context = z.infer<typeof ContextSchema>
+
+/**
+ * Pagination Request
+ *
+ * Standard cursor-based pagination parameters for list operations
+ *
+ * AdCP 3.1.19 `core/pagination-request.json`
+ */
+export const PaginationRequestSchema: z.ZodObject<{
+  "max_results": z.ZodOptional<z.ZodInt>;
+  "cursor": z.ZodOptional<z.ZodString>
+}, z.core.$strict> = z.strictObject({
+  "max_results": z.int().gte(1).lte(100).optional(),
+  "cursor": z.string().optional(),
+})
+export type PaginationRequest = z.infer<typeof PaginationRequestSchema>
+
+/**
+ * AdCP Version Envelope
+ *
+ * Release-precision AdCP protocol version negotiation fields.
+ *
+ * AdCP 3.1.19 `core/version-envelope.json`
+ */
+export const VersionEnvelopeSchema: z.ZodObject<{
+  "adcp_version": z.ZodOptional<z.ZodString>;
+  "adcp_major_version": z.ZodOptional<z.ZodInt>
+}, z.core.$loose> = z.looseObject({
+  "adcp_version": z.string().regex(new RegExp("^\\d+\\.\\d+(-[a-zA-Z0-9.-]+)?$", 'u')).optional(),
+  "adcp_major_version": z.int().gte(1).lte(99).optional(),
+})
+export type VersionEnvelope = z.infer<typeof VersionEnvelopeSchema>
+
+/**
+ * List Accounts Request
+ *
+ * Request parameters for listing accounts accessible to the authenticated agent.
+ *
+ * AdCP 3.1.19 `account/list-accounts-request.json`
+ */
+export const ListAccountsRequestSchema: z.ZodIntersection<z.ZodObject<{
+  "account": z.ZodOptional<typeof AccountRefSchema>;
+  "status": z.ZodOptional<z.ZodEnum<{ "active": "active"; "pending_approval": "pending_approval"; "rejected": "rejected"; "payment_required": "payment_required"; "suspended": "suspended"; "closed": "closed" }>>;
+  "pagination": z.ZodOptional<typeof PaginationRequestSchema>;
+  "sandbox": z.ZodOptional<z.ZodBoolean>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose>, typeof VersionEnvelopeSchema> = z.intersection(z.looseObject({
+  "account": AccountRefSchema.optional(),
+  "status": z.enum(["active","pending_approval","rejected","payment_required","suspended","closed"]).optional(),
+  "pagination": PaginationRequestSchema.optional(),
+  "sandbox": z.boolean().optional(),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
+}), VersionEnvelopeSchema)
+export type ListAccountsRequest = z.infer<typeof ListAccountsRequestSchema>
+
+/**
+ * Business Entity
+ *
+ * Structured business identity for B2B invoicing and contracts.
+ *
+ * AdCP 3.1.19 `core/business-entity.json`
+ */
+export const BusinessEntitySchema: z.ZodObject<{
+  "legal_name": z.ZodString;
+  "vat_id": z.ZodOptional<z.ZodString>;
+  "tax_id": z.ZodOptional<z.ZodString>;
+  "registration_number": z.ZodOptional<z.ZodString>;
+  "address": z.ZodOptional<z.ZodObject<{
+    "street": z.ZodString;
+    "city": z.ZodString;
+    "postal_code": z.ZodString;
+    "region": z.ZodOptional<z.ZodString>;
+    "country": z.ZodString
+  }, z.core.$strict>>;
+  "contacts": z.ZodOptional<z.ZodArray<z.ZodObject<{
+    "role": z.ZodEnum<{ "billing": "billing"; "legal": "legal"; "creative": "creative"; "general": "general" }>;
+    "name": z.ZodOptional<z.ZodString>;
+    "email": z.ZodOptional<z.ZodEmail>;
+    "phone": z.ZodOptional<z.ZodString>
+  }, z.core.$strict>>>;
+  "bank": z.ZodOptional<z.ZodObject<{
+    "account_holder": z.ZodString;
+    "iban": z.ZodOptional<z.ZodString>;
+    "bic": z.ZodOptional<z.ZodString>;
+    "routing_number": z.ZodOptional<z.ZodString>;
+    "account_number": z.ZodOptional<z.ZodString>
+  }, z.core.$strict>>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$strict> = z.strictObject({
+  "legal_name": z.string().max(200),
+  "vat_id": z.string().regex(new RegExp("^[A-Z]{2}[A-Z0-9]{2,13}$", 'u')).optional(),
+  "tax_id": z.string().max(30).optional(),
+  "registration_number": z.string().max(50).optional(),
+  "address": z.strictObject({
+    "street": z.string().max(200),
+    "city": z.string().max(100),
+    "postal_code": z.string().max(20),
+    "region": z.string().max(100).optional(),
+    "country": z.string().regex(new RegExp("^[A-Z]{2}$", 'u')),
+  }).optional(),
+  "contacts": z.array(z.strictObject({
+    "role": z.enum(["billing","legal","creative","general"]),
+    "name": z.string().max(200).optional(),
+    "email": z.email().max(254).optional(),
+    "phone": z.string().max(30).optional(),
+  })).max(10).optional(),
+  "bank": z.strictObject({
+    "account_holder": z.string().max(200),
+    "iban": z.string().regex(new RegExp("^[A-Z]{2}[0-9]{2}[A-Z0-9]{4,30}$", 'u')).optional(),
+    "bic": z.string().regex(new RegExp("^[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?$", 'u')).optional(),
+    "routing_number": z.string().max(30).optional(),
+    "account_number": z.string().max(30).optional(),
+  }).optional(),
+  "ext": ExtSchema.optional(),
+})
+export type BusinessEntity = z.infer<typeof BusinessEntitySchema>
+
+/**
+ * Authentication Scheme
+ *
+ * Legacy authentication schemes for the webhook auth block.
+ *
+ * AdCP 3.1.19 `enums/auth-scheme.json`
+ */
+export const AuthSchemeSchema: z.ZodEnum<{ "Bearer": "Bearer"; "HMAC-SHA256": "HMAC-SHA256" }> = z.enum(["Bearer","HMAC-SHA256"])
+export type AuthScheme = z.infer<typeof AuthSchemeSchema>
+
+/**
+ * Notification Type
+ *
+ * Type of push notification fired by a seller agent.
+ *
+ * AdCP 3.1.19 `enums/notification-type.json`
+ */
+export const NotificationTypeSchema: z.ZodEnum<{ "scheduled": "scheduled"; "final": "final"; "delayed": "delayed"; "adjusted": "adjusted"; "impairment": "impairment"; "creative.status_changed": "creative.status_changed"; "creative.purged": "creative.purged"; "product.created": "product.created"; "product.updated": "product.updated"; "product.priced": "product.priced"; "product.removed": "product.removed"; "signal.created": "signal.created"; "signal.updated": "signal.updated"; "signal.priced": "signal.priced"; "signal.removed": "signal.removed"; "wholesale_feed.bulk_change": "wholesale_feed.bulk_change" }> = z.enum(["scheduled","final","delayed","adjusted","impairment","creative.status_changed","creative.purged","product.created","product.updated","product.priced","product.removed","signal.created","signal.updated","signal.priced","signal.removed","wholesale_feed.bulk_change"])
+export type NotificationType = z.infer<typeof NotificationTypeSchema>
+
+/**
+ * Notification Config
+ *
+ * Account-level webhook subscription for notifications whose lifecycle outlives any single media buy — creative state changes, library purges, wholesale feed change webhooks, and future account-anchored resource events after those event types are added to notification-type.json.
+ *
+ * AdCP 3.1.19 `core/notification-config.json`
+ */
+export const NotificationConfigSchema: z.ZodObject<{
+  "subscriber_id": z.ZodString;
+  "url": z.ZodString;
+  "event_types": z.ZodArray<typeof NotificationTypeSchema>;
+  "authentication": z.ZodOptional<z.ZodObject<{
+    "schemes": z.ZodArray<typeof AuthSchemeSchema>;
+    "credentials": z.ZodOptional<z.ZodString>
+  }, z.core.$strict>>;
+  "active": z.ZodOptional<z.ZodBoolean>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$strict> = z.strictObject({
+  "subscriber_id": z.string().min(1).max(64).regex(new RegExp("^[A-Za-z0-9_.:-]{1,64}$", 'u')),
+  "url": uri(),
+  "event_types": uniqueItems(z.array(NotificationTypeSchema).min(1)),
+  "authentication": z.strictObject({
+    "schemes": z.array(AuthSchemeSchema).min(1).max(1),
+    "credentials": z.string().min(32).optional(),
+  }).optional(),
+  "active": z.boolean().optional(),
+  "ext": ExtSchema.optional(),
+})
+export type NotificationConfig = z.infer<typeof NotificationConfigSchema>
+
+/**
+ * Push Notification Config
+ *
+ * Webhook configuration for asynchronous task notifications.
+ *
+ * AdCP 3.1.19 `core/push-notification-config.json`
+ */
+export const PushNotificationConfigSchema: z.ZodObject<{
+  "url": z.ZodString;
+  "operation_id": z.ZodOptional<z.ZodString>;
+  "token": z.ZodOptional<z.ZodString>;
+  "authentication": z.ZodOptional<z.ZodObject<{
+    "schemes": z.ZodArray<typeof AuthSchemeSchema>;
+    "credentials": z.ZodString
+  }, z.core.$strict>>
+}, z.core.$loose> = z.looseObject({
+  "url": uri(),
+  "operation_id": z.string().min(1).max(255).regex(new RegExp("^[A-Za-z0-9_.:-]{1,255}$", 'u')).optional(),
+  "token": z.string().min(16).max(4096).optional(),
+  "authentication": z.strictObject({
+    "schemes": z.array(AuthSchemeSchema).min(1).max(1),
+    "credentials": z.string().min(32),
+  }).optional(),
+})
+export type PushNotificationConfig = z.infer<typeof PushNotificationConfigSchema>
+
+/**
+ * Billing Party
+ *
+ * Which party the seller invoices for an account.
+ *
+ * AdCP 3.1.19 `enums/billing-party.json`
+ */
+export const BillingPartySchema: z.ZodEnum<{ "operator": "operator"; "agent": "agent"; "advertiser": "advertiser" }> = z.enum(["operator","agent","advertiser"])
+export type BillingParty = z.infer<typeof BillingPartySchema>
+
+/**
+ * Cloud Storage Protocol
+ *
+ * Cloud storage protocols supported for offline file delivery
+ *
+ * AdCP 3.1.19 `enums/cloud-storage-protocol.json`
+ */
+export const CloudStorageProtocolSchema: z.ZodEnum<{ "s3": "s3"; "gcs": "gcs"; "azure_blob": "azure_blob" }> = z.enum(["s3","gcs","azure_blob"])
+export type CloudStorageProtocol = z.infer<typeof CloudStorageProtocolSchema>
+
+/**
+ * Payment Terms
+ *
+ * Standard payment terms for AdCP accounts
+ *
+ * AdCP 3.1.19 `enums/payment-terms.json`
+ */
+export const PaymentTermsSchema: z.ZodEnum<{ "net_15": "net_15"; "net_30": "net_30"; "net_45": "net_45"; "net_60": "net_60"; "net_90": "net_90"; "prepay": "prepay" }> = z.enum(["net_15","net_30","net_45","net_60","net_90","prepay"])
+export type PaymentTerms = z.infer<typeof PaymentTermsSchema>
+
+/**
+ * Sync Accounts Request
+ *
+ * Sync advertiser account state with a seller.
+ *
+ * AdCP 3.1.19 `account/sync-accounts-request.json`
+ */
+export const SyncAccountsRequestSchema: z.ZodIntersection<z.ZodObject<{
+  "idempotency_key": z.ZodString;
+  "accounts": z.ZodArray<z.ZodIntersection<z.ZodObject<{
+    "account": z.ZodOptional<typeof AccountRefSchema>;
+    "brand": z.ZodOptional<typeof BrandRefSchema>;
+    "operator": z.ZodOptional<z.ZodString>;
+    "billing": z.ZodOptional<typeof BillingPartySchema>;
+    "billing_entity": z.ZodOptional<typeof BusinessEntitySchema>;
+    "payment_terms": z.ZodOptional<typeof PaymentTermsSchema>;
+    "sandbox": z.ZodOptional<z.ZodBoolean>;
+    "preferred_reporting_protocol": z.ZodOptional<typeof CloudStorageProtocolSchema>;
+    "notification_configs": z.ZodOptional<z.ZodArray<z.ZodIntersection<typeof NotificationConfigSchema, z.ZodUnknown>>>
+  }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>]>>>;
+  "delete_missing": z.ZodOptional<z.ZodBoolean>;
+  "dry_run": z.ZodOptional<z.ZodBoolean>;
+  "push_notification_config": z.ZodOptional<typeof PushNotificationConfigSchema>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose>, typeof VersionEnvelopeSchema> = z.intersection(z.looseObject({
+  "idempotency_key": z.string().min(16).max(255).regex(new RegExp("^[A-Za-z0-9_.:-]{16,255}$", 'u')),
+  "accounts": z.array(z.intersection(z.looseObject({
+    "account": AccountRefSchema.optional(),
+    "brand": BrandRefSchema.optional(),
+    "operator": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')).optional(),
+    "billing": BillingPartySchema.optional(),
+    "billing_entity": BusinessEntitySchema.optional(),
+    "payment_terms": PaymentTermsSchema.optional(),
+    "sandbox": z.boolean().optional(),
+    "preferred_reporting_protocol": CloudStorageProtocolSchema.optional(),
+    "notification_configs": z.array(allOf(NotificationConfigSchema, conditional(
+      z.unknown(),
+      requireKeys(z.looseObject({}), ["authentication"]),
+      z.looseObject({
+        "authentication": requireKeys(z.looseObject({}), ["credentials"]).optional(),
+      }),
+      undefined,
+    ))).max(16).optional(),
+  }), oneOf([
+    not(requireKeys(z.looseObject({}), ["brand","operator","billing"]), requireKeys(z.looseObject({}), ["account"]), "must not have \"account\""),
+    z.intersection(z.intersection(z.intersection(requireKeys(z.looseObject({}), ["account"]), not(z.unknown(), requireKeys(z.looseObject({}), ["brand"]), "must not have \"brand\"")), not(z.unknown(), requireKeys(z.looseObject({}), ["operator"]), "must not have \"operator\"")), not(z.unknown(), requireKeys(z.looseObject({}), ["billing"]), "must not have \"billing\"")),
+  ]))).max(1000),
+  "delete_missing": z.boolean().optional(),
+  "dry_run": z.boolean().optional(),
+  "push_notification_config": PushNotificationConfigSchema.optional(),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
+}), VersionEnvelopeSchema)
+export type SyncAccountsRequest = z.infer<typeof SyncAccountsRequestSchema>
+
+/**
+ * Sync Governance Request
+ *
+ * Sync the governance agent endpoint against specific accounts.
+ *
+ * AdCP 3.1.19 `account/sync-governance-request.json`
+ */
+export const SyncGovernanceRequestSchema: z.ZodIntersection<z.ZodObject<{
+  "idempotency_key": z.ZodString;
+  "accounts": z.ZodArray<z.ZodObject<{
+    "account": typeof AccountRefSchema;
+    "governance_agents": z.ZodArray<z.ZodObject<{
+      "url": z.ZodString;
+      "authentication": z.ZodObject<{
+        "schemes": z.ZodArray<typeof AuthSchemeSchema>;
+        "credentials": z.ZodString
+      }, z.core.$strict>
+    }, z.core.$strict>>
+  }, z.core.$strict>>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose>, typeof VersionEnvelopeSchema> = z.intersection(z.looseObject({
+  "idempotency_key": z.string().min(16).max(255).regex(new RegExp("^[A-Za-z0-9_.:-]{16,255}$", 'u')),
+  "accounts": z.array(z.strictObject({
+    "account": AccountRefSchema,
+    "governance_agents": z.array(z.strictObject({
+      "url": uri().regex(new RegExp("^https://", 'u')),
+      "authentication": z.strictObject({
+        "schemes": z.array(AuthSchemeSchema).min(1).max(1),
+        "credentials": z.string().min(32),
+      }),
+    })).min(1).max(1),
+  })).min(1).max(100),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
+}), VersionEnvelopeSchema)
+export type SyncGovernanceRequest = z.infer<typeof SyncGovernanceRequestSchema>
+
+/**
  * Agent Encryption Key
  *
  * X25519 public key for HPKE encryption.
@@ -183,16 +825,6 @@ export const DeadlinePolicySchema: z.ZodObject<{
   minProperties: 1,
 })
 export type DeadlinePolicy = z.infer<typeof DeadlinePolicySchema>
-
-/**
- * Extension Object
- *
- * Extension object for platform-specific, vendor-namespaced parameters.
- *
- * AdCP 3.1.19 `core/ext.json`
- */
-export const ExtSchema: z.ZodObject<{}, z.core.$loose> = z.looseObject({})
-export type Ext = z.infer<typeof ExtSchema>
 
 /**
  * Limited Series
@@ -1297,7 +1929,7 @@ export const ProductFormatDeclarationSchema: z.ZodIntersection<z.ZodIntersection
   "format_shape": z.ZodOptional<z.ZodString>;
   "v1_format_ref": z.ZodOptional<z.ZodArray<typeof FormatIdSchema>>;
   "format_schema": z.ZodOptional<typeof PlatformExtensionRefSchema>
-}, z.core.$loose>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnion<readonly [z.ZodObject<{
+}, z.core.$loose>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodDiscriminatedUnion<[z.ZodObject<{
     "format_kind": z.ZodLiteral<"image">;
     "params": typeof ImageSchema
   }, z.core.$loose>, z.ZodObject<{
@@ -1336,7 +1968,7 @@ export const ProductFormatDeclarationSchema: z.ZodIntersection<z.ZodIntersection
   }, z.core.$loose>, z.ZodObject<{
     "format_kind": z.ZodLiteral<"custom">;
     "params": z.ZodObject<{}, z.core.$loose>
-  }, z.core.$loose>]>> = z.intersection(z.intersection(z.intersection(z.intersection(requireKeys(z.looseObject({
+  }, z.core.$loose>], "format_kind">> = z.intersection(z.intersection(z.intersection(z.intersection(requireKeys(z.looseObject({
   "format_option_id": z.string().optional(),
   "publisher_domain": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')).optional(),
   "display_name": z.string().optional(),
@@ -1364,7 +1996,7 @@ export const ProductFormatDeclarationSchema: z.ZodIntersection<z.ZodIntersection
     ]), "must not have any of \"format_shape\", \"format_schema\""),
 )), not(z.unknown(), z.intersection(z.looseObject({
     "canonical_formats_only": z.literal(true),
-  }), requireKeys(z.looseObject({}), ["v1_format_ref"])), "must not match {\"allOf\":[{\"properties\":{\"canonical_formats_only\":{\"const\":true}},\"required\":[\"canonical_formats_only\"]},{\"required\":[\"v1_format_ref\"]}]}")), not(z.unknown(), requireKeys(z.looseObject({}), ["capability_id"]), "must not have \"capability_id\"")), z.union([
+  }), requireKeys(z.looseObject({}), ["v1_format_ref"])), "must not match {\"allOf\":[{\"properties\":{\"canonical_formats_only\":{\"const\":true}},\"required\":[\"canonical_formats_only\"]},{\"required\":[\"v1_format_ref\"]}]}")), not(z.unknown(), requireKeys(z.looseObject({}), ["capability_id"]), "must not have \"capability_id\"")), z.discriminatedUnion("format_kind", [
   z.looseObject({
     "format_kind": z.literal("image"),
     "params": ImageSchema,
@@ -1595,34 +2227,34 @@ export type Property = z.infer<typeof PropertySchema>
  *
  * AdCP 3.1.19 `core/publisher-property-selector.json`
  */
-export const PublisherPropertySelectorSchema: z.ZodUnion<readonly [z.ZodIntersection<z.ZodIntersection<z.ZodObject<{
+export const PublisherPropertySelectorSchema: z.ZodDiscriminatedUnion<[z.ZodPipe<z.ZodObject<{ "selection_type": z.ZodLiteral<"all"> }, z.core.$loose>, z.ZodIntersection<z.ZodIntersection<z.ZodObject<{
     "publisher_domain": z.ZodOptional<z.ZodString>;
     "publisher_domains": z.ZodOptional<z.ZodArray<z.ZodString>>;
     "selection_type": z.ZodLiteral<"all">
-  }, z.core.$loose>, z.ZodUnknown>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>, z.ZodObject<{
+  }, z.core.$loose>, z.ZodUnknown>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>>, z.ZodObject<{
     "publisher_domain": z.ZodString;
     "selection_type": z.ZodLiteral<"by_id">;
     "property_ids": z.ZodArray<typeof PropertyIdSchema>
-  }, z.core.$loose>, z.ZodIntersection<z.ZodIntersection<z.ZodObject<{
+  }, z.core.$loose>, z.ZodPipe<z.ZodObject<{ "selection_type": z.ZodLiteral<"by_tag"> }, z.core.$loose>, z.ZodIntersection<z.ZodIntersection<z.ZodObject<{
     "publisher_domain": z.ZodOptional<z.ZodString>;
     "publisher_domains": z.ZodOptional<z.ZodArray<z.ZodString>>;
     "selection_type": z.ZodLiteral<"by_tag">;
     "property_tags": z.ZodArray<typeof PropertyTagSchema>
-  }, z.core.$loose>, z.ZodUnknown>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>]> = z.union([
-  z.intersection(z.intersection(z.looseObject({
+  }, z.core.$loose>, z.ZodUnknown>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>>], "selection_type"> = z.discriminatedUnion("selection_type", [
+  z.looseObject({ "selection_type": z.literal("all") }).pipe(z.intersection(z.intersection(z.looseObject({
     "publisher_domain": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')).optional(),
     "publisher_domains": uniqueItems(z.array(z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u'))).min(1)).optional(),
     "selection_type": z.literal("all"),
   }), not(z.unknown(), requireKeys(z.looseObject({}), ["publisher_domain","publisher_domains"]), "must not have \"publisher_domain\" and \"publisher_domains\"")), z.union([
     requireKeys(z.looseObject({}), ["publisher_domain"]),
     requireKeys(z.looseObject({}), ["publisher_domains"]),
-  ])),
+  ]))),
   z.looseObject({
     "publisher_domain": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')),
     "selection_type": z.literal("by_id"),
     "property_ids": z.array(PropertyIdSchema).min(1),
   }),
-  z.intersection(z.intersection(z.looseObject({
+  z.looseObject({ "selection_type": z.literal("by_tag") }).pipe(z.intersection(z.intersection(z.looseObject({
     "publisher_domain": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')).optional(),
     "publisher_domains": uniqueItems(z.array(z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u'))).min(1)).optional(),
     "selection_type": z.literal("by_tag"),
@@ -1630,7 +2262,7 @@ export const PublisherPropertySelectorSchema: z.ZodUnion<readonly [z.ZodIntersec
   }), not(z.unknown(), requireKeys(z.looseObject({}), ["publisher_domain","publisher_domains"]), "must not have \"publisher_domain\" and \"publisher_domains\"")), z.union([
     requireKeys(z.looseObject({}), ["publisher_domain"]),
     requireKeys(z.looseObject({}), ["publisher_domains"]),
-  ])),
+  ]))),
 ])
 export type PublisherPropertySelector = z.infer<typeof PublisherPropertySelectorSchema>
 
@@ -1954,7 +2586,7 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "name": z.ZodString;
         "description": z.ZodString
       }, z.core.$loose>>>>;
-    "authorized_agents": z.ZodArray<z.ZodUnion<readonly [z.ZodIntersection<z.ZodObject<{
+    "authorized_agents": z.ZodArray<z.ZodDiscriminatedUnion<[z.ZodPipe<z.ZodObject<{ "authorization_type": z.ZodLiteral<"property_ids"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
         "authorization_type": z.ZodLiteral<"property_ids">;
         "property_ids": z.ZodArray<typeof PropertyIdSchema>;
         "collections": z.ZodOptional<z.ZodArray<typeof CollectionSelectorSchema>>;
@@ -1965,7 +2597,7 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "countries": z.ZodOptional<z.ZodArray<z.ZodString>>;
         "effective_from": z.ZodOptional<z.ZodISODateTime>;
         "effective_until": z.ZodOptional<z.ZodISODateTime>
-      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>, z.ZodIntersection<z.ZodObject<{
+      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>>, z.ZodPipe<z.ZodObject<{ "authorization_type": z.ZodLiteral<"property_tags"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
         "authorization_type": z.ZodLiteral<"property_tags">;
         "property_tags": z.ZodArray<typeof PropertyTagSchema>;
         "collections": z.ZodOptional<z.ZodArray<typeof CollectionSelectorSchema>>;
@@ -1976,7 +2608,7 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "countries": z.ZodOptional<z.ZodArray<z.ZodString>>;
         "effective_from": z.ZodOptional<z.ZodISODateTime>;
         "effective_until": z.ZodOptional<z.ZodISODateTime>
-      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>, z.ZodIntersection<z.ZodObject<{
+      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>>, z.ZodPipe<z.ZodObject<{ "authorization_type": z.ZodLiteral<"inline_properties"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
         "authorization_type": z.ZodLiteral<"inline_properties">;
         "properties": z.ZodArray<typeof PropertySchema>;
         "collections": z.ZodOptional<z.ZodArray<typeof CollectionSelectorSchema>>;
@@ -1987,7 +2619,7 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "countries": z.ZodOptional<z.ZodArray<z.ZodString>>;
         "effective_from": z.ZodOptional<z.ZodISODateTime>;
         "effective_until": z.ZodOptional<z.ZodISODateTime>
-      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>, z.ZodIntersection<z.ZodObject<{
+      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>>, z.ZodPipe<z.ZodObject<{ "authorization_type": z.ZodLiteral<"publisher_properties"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
         "authorization_type": z.ZodLiteral<"publisher_properties">;
         "publisher_properties": z.ZodArray<typeof PublisherPropertySelectorSchema>;
         "collections": z.ZodOptional<z.ZodArray<typeof CollectionSelectorSchema>>;
@@ -1998,13 +2630,13 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "countries": z.ZodOptional<z.ZodArray<z.ZodString>>;
         "effective_from": z.ZodOptional<z.ZodISODateTime>;
         "effective_until": z.ZodOptional<z.ZodISODateTime>
-      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>, z.ZodIntersection<z.ZodObject<{
+      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>>, z.ZodPipe<z.ZodObject<{ "authorization_type": z.ZodLiteral<"signal_ids"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
         "authorization_type": z.ZodLiteral<"signal_ids">;
         "signal_ids": z.ZodArray<z.ZodString>
-      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>, z.ZodIntersection<z.ZodObject<{
+      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>>, z.ZodPipe<z.ZodObject<{ "authorization_type": z.ZodLiteral<"signal_tags"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
         "authorization_type": z.ZodLiteral<"signal_tags">;
         "signal_tags": z.ZodArray<z.ZodString>
-      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>]>>;
+      }, z.core.$loose>, typeof AuthorizedAgentBaseSchema>>], "authorization_type">>;
     "last_updated": z.ZodOptional<z.ZodISODateTime>;
     "property_features": z.ZodOptional<z.ZodArray<z.ZodObject<{
       "url": z.ZodString;
@@ -2067,8 +2699,8 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "name": z.string(),
         "description": z.string(),
       })).optional(),
-    "authorized_agents": z.array(z.union([
-      z.intersection(z.looseObject({
+    "authorized_agents": z.array(z.discriminatedUnion("authorization_type", [
+      z.looseObject({ "authorization_type": z.literal("property_ids") }).pipe(z.intersection(z.looseObject({
         "authorization_type": z.literal("property_ids"),
         "property_ids": z.array(PropertyIdSchema).min(1),
         "collections": z.array(CollectionSelectorSchema).min(1).optional(),
@@ -2079,8 +2711,8 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "countries": uniqueItems(z.array(z.string().regex(new RegExp("^[A-Z]{2}$", 'u'))).min(1)).optional(),
         "effective_from": z.iso.datetime({ offset: true }).optional(),
         "effective_until": z.iso.datetime({ offset: true }).optional(),
-      }), AuthorizedAgentBaseSchema),
-      z.intersection(z.looseObject({
+      }), AuthorizedAgentBaseSchema)),
+      z.looseObject({ "authorization_type": z.literal("property_tags") }).pipe(z.intersection(z.looseObject({
         "authorization_type": z.literal("property_tags"),
         "property_tags": z.array(PropertyTagSchema).min(1),
         "collections": z.array(CollectionSelectorSchema).min(1).optional(),
@@ -2091,8 +2723,8 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "countries": uniqueItems(z.array(z.string().regex(new RegExp("^[A-Z]{2}$", 'u'))).min(1)).optional(),
         "effective_from": z.iso.datetime({ offset: true }).optional(),
         "effective_until": z.iso.datetime({ offset: true }).optional(),
-      }), AuthorizedAgentBaseSchema),
-      z.intersection(z.looseObject({
+      }), AuthorizedAgentBaseSchema)),
+      z.looseObject({ "authorization_type": z.literal("inline_properties") }).pipe(z.intersection(z.looseObject({
         "authorization_type": z.literal("inline_properties"),
         "properties": z.array(PropertySchema).min(1),
         "collections": z.array(CollectionSelectorSchema).min(1).optional(),
@@ -2103,8 +2735,8 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "countries": uniqueItems(z.array(z.string().regex(new RegExp("^[A-Z]{2}$", 'u'))).min(1)).optional(),
         "effective_from": z.iso.datetime({ offset: true }).optional(),
         "effective_until": z.iso.datetime({ offset: true }).optional(),
-      }), AuthorizedAgentBaseSchema),
-      z.intersection(z.looseObject({
+      }), AuthorizedAgentBaseSchema)),
+      z.looseObject({ "authorization_type": z.literal("publisher_properties") }).pipe(z.intersection(z.looseObject({
         "authorization_type": z.literal("publisher_properties"),
         "publisher_properties": z.array(PublisherPropertySelectorSchema).min(1),
         "collections": z.array(CollectionSelectorSchema).min(1).optional(),
@@ -2115,15 +2747,15 @@ export const AdagentsJsonSchema: z.ZodUnion<readonly [z.ZodObject<{
         "countries": uniqueItems(z.array(z.string().regex(new RegExp("^[A-Z]{2}$", 'u'))).min(1)).optional(),
         "effective_from": z.iso.datetime({ offset: true }).optional(),
         "effective_until": z.iso.datetime({ offset: true }).optional(),
-      }), AuthorizedAgentBaseSchema),
-      z.intersection(z.looseObject({
+      }), AuthorizedAgentBaseSchema)),
+      z.looseObject({ "authorization_type": z.literal("signal_ids") }).pipe(z.intersection(z.looseObject({
         "authorization_type": z.literal("signal_ids"),
         "signal_ids": z.array(z.string().regex(new RegExp("^[a-zA-Z0-9_-]+$", 'u'))).min(1),
-      }), AuthorizedAgentBaseSchema),
-      z.intersection(z.looseObject({
+      }), AuthorizedAgentBaseSchema)),
+      z.looseObject({ "authorization_type": z.literal("signal_tags") }).pipe(z.intersection(z.looseObject({
         "authorization_type": z.literal("signal_tags"),
         "signal_tags": z.array(z.string().regex(new RegExp("^[a-z0-9_-]+$", 'u'))).min(1),
-      }), AuthorizedAgentBaseSchema),
+      }), AuthorizedAgentBaseSchema)),
     ])),
     "last_updated": z.iso.datetime({ offset: true }).optional(),
     "property_features": z.array(z.looseObject({
@@ -2323,7 +2955,7 @@ export type BrandBrandId = z.infer<typeof BrandBrandIdSchema>
 /**
  * AdCP 3.1.19 `brand.json#/definitions/color_value`
  */
-export const BrandColorValueSchema: z.ZodUnion<readonly [z.ZodString, z.ZodArray<z.ZodString>]> = oneOf([
+export const BrandColorValueSchema: z.ZodUnion<readonly [z.ZodString, z.ZodArray<z.ZodString>]> = z.union([
   z.string().regex(new RegExp("^#[0-9A-Fa-f]{6}$", 'u')),
   z.array(z.string().regex(new RegExp("^#[0-9A-Fa-f]{6}$", 'u'))).min(1),
 ])
@@ -2410,7 +3042,7 @@ export const BrandFontRoleSchema: z.ZodUnion<readonly [z.ZodString, z.ZodObject<
     "files": z.ZodOptional<z.ZodArray<typeof BrandFontFileSchema>>;
     "opentype_features": z.ZodOptional<z.ZodArray<z.ZodString>>;
     "fallbacks": z.ZodOptional<z.ZodArray<z.ZodString>>
-  }, z.core.$loose>]> = oneOf([
+  }, z.core.$loose>]> = z.union([
   z.string(),
   z.looseObject({
     "family": z.string(),
@@ -2436,285 +3068,6 @@ export const BrandFontsSchema: z.ZodObject<{
   maxProperties: 20,
 })
 export type BrandFonts = z.infer<typeof BrandFontsSchema>
-
-/**
- * C2PA Watermark Action
- *
- * C2PA action classification for a content watermark.
- *
- * AdCP 3.1.19 `enums/c2pa-watermark-action.json`
- */
-export const C2paWatermarkActionSchema: z.ZodEnum<{ "c2pa.watermarked.bound": "c2pa.watermarked.bound"; "c2pa.watermarked.unbound": "c2pa.watermarked.unbound" }> = z.enum(["c2pa.watermarked.bound","c2pa.watermarked.unbound"])
-export type C2paWatermarkAction = z.infer<typeof C2paWatermarkActionSchema>
-
-/**
- * Digital Source Type
- *
- * Classification of AI involvement in content creation, aligned with IPTC digitalsourcetype vocabulary.
- *
- * AdCP 3.1.19 `enums/digital-source-type.json`
- */
-export const DigitalSourceTypeSchema: z.ZodEnum<{ "digital_capture": "digital_capture"; "digital_creation": "digital_creation"; "trained_algorithmic_media": "trained_algorithmic_media"; "composite_with_trained_algorithmic_media": "composite_with_trained_algorithmic_media"; "algorithmic_media": "algorithmic_media"; "composite_capture": "composite_capture"; "composite_synthetic": "composite_synthetic"; "human_edits": "human_edits"; "data_driven_media": "data_driven_media" }> = z.enum(["digital_capture","digital_creation","trained_algorithmic_media","composite_with_trained_algorithmic_media","algorithmic_media","composite_capture","composite_synthetic","human_edits","data_driven_media"])
-export type DigitalSourceType = z.infer<typeof DigitalSourceTypeSchema>
-
-/**
- * Disclosure Persistence
- *
- * How long a disclosure must persist during content playback or display.
- *
- * AdCP 3.1.19 `enums/disclosure-persistence.json`
- */
-export const DisclosurePersistenceSchema: z.ZodEnum<{ "continuous": "continuous"; "initial": "initial"; "flexible": "flexible" }> = z.enum(["continuous","initial","flexible"])
-export type DisclosurePersistence = z.infer<typeof DisclosurePersistenceSchema>
-
-/**
- * Disclosure Position
- *
- * Where a required disclosure should appear within a creative.
- *
- * AdCP 3.1.19 `enums/disclosure-position.json`
- */
-export const DisclosurePositionSchema: z.ZodEnum<{ "prominent": "prominent"; "footer": "footer"; "audio": "audio"; "subtitle": "subtitle"; "overlay": "overlay"; "end_card": "end_card"; "pre_roll": "pre_roll"; "companion": "companion" }> = z.enum(["prominent","footer","audio","subtitle","overlay","end_card","pre_roll","companion"])
-export type DisclosurePosition = z.infer<typeof DisclosurePositionSchema>
-
-/**
- * Embedded Provenance Method
- *
- * How provenance data is carried within the content stream.
- *
- * AdCP 3.1.19 `enums/embedded-provenance-method.json`
- */
-export const EmbeddedProvenanceMethodSchema: z.ZodEnum<{ "manifest_wrapper": "manifest_wrapper"; "provenance_markers": "provenance_markers" }> = z.enum(["manifest_wrapper","provenance_markers"])
-export type EmbeddedProvenanceMethod = z.infer<typeof EmbeddedProvenanceMethodSchema>
-
-/**
- * Watermark Media Type
- *
- * Media category of a content watermark.
- *
- * AdCP 3.1.19 `enums/watermark-media-type.json`
- */
-export const WatermarkMediaTypeSchema: z.ZodEnum<{ "audio": "audio"; "image": "image"; "video": "video"; "text": "text" }> = z.enum(["audio","image","video","text"])
-export type WatermarkMediaType = z.infer<typeof WatermarkMediaTypeSchema>
-
-/**
- * Provenance
- *
- * Declares how content was produced, whether AI was involved, and what disclosure obligations apply.
- *
- * AdCP 3.1.19 `core/provenance.json`
- */
-export const ProvenanceSchema: z.ZodObject<{
-  "digital_source_type": z.ZodOptional<typeof DigitalSourceTypeSchema>;
-  "ai_tool": z.ZodOptional<z.ZodObject<{
-    "name": z.ZodString;
-    "version": z.ZodOptional<z.ZodString>;
-    "provider": z.ZodOptional<z.ZodString>
-  }, z.core.$loose>>;
-  "human_oversight": z.ZodOptional<z.ZodEnum<{ "none": "none"; "prompt_only": "prompt_only"; "selected": "selected"; "edited": "edited"; "directed": "directed" }>>;
-  "declared_by": z.ZodOptional<z.ZodObject<{
-    "agent_url": z.ZodOptional<z.ZodString>;
-    "role": z.ZodEnum<{ "creator": "creator"; "advertiser": "advertiser"; "agency": "agency"; "platform": "platform"; "tool": "tool" }>
-  }, z.core.$loose>>;
-  "declared_at": z.ZodOptional<z.ZodISODateTime>;
-  "created_time": z.ZodOptional<z.ZodISODateTime>;
-  "c2pa": z.ZodOptional<z.ZodObject<{
-    "manifest_url": z.ZodString
-  }, z.core.$loose>>;
-  "embedded_provenance": z.ZodOptional<z.ZodArray<z.ZodObject<{
-    "method": typeof EmbeddedProvenanceMethodSchema;
-    "standard": z.ZodOptional<z.ZodString>;
-    "provider": z.ZodString;
-    "verify_agent": z.ZodOptional<z.ZodObject<{
-      "agent_url": z.ZodString;
-      "feature_id": z.ZodOptional<z.ZodString>
-    }, z.core.$strict>>;
-    "embedded_at": z.ZodOptional<z.ZodISODateTime>
-  }, z.core.$loose>>>;
-  "watermarks": z.ZodOptional<z.ZodArray<z.ZodObject<{
-    "media_type": typeof WatermarkMediaTypeSchema;
-    "provider": z.ZodString;
-    "verify_agent": z.ZodOptional<z.ZodObject<{
-      "agent_url": z.ZodString;
-      "feature_id": z.ZodOptional<z.ZodString>
-    }, z.core.$strict>>;
-    "c2pa_action": z.ZodOptional<typeof C2paWatermarkActionSchema>;
-    "embedded_at": z.ZodOptional<z.ZodISODateTime>
-  }, z.core.$loose>>>;
-  "disclosure": z.ZodOptional<z.ZodObject<{
-    "required": z.ZodBoolean;
-    "jurisdictions": z.ZodOptional<z.ZodArray<z.ZodObject<{
-      "country": z.ZodString;
-      "region": z.ZodOptional<z.ZodString>;
-      "regulation": z.ZodString;
-      "label_text": z.ZodOptional<z.ZodString>;
-      "render_guidance": z.ZodOptional<z.ZodObject<{
-        "persistence": z.ZodOptional<typeof DisclosurePersistenceSchema>;
-        "min_duration_ms": z.ZodOptional<z.ZodInt>;
-        "positions": z.ZodOptional<z.ZodArray<typeof DisclosurePositionSchema>>;
-        "ext": z.ZodOptional<typeof ExtSchema>
-      }, z.core.$loose>>
-    }, z.core.$loose>>>
-  }, z.core.$loose>>;
-  "verification": z.ZodOptional<z.ZodArray<z.ZodObject<{
-    "verified_by": z.ZodString;
-    "verified_time": z.ZodOptional<z.ZodISODateTime>;
-    "result": z.ZodEnum<{ "authentic": "authentic"; "ai_generated": "ai_generated"; "ai_modified": "ai_modified"; "inconclusive": "inconclusive" }>;
-    "confidence": z.ZodOptional<z.ZodNumber>;
-    "details_url": z.ZodOptional<z.ZodString>
-  }, z.core.$loose>>>;
-  "ext": z.ZodOptional<typeof ExtSchema>
-}, z.core.$loose> = z.looseObject({
-  "digital_source_type": DigitalSourceTypeSchema.optional(),
-  "ai_tool": z.looseObject({
-    "name": z.string(),
-    "version": z.string().optional(),
-    "provider": z.string().optional(),
-  }).optional(),
-  "human_oversight": z.enum(["none","prompt_only","selected","edited","directed"]).optional(),
-  "declared_by": z.looseObject({
-    "agent_url": uri().optional(),
-    "role": z.enum(["creator","advertiser","agency","platform","tool"]),
-  }).optional(),
-  "declared_at": z.iso.datetime({ offset: true }).optional(),
-  "created_time": z.iso.datetime({ offset: true }).optional(),
-  "c2pa": z.looseObject({
-    "manifest_url": uri(),
-  }).optional(),
-  "embedded_provenance": z.array(z.looseObject({
-    "method": EmbeddedProvenanceMethodSchema,
-    "standard": z.string().optional(),
-    "provider": z.string(),
-    "verify_agent": z.strictObject({
-      "agent_url": uri().regex(new RegExp("^https://", 'u')),
-      "feature_id": z.string().optional(),
-    }).optional(),
-    "embedded_at": z.iso.datetime({ offset: true }).optional(),
-  })).min(1).optional(),
-  "watermarks": z.array(z.looseObject({
-    "media_type": WatermarkMediaTypeSchema,
-    "provider": z.string(),
-    "verify_agent": z.strictObject({
-      "agent_url": uri().regex(new RegExp("^https://", 'u')),
-      "feature_id": z.string().optional(),
-    }).optional(),
-    "c2pa_action": C2paWatermarkActionSchema.optional(),
-    "embedded_at": z.iso.datetime({ offset: true }).optional(),
-  })).min(1).optional(),
-  "disclosure": z.looseObject({
-    "required": z.boolean(),
-    "jurisdictions": z.array(z.looseObject({
-      "country": z.string(),
-      "region": z.string().optional(),
-      "regulation": z.string(),
-      "label_text": z.string().optional(),
-      "render_guidance": objectRules(z.looseObject({
-        "persistence": DisclosurePersistenceSchema.optional(),
-        "min_duration_ms": z.int().gte(1).optional(),
-        "positions": uniqueItems(z.array(DisclosurePositionSchema).min(1)).optional(),
-        "ext": ExtSchema.optional(),
-      }), {
-        minProperties: 1,
-      }).optional(),
-    })).min(1).optional(),
-  }).optional(),
-  "verification": z.array(z.looseObject({
-    "verified_by": z.string(),
-    "verified_time": z.iso.datetime({ offset: true }).optional(),
-    "result": z.enum(["authentic","ai_generated","ai_modified","inconclusive"]),
-    "confidence": z.number().gte(0).lte(1).optional(),
-    "details_url": uri().optional(),
-  })).min(1).optional(),
-  "ext": ExtSchema.optional(),
-})
-export type Provenance = z.infer<typeof ProvenanceSchema>
-
-/**
- * Image Asset
- *
- * Image asset with URL and dimensions
- *
- * AdCP 3.1.19 `core/assets/image-asset.json`
- */
-export const ImageAssetSchema: z.ZodObject<{
-  "asset_type": z.ZodLiteral<"image">;
-  "url": z.ZodString;
-  "width": z.ZodInt;
-  "height": z.ZodInt;
-  "format": z.ZodOptional<z.ZodString>;
-  "alt_text": z.ZodOptional<z.ZodString>;
-  "provenance": z.ZodOptional<typeof ProvenanceSchema>
-}, z.core.$loose> = z.looseObject({
-  "asset_type": z.literal("image"),
-  "url": uri(),
-  "width": z.int().gte(1),
-  "height": z.int().gte(1),
-  "format": z.string().optional(),
-  "alt_text": z.string().optional(),
-  "provenance": ProvenanceSchema.optional(),
-})
-export type ImageAsset = z.infer<typeof ImageAssetSchema>
-
-/**
- * Brand ID
- *
- * Identifier for a brand within a house portfolio.
- *
- * AdCP 3.1.19 `core/brand-id.json`
- */
-export const BrandIdSchema: z.ZodString = z.string().regex(new RegExp("^[a-z0-9_]+$", 'u'))
-export type BrandId = z.infer<typeof BrandIdSchema>
-
-/**
- * Brand Reference
- *
- * Reference to a brand by domain and optional brand_id.
- *
- * AdCP 3.1.19 `core/brand-ref.json`
- */
-export const BrandRefSchema: z.ZodObject<{
-  "domain": z.ZodString;
-  "brand_id": z.ZodOptional<typeof BrandIdSchema>;
-  "industries": z.ZodOptional<z.ZodArray<z.ZodString>>;
-  "data_subject_contestation": z.ZodOptional<z.ZodIntersection<z.ZodObject<{
-    "url": z.ZodOptional<z.ZodString>;
-    "email": z.ZodOptional<z.ZodEmail>;
-    "languages": z.ZodOptional<z.ZodArray<z.ZodString>>
-  }, z.core.$strict>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>>;
-  "brand_kit_override": z.ZodOptional<z.ZodObject<{
-    "logo": z.ZodOptional<typeof ImageAssetSchema>;
-    "colors": z.ZodOptional<z.ZodObject<{
-      "primary": z.ZodOptional<z.ZodString>;
-      "secondary": z.ZodOptional<z.ZodString>;
-      "accent": z.ZodOptional<z.ZodString>
-    }, z.core.$loose>>;
-    "voice": z.ZodOptional<z.ZodString>;
-    "tagline": z.ZodOptional<z.ZodString>
-  }, z.core.$loose>>
-}, z.core.$strict> = z.strictObject({
-  "domain": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')),
-  "brand_id": BrandIdSchema.optional(),
-  "industries": z.array(z.string()).optional(),
-  "data_subject_contestation": allOf(z.strictObject({
-    "url": uri().regex(new RegExp("^https://", 'u')).optional(),
-    "email": z.email().optional(),
-    "languages": z.array(z.string()).optional(),
-  }), z.union([
-    requireKeys(z.looseObject({}), ["url"]),
-    requireKeys(z.looseObject({}), ["email"]),
-  ])).optional(),
-  "brand_kit_override": z.looseObject({
-    "logo": ImageAssetSchema.optional(),
-    "colors": z.looseObject({
-      "primary": z.string().regex(new RegExp("^#[0-9a-fA-F]{6}$", 'u')).optional(),
-      "secondary": z.string().regex(new RegExp("^#[0-9a-fA-F]{6}$", 'u')).optional(),
-      "accent": z.string().regex(new RegExp("^#[0-9a-fA-F]{6}$", 'u')).optional(),
-    }).optional(),
-    "voice": z.string().optional(),
-    "tagline": z.string().optional(),
-  }).optional(),
-})
-export type BrandRef = z.infer<typeof BrandRefSchema>
 
 /**
  * A verified-identity relying party an entity or brand operates.
@@ -2997,18 +3350,18 @@ export const BrandColorRefSchema: z.ZodIntersection<z.ZodObject<{
   "name": z.ZodOptional<z.ZodString>;
   "value": z.ZodOptional<typeof BrandHexColorSchema>;
   "surface": z.ZodOptional<z.ZodEnum<{ "background": "background"; "foreground": "foreground"; "text": "text"; "logo_background": "logo_background"; "cta": "cta"; "accent": "accent"; "border": "border"; "icon": "icon"; "graphic_element": "graphic_element" }>>
-}, z.core.$strict>, z.ZodUnion<readonly [z.ZodObject<{
+}, z.core.$strict>, z.ZodDiscriminatedUnion<[z.ZodObject<{
     "kind": z.ZodLiteral<"name">
   }, z.core.$loose>, z.ZodObject<{
     "kind": z.ZodLiteral<"value">
   }, z.core.$loose>, z.ZodObject<{
     "kind": z.ZodLiteral<"surface">
-  }, z.core.$loose>]>> = allOf(z.strictObject({
+  }, z.core.$loose>], "kind">> = allOf(z.strictObject({
   "kind": z.enum(["name","value","surface"]).optional(),
   "name": z.string().optional(),
   "value": BrandHexColorSchema.optional(),
   "surface": z.enum(["background","foreground","text","logo_background","cta","accent","border","icon","graphic_element"]).optional(),
-}), z.union([
+}), z.discriminatedUnion("kind", [
   requireKeys(z.looseObject({
     "kind": z.literal("name"),
   }), ["name"]),
@@ -3564,7 +3917,7 @@ export const BrandManifestSchema: z.ZodObject<{
   "logos": z.array(BrandLogoSchema).optional(),
   "colors": BrandColorsSchema.optional(),
   "fonts": BrandFontsSchema.optional(),
-  "tone": oneOf([
+  "tone": z.union([
     z.string(),
     z.looseObject({
       "voice": z.string().optional(),
@@ -3573,7 +3926,7 @@ export const BrandManifestSchema: z.ZodObject<{
       "donts": z.array(z.string()).optional(),
     }),
   ]).optional(),
-  "tagline": oneOf([
+  "tagline": z.union([
     z.string(),
     z.array(BrandLocalizedNameSchema).min(1),
   ]).optional(),
@@ -3820,308 +4173,126 @@ export const CollectionListChangedWebhookSchema: z.ZodObject<{
 export type CollectionListChangedWebhook = z.infer<typeof CollectionListChangedWebhookSchema>
 
 /**
- * Authentication for accessing secured asset URLs
+ * Sync Creatives - Input Required
  *
- * AdCP 3.1.19 `content-standards/artifact.json#/$defs/asset_access`
+ * Payload when sync_creatives task is paused waiting for buyer clarification or approval.
+ *
+ * AdCP 3.1.19 `creative/sync-creatives-async-response-input-required.json`
  */
-export const ArtifactAssetAccessSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{
-    "method": z.ZodLiteral<"bearer_token">;
-    "token": z.ZodString
-  }, z.core.$loose>, z.ZodObject<{
-    "method": z.ZodLiteral<"service_account">;
-    "provider": z.ZodEnum<{ "gcp": "gcp"; "aws": "aws" }>;
-    "credentials": z.ZodOptional<z.ZodObject<{}, z.core.$loose>>
-  }, z.core.$loose>, z.ZodObject<{
-    "method": z.ZodLiteral<"signed_url">
-  }, z.core.$loose>]>> = z.intersection(z.looseObject({}), z.union([
-  z.looseObject({
-    "method": z.literal("bearer_token"),
-    "token": z.string(),
-  }),
-  z.looseObject({
-    "method": z.literal("service_account"),
-    "provider": z.enum(["gcp","aws"]),
-    "credentials": z.looseObject({}).optional(),
-  }),
-  z.looseObject({
-    "method": z.literal("signed_url"),
-  }),
-]))
-export type ArtifactAssetAccess = z.infer<typeof ArtifactAssetAccessSchema>
-
-/**
- * Artifact
- *
- * Content artifact for safety and suitability evaluation.
- *
- * AdCP 3.1.19 `content-standards/artifact.json`
- */
-export const ArtifactSchema: z.ZodObject<{
-  "property_rid": z.ZodString;
-  "artifact_id": z.ZodString;
-  "variant_id": z.ZodOptional<z.ZodString>;
-  "format_id": z.ZodOptional<typeof FormatIdSchema>;
-  "url": z.ZodOptional<z.ZodString>;
-  "published_time": z.ZodOptional<z.ZodISODateTime>;
-  "last_update_time": z.ZodOptional<z.ZodISODateTime>;
-  "assets": z.ZodArray<z.ZodUnion<readonly [z.ZodObject<{
-      "type": z.ZodLiteral<"text">;
-      "role": z.ZodOptional<z.ZodEnum<{ "title": "title"; "paragraph": "paragraph"; "heading": "heading"; "caption": "caption"; "quote": "quote"; "list_item": "list_item"; "description": "description" }>>;
-      "content": z.ZodString;
-      "content_format": z.ZodOptional<z.ZodEnum<{ "text/plain": "text/plain"; "text/markdown": "text/markdown"; "text/html": "text/html"; "application/json": "application/json" }>>;
-      "language": z.ZodOptional<z.ZodString>;
-      "heading_level": z.ZodOptional<z.ZodInt>;
-      "provenance": z.ZodOptional<typeof ProvenanceSchema>
-    }, z.core.$loose>, z.ZodObject<{
-      "type": z.ZodLiteral<"image">;
-      "url": z.ZodString;
-      "access": z.ZodOptional<typeof ArtifactAssetAccessSchema>;
-      "alt_text": z.ZodOptional<z.ZodString>;
-      "caption": z.ZodOptional<z.ZodString>;
-      "width": z.ZodOptional<z.ZodInt>;
-      "height": z.ZodOptional<z.ZodInt>;
-      "provenance": z.ZodOptional<typeof ProvenanceSchema>
-    }, z.core.$loose>, z.ZodObject<{
-      "type": z.ZodLiteral<"video">;
-      "url": z.ZodString;
-      "access": z.ZodOptional<typeof ArtifactAssetAccessSchema>;
-      "duration_ms": z.ZodOptional<z.ZodInt>;
-      "transcript": z.ZodOptional<z.ZodString>;
-      "transcript_format": z.ZodOptional<z.ZodEnum<{ "text/plain": "text/plain"; "text/markdown": "text/markdown"; "application/json": "application/json" }>>;
-      "transcript_source": z.ZodOptional<z.ZodEnum<{ "original_script": "original_script"; "subtitles": "subtitles"; "closed_captions": "closed_captions"; "dub": "dub"; "generated": "generated" }>>;
-      "thumbnail_url": z.ZodOptional<z.ZodString>;
-      "provenance": z.ZodOptional<typeof ProvenanceSchema>
-    }, z.core.$loose>, z.ZodObject<{
-      "type": z.ZodLiteral<"audio">;
-      "url": z.ZodString;
-      "access": z.ZodOptional<typeof ArtifactAssetAccessSchema>;
-      "duration_ms": z.ZodOptional<z.ZodInt>;
-      "transcript": z.ZodOptional<z.ZodString>;
-      "transcript_format": z.ZodOptional<z.ZodEnum<{ "text/plain": "text/plain"; "text/markdown": "text/markdown"; "application/json": "application/json" }>>;
-      "transcript_source": z.ZodOptional<z.ZodEnum<{ "original_script": "original_script"; "closed_captions": "closed_captions"; "generated": "generated" }>>;
-      "provenance": z.ZodOptional<typeof ProvenanceSchema>
-    }, z.core.$loose>]>>;
-  "metadata": z.ZodOptional<z.ZodObject<{
-    "canonical": z.ZodOptional<z.ZodString>;
-    "author": z.ZodOptional<z.ZodString>;
-    "keywords": z.ZodOptional<z.ZodString>;
-    "open_graph": z.ZodOptional<z.ZodObject<{}, z.core.$loose>>;
-    "twitter_card": z.ZodOptional<z.ZodObject<{}, z.core.$loose>>;
-    "json_ld": z.ZodOptional<z.ZodArray<z.ZodObject<{}, z.core.$loose>>>
-  }, z.core.$loose>>;
-  "provenance": z.ZodOptional<typeof ProvenanceSchema>;
-  "identifiers": z.ZodOptional<z.ZodObject<{
-    "apple_podcast_id": z.ZodOptional<z.ZodString>;
-    "spotify_collection_id": z.ZodOptional<z.ZodString>;
-    "podcast_guid": z.ZodOptional<z.ZodString>;
-    "youtube_video_id": z.ZodOptional<z.ZodString>;
-    "rss_url": z.ZodOptional<z.ZodString>
-  }, z.core.$loose>>
+export const SyncCreativesAsyncResponseInputRequiredSchema: z.ZodObject<{
+  "reason": z.ZodOptional<z.ZodEnum<{ "APPROVAL_REQUIRED": "APPROVAL_REQUIRED"; "ASSET_CONFIRMATION": "ASSET_CONFIRMATION"; "FORMAT_CLARIFICATION": "FORMAT_CLARIFICATION" }>>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
 }, z.core.$loose> = z.looseObject({
-  "property_rid": z.string(),
-  "artifact_id": z.string(),
-  "variant_id": z.string().optional(),
-  "format_id": FormatIdSchema.optional(),
-  "url": uri().optional(),
-  "published_time": z.iso.datetime({ offset: true }).optional(),
-  "last_update_time": z.iso.datetime({ offset: true }).optional(),
-  "assets": z.array(z.union([
-    z.looseObject({
-      "type": z.literal("text"),
-      "role": z.enum(["title","paragraph","heading","caption","quote","list_item","description"]).optional(),
-      "content": z.string().max(100000),
-      "content_format": z.enum(["text/plain","text/markdown","text/html","application/json"]).optional(),
-      "language": z.string().optional(),
-      "heading_level": z.int().gte(1).lte(6).optional(),
-      "provenance": ProvenanceSchema.optional(),
-    }),
-    z.looseObject({
-      "type": z.literal("image"),
-      "url": uri(),
-      "access": ArtifactAssetAccessSchema.optional(),
-      "alt_text": z.string().optional(),
-      "caption": z.string().optional(),
-      "width": z.int().optional(),
-      "height": z.int().optional(),
-      "provenance": ProvenanceSchema.optional(),
-    }),
-    z.looseObject({
-      "type": z.literal("video"),
-      "url": uri(),
-      "access": ArtifactAssetAccessSchema.optional(),
-      "duration_ms": z.int().optional(),
-      "transcript": z.string().max(200000).optional(),
-      "transcript_format": z.enum(["text/plain","text/markdown","application/json"]).optional(),
-      "transcript_source": z.enum(["original_script","subtitles","closed_captions","dub","generated"]).optional(),
-      "thumbnail_url": uri().optional(),
-      "provenance": ProvenanceSchema.optional(),
-    }),
-    z.looseObject({
-      "type": z.literal("audio"),
-      "url": uri(),
-      "access": ArtifactAssetAccessSchema.optional(),
-      "duration_ms": z.int().optional(),
-      "transcript": z.string().max(200000).optional(),
-      "transcript_format": z.enum(["text/plain","text/markdown","application/json"]).optional(),
-      "transcript_source": z.enum(["original_script","closed_captions","generated"]).optional(),
-      "provenance": ProvenanceSchema.optional(),
-    }),
-  ])).max(200),
-  "metadata": z.looseObject({
-    "canonical": uri().optional(),
-    "author": z.string().optional(),
-    "keywords": z.string().optional(),
-    "open_graph": z.looseObject({}).optional(),
-    "twitter_card": z.looseObject({}).optional(),
-    "json_ld": z.array(z.looseObject({})).optional(),
-  }).optional(),
-  "provenance": ProvenanceSchema.optional(),
-  "identifiers": z.looseObject({
-    "apple_podcast_id": z.string().optional(),
-    "spotify_collection_id": z.string().optional(),
-    "podcast_guid": z.string().optional(),
-    "youtube_video_id": z.string().optional(),
-    "rss_url": uri().optional(),
-  }).optional(),
-})
-export type Artifact = z.infer<typeof ArtifactSchema>
-
-/**
- * Account Reference
- *
- * Reference to an account by seller-assigned ID or natural key.
- *
- * AdCP 3.1.19 `core/account-ref.json`
- */
-export const AccountRefSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{
-    "account_id": z.ZodString
-  }, z.core.$strict>, z.ZodObject<{
-    "brand": typeof BrandRefSchema;
-    "operator": z.ZodString;
-    "sandbox": z.ZodOptional<z.ZodBoolean>
-  }, z.core.$strict>]>> = allOf(z.looseObject({}), oneOf([
-  z.strictObject({
-    "account_id": z.string(),
-  }),
-  z.strictObject({
-    "brand": BrandRefSchema,
-    "operator": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')),
-    "sandbox": z.boolean().optional(),
-  }),
-]))
-export type AccountRef = z.infer<typeof AccountRefSchema>
-
-/**
- * Business Entity
- *
- * Structured business identity for B2B invoicing and contracts.
- *
- * AdCP 3.1.19 `core/business-entity.json`
- */
-export const BusinessEntitySchema: z.ZodObject<{
-  "legal_name": z.ZodString;
-  "vat_id": z.ZodOptional<z.ZodString>;
-  "tax_id": z.ZodOptional<z.ZodString>;
-  "registration_number": z.ZodOptional<z.ZodString>;
-  "address": z.ZodOptional<z.ZodObject<{
-    "street": z.ZodString;
-    "city": z.ZodString;
-    "postal_code": z.ZodString;
-    "region": z.ZodOptional<z.ZodString>;
-    "country": z.ZodString
-  }, z.core.$strict>>;
-  "contacts": z.ZodOptional<z.ZodArray<z.ZodObject<{
-    "role": z.ZodEnum<{ "billing": "billing"; "legal": "legal"; "creative": "creative"; "general": "general" }>;
-    "name": z.ZodOptional<z.ZodString>;
-    "email": z.ZodOptional<z.ZodEmail>;
-    "phone": z.ZodOptional<z.ZodString>
-  }, z.core.$strict>>>;
-  "bank": z.ZodOptional<z.ZodObject<{
-    "account_holder": z.ZodString;
-    "iban": z.ZodOptional<z.ZodString>;
-    "bic": z.ZodOptional<z.ZodString>;
-    "routing_number": z.ZodOptional<z.ZodString>;
-    "account_number": z.ZodOptional<z.ZodString>
-  }, z.core.$strict>>;
-  "ext": z.ZodOptional<typeof ExtSchema>
-}, z.core.$strict> = z.strictObject({
-  "legal_name": z.string().max(200),
-  "vat_id": z.string().regex(new RegExp("^[A-Z]{2}[A-Z0-9]{2,13}$", 'u')).optional(),
-  "tax_id": z.string().max(30).optional(),
-  "registration_number": z.string().max(50).optional(),
-  "address": z.strictObject({
-    "street": z.string().max(200),
-    "city": z.string().max(100),
-    "postal_code": z.string().max(20),
-    "region": z.string().max(100).optional(),
-    "country": z.string().regex(new RegExp("^[A-Z]{2}$", 'u')),
-  }).optional(),
-  "contacts": z.array(z.strictObject({
-    "role": z.enum(["billing","legal","creative","general"]),
-    "name": z.string().max(200).optional(),
-    "email": z.email().max(254).optional(),
-    "phone": z.string().max(30).optional(),
-  })).max(10).optional(),
-  "bank": z.strictObject({
-    "account_holder": z.string().max(200),
-    "iban": z.string().regex(new RegExp("^[A-Z]{2}[0-9]{2}[A-Z0-9]{4,30}$", 'u')).optional(),
-    "bic": z.string().regex(new RegExp("^[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}([A-Z0-9]{3})?$", 'u')).optional(),
-    "routing_number": z.string().max(30).optional(),
-    "account_number": z.string().max(30).optional(),
-  }).optional(),
+  "reason": z.enum(["APPROVAL_REQUIRED","ASSET_CONFIRMATION","FORMAT_CLARIFICATION"]).optional(),
+  "context": ContextSchema.optional(),
   "ext": ExtSchema.optional(),
 })
-export type BusinessEntity = z.infer<typeof BusinessEntitySchema>
+export type SyncCreativesAsyncResponseInputRequired = z.infer<typeof SyncCreativesAsyncResponseInputRequiredSchema>
 
 /**
- * Authentication Scheme
+ * Error
  *
- * Legacy authentication schemes for the webhook auth block.
+ * Standard error structure for task-specific errors and warnings
  *
- * AdCP 3.1.19 `enums/auth-scheme.json`
+ * AdCP 3.1.19 `core/error.json`
  */
-export const AuthSchemeSchema: z.ZodEnum<{ "Bearer": "Bearer"; "HMAC-SHA256": "HMAC-SHA256" }> = z.enum(["Bearer","HMAC-SHA256"])
-export type AuthScheme = z.infer<typeof AuthSchemeSchema>
+export const AdcpErrorSchema: z.ZodObject<{
+  "code": z.ZodString;
+  "message": z.ZodString;
+  "field": z.ZodOptional<z.ZodString>;
+  "suggestion": z.ZodOptional<z.ZodString>;
+  "retry_after": z.ZodOptional<z.ZodNumber>;
+  "issues": z.ZodOptional<z.ZodArray<z.ZodObject<{
+    "pointer": z.ZodString;
+    "message": z.ZodString;
+    "keyword": z.ZodString;
+    "schemaPath": z.ZodOptional<z.ZodString>;
+    "schema_id": z.ZodOptional<z.ZodString>;
+    "discriminator": z.ZodOptional<z.ZodArray<z.ZodObject<{
+      "property_name": z.ZodString;
+      "value": z.ZodNullable<z.ZodUnion<readonly [z.ZodString, z.ZodNumber, z.ZodBoolean]>>
+    }, z.core.$strict>>>
+  }, z.core.$loose>>>;
+  "details": z.ZodOptional<z.ZodObject<{}, z.core.$loose>>;
+  "recovery": z.ZodOptional<z.ZodEnum<{ "transient": "transient"; "correctable": "correctable"; "terminal": "terminal" }>>;
+  "source": z.ZodOptional<z.ZodEnum<{ "producer": "producer"; "sdk": "sdk" }>>;
+  "sdk_id": z.ZodOptional<z.ZodString>
+}, z.core.$loose> = z.looseObject({
+  "code": z.string().min(1).max(64),
+  "message": z.string(),
+  "field": z.string().optional(),
+  "suggestion": z.string().optional(),
+  "retry_after": z.number().gte(1).lte(3600).optional(),
+  "issues": z.array(z.looseObject({
+    "pointer": z.string(),
+    "message": z.string(),
+    "keyword": z.string(),
+    "schemaPath": z.string().optional(),
+    "schema_id": z.string().optional(),
+    "discriminator": z.array(z.strictObject({
+      "property_name": z.string(),
+      "value": z.union([z.string(), z.number(), z.boolean()]).nullable(),
+    })).optional(),
+  })).optional(),
+  "details": z.looseObject({}).optional(),
+  "recovery": z.enum(["transient","correctable","terminal"]).optional(),
+  "source": z.enum(["producer","sdk"]).optional(),
+  "sdk_id": z.string().optional(),
+})
+export type AdcpError = z.infer<typeof AdcpErrorSchema>
 
 /**
- * Notification Type
+ * Sync Creatives - Submitted
  *
- * Type of push notification fired by a seller agent.
+ * Async task envelope returned when the whole sync_creatives operation cannot be confirmed before the response is emitted — for example, when the seller batches ingestion or when async review must settle before per-item results can be issued.
  *
- * AdCP 3.1.19 `enums/notification-type.json`
+ * AdCP 3.1.19 `creative/sync-creatives-async-response-submitted.json`
  */
-export const NotificationTypeSchema: z.ZodEnum<{ "scheduled": "scheduled"; "final": "final"; "delayed": "delayed"; "adjusted": "adjusted"; "impairment": "impairment"; "creative.status_changed": "creative.status_changed"; "creative.purged": "creative.purged"; "product.created": "product.created"; "product.updated": "product.updated"; "product.priced": "product.priced"; "product.removed": "product.removed"; "signal.created": "signal.created"; "signal.updated": "signal.updated"; "signal.priced": "signal.priced"; "signal.removed": "signal.removed"; "wholesale_feed.bulk_change": "wholesale_feed.bulk_change" }> = z.enum(["scheduled","final","delayed","adjusted","impairment","creative.status_changed","creative.purged","product.created","product.updated","product.priced","product.removed","signal.created","signal.updated","signal.priced","signal.removed","wholesale_feed.bulk_change"])
-export type NotificationType = z.infer<typeof NotificationTypeSchema>
-
-/**
- * Notification Config
- *
- * Account-level webhook subscription for notifications whose lifecycle outlives any single media buy — creative state changes, library purges, wholesale feed change webhooks, and future account-anchored resource events after those event types are added to notification-type.json.
- *
- * AdCP 3.1.19 `core/notification-config.json`
- */
-export const NotificationConfigSchema: z.ZodObject<{
-  "subscriber_id": z.ZodString;
-  "url": z.ZodString;
-  "event_types": z.ZodArray<typeof NotificationTypeSchema>;
-  "authentication": z.ZodOptional<z.ZodObject<{
-    "schemes": z.ZodArray<typeof AuthSchemeSchema>;
-    "credentials": z.ZodOptional<z.ZodString>
-  }, z.core.$strict>>;
-  "active": z.ZodOptional<z.ZodBoolean>;
+export const SyncCreativesAsyncResponseSubmittedSchema: z.ZodObject<{
+  "status": z.ZodLiteral<"submitted">;
+  "task_id": z.ZodString;
+  "message": z.ZodOptional<z.ZodString>;
+  "errors": z.ZodOptional<z.ZodArray<typeof AdcpErrorSchema>>;
+  "context": z.ZodOptional<typeof ContextSchema>;
   "ext": z.ZodOptional<typeof ExtSchema>
-}, z.core.$strict> = z.strictObject({
-  "subscriber_id": z.string().min(1).max(64).regex(new RegExp("^[A-Za-z0-9_.:-]{1,64}$", 'u')),
-  "url": uri(),
-  "event_types": uniqueItems(z.array(NotificationTypeSchema).min(1)),
-  "authentication": z.strictObject({
-    "schemes": z.array(AuthSchemeSchema).min(1).max(1),
-    "credentials": z.string().min(32).optional(),
-  }).optional(),
-  "active": z.boolean().optional(),
+}, z.core.$loose> = z.looseObject({
+  "status": z.literal("submitted"),
+  "task_id": z.string(),
+  "message": z.string().max(2000).optional(),
+  "errors": z.array(AdcpErrorSchema).optional(),
+  "context": ContextSchema.optional(),
   "ext": ExtSchema.optional(),
 })
-export type NotificationConfig = z.infer<typeof NotificationConfigSchema>
+export type SyncCreativesAsyncResponseSubmitted = z.infer<typeof SyncCreativesAsyncResponseSubmittedSchema>
+
+/**
+ * Sync Creatives - Working
+ *
+ * Progress payload for active sync_creatives task.
+ *
+ * AdCP 3.1.19 `creative/sync-creatives-async-response-working.json`
+ */
+export const SyncCreativesAsyncResponseWorkingSchema: z.ZodObject<{
+  "percentage": z.ZodOptional<z.ZodNumber>;
+  "current_step": z.ZodOptional<z.ZodString>;
+  "total_steps": z.ZodOptional<z.ZodInt>;
+  "step_number": z.ZodOptional<z.ZodInt>;
+  "creatives_processed": z.ZodOptional<z.ZodInt>;
+  "creatives_total": z.ZodOptional<z.ZodInt>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose> = z.looseObject({
+  "percentage": z.number().gte(0).lte(100).optional(),
+  "current_step": z.string().optional(),
+  "total_steps": z.int().gte(1).optional(),
+  "step_number": z.int().gte(1).optional(),
+  "creatives_processed": z.int().gte(0).optional(),
+  "creatives_total": z.int().gte(0).optional(),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
+})
+export type SyncCreativesAsyncResponseWorking = z.infer<typeof SyncCreativesAsyncResponseWorkingSchema>
 
 /**
  * Account Scope
@@ -4142,36 +4313,6 @@ export type AccountScope = z.infer<typeof AccountScopeSchema>
  */
 export const AccountStatusSchema: z.ZodEnum<{ "active": "active"; "pending_approval": "pending_approval"; "rejected": "rejected"; "payment_required": "payment_required"; "suspended": "suspended"; "closed": "closed" }> = z.enum(["active","pending_approval","rejected","payment_required","suspended","closed"])
 export type AccountStatus = z.infer<typeof AccountStatusSchema>
-
-/**
- * Billing Party
- *
- * Which party the seller invoices for an account.
- *
- * AdCP 3.1.19 `enums/billing-party.json`
- */
-export const BillingPartySchema: z.ZodEnum<{ "operator": "operator"; "agent": "agent"; "advertiser": "advertiser" }> = z.enum(["operator","agent","advertiser"])
-export type BillingParty = z.infer<typeof BillingPartySchema>
-
-/**
- * Cloud Storage Protocol
- *
- * Cloud storage protocols supported for offline file delivery
- *
- * AdCP 3.1.19 `enums/cloud-storage-protocol.json`
- */
-export const CloudStorageProtocolSchema: z.ZodEnum<{ "s3": "s3"; "gcs": "gcs"; "azure_blob": "azure_blob" }> = z.enum(["s3","gcs","azure_blob"])
-export type CloudStorageProtocol = z.infer<typeof CloudStorageProtocolSchema>
-
-/**
- * Payment Terms
- *
- * Standard payment terms for AdCP accounts
- *
- * AdCP 3.1.19 `enums/payment-terms.json`
- */
-export const PaymentTermsSchema: z.ZodEnum<{ "net_15": "net_15"; "net_30": "net_30"; "net_45": "net_45"; "net_60": "net_60"; "net_90": "net_90"; "prepay": "prepay" }> = z.enum(["net_15","net_30","net_45","net_60","net_90","prepay"])
-export type PaymentTerms = z.infer<typeof PaymentTermsSchema>
 
 /**
  * Account
@@ -4260,53 +4401,256 @@ export const AccountSchema: z.ZodObject<{
 export type Account = z.infer<typeof AccountSchema>
 
 /**
- * Activation Key
+ * Task Status
  *
- * Universal identifier for using a signal on a destination platform.
+ * Standardized task status values based on A2A TaskState enum.
  *
- * AdCP 3.1.19 `core/activation-key.json`
+ * AdCP 3.1.19 `enums/task-status.json`
  */
-export const ActivationKeySchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{
-    "type": z.ZodLiteral<"segment_id">;
-    "segment_id": z.ZodString
-  }, z.core.$loose>, z.ZodObject<{
-    "type": z.ZodLiteral<"key_value">;
-    "key": z.ZodString;
-    "value": z.ZodString
-  }, z.core.$loose>]>> = z.intersection(z.looseObject({}), z.union([
-  z.looseObject({
-    "type": z.literal("segment_id"),
-    "segment_id": z.string(),
-  }),
-  z.looseObject({
-    "type": z.literal("key_value"),
-    "key": z.string(),
-    "value": z.string(),
-  }),
-]))
-export type ActivationKey = z.infer<typeof ActivationKeySchema>
+export const TaskStatusSchema: z.ZodEnum<{ "submitted": "submitted"; "working": "working"; "input-required": "input-required"; "completed": "completed"; "canceled": "canceled"; "failed": "failed"; "rejected": "rejected"; "auth-required": "auth-required"; "unknown": "unknown" }> = z.enum(["submitted","working","input-required","completed","canceled","failed","rejected","auth-required","unknown"])
+export type TaskStatus = z.infer<typeof TaskStatusSchema>
 
 /**
- * Ad Inventory Configuration
+ * Protocol Envelope
  *
- * Break-based ad inventory configuration for an installment.
+ * Canonical envelope field-set for AdCP task responses, normalized across transports.
  *
- * AdCP 3.1.19 `core/ad-inventory-config.json`
+ * AdCP 3.1.19 `core/protocol-envelope.json`
  */
-export const AdInventoryConfigSchema: z.ZodObject<{
-  "expected_breaks": z.ZodInt;
-  "total_ad_seconds": z.ZodOptional<z.ZodInt>;
-  "max_ad_duration_seconds": z.ZodOptional<z.ZodInt>;
-  "unplanned_breaks": z.ZodOptional<z.ZodBoolean>;
-  "supported_formats": z.ZodOptional<z.ZodArray<z.ZodString>>
+export const ProtocolEnvelopeSchema: z.ZodObject<{
+  "context_id": z.ZodOptional<z.ZodString>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "task_id": z.ZodOptional<z.ZodString>;
+  "status": typeof TaskStatusSchema;
+  "message": z.ZodOptional<z.ZodString>;
+  "timestamp": z.ZodOptional<z.ZodISODateTime>;
+  "replayed": z.ZodOptional<z.ZodBoolean>;
+  "adcp_error": z.ZodOptional<typeof AdcpErrorSchema>;
+  "push_notification_config": z.ZodOptional<typeof PushNotificationConfigSchema>;
+  "governance_context": z.ZodOptional<z.ZodString>;
+  "payload": z.ZodOptional<z.ZodObject<{}, z.core.$loose>>
+}, z.core.$loose> = not(z.looseObject({
+  "context_id": z.string().optional(),
+  "context": ContextSchema.optional(),
+  "task_id": z.string().optional(),
+  "status": TaskStatusSchema,
+  "message": z.string().optional(),
+  "timestamp": z.iso.datetime({ offset: true }).optional(),
+  "replayed": z.boolean().optional(),
+  "adcp_error": AdcpErrorSchema.optional(),
+  "push_notification_config": PushNotificationConfigSchema.optional(),
+  "governance_context": z.string().min(1).max(4096).regex(new RegExp("^[\\x20-\\x7E]+$", 'u')).optional(),
+  "payload": z.looseObject({}).optional(),
+}), z.union([
+    requireKeys(z.looseObject({}), ["task_status"]),
+    requireKeys(z.looseObject({}), ["response_status"]),
+  ]), "must not have any of \"task_status\", \"response_status\"")
+export type ProtocolEnvelope = z.infer<typeof ProtocolEnvelopeSchema>
+
+/**
+ * Creative Action
+ *
+ * Action taken on a creative during sync operation
+ *
+ * AdCP 3.1.19 `enums/creative-action.json`
+ */
+export const CreativeActionSchema: z.ZodEnum<{ "created": "created"; "updated": "updated"; "unchanged": "unchanged"; "failed": "failed"; "deleted": "deleted" }> = z.enum(["created","updated","unchanged","failed","deleted"])
+export type CreativeAction = z.infer<typeof CreativeActionSchema>
+
+/**
+ * Creative Status
+ *
+ * Lifecycle status of a creative asset in a creative library.
+ *
+ * AdCP 3.1.19 `enums/creative-status.json`
+ */
+export const CreativeStatusSchema: z.ZodEnum<{ "processing": "processing"; "pending_review": "pending_review"; "approved": "approved"; "suspended": "suspended"; "rejected": "rejected"; "archived": "archived" }> = z.enum(["processing","pending_review","approved","suspended","rejected","archived"])
+export type CreativeStatus = z.infer<typeof CreativeStatusSchema>
+
+/**
+ * Sync Creatives Response
+ *
+ * Response from creative sync operation.
+ *
+ * AdCP 3.1.19 `creative/sync-creatives-response.json`
+ */
+export const SyncCreativesResponseSchema: z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, typeof VersionEnvelopeSchema>, typeof ProtocolEnvelopeSchema>, z.ZodUnion<readonly [z.ZodObject<{
+    "dry_run": z.ZodOptional<z.ZodBoolean>;
+    "creatives": z.ZodArray<z.ZodIntersection<z.ZodObject<{
+      "creative_id": z.ZodString;
+      "account": z.ZodOptional<typeof AccountSchema>;
+      "action": typeof CreativeActionSchema;
+      "status": z.ZodOptional<typeof CreativeStatusSchema>;
+      "platform_id": z.ZodOptional<z.ZodString>;
+      "changes": z.ZodOptional<z.ZodArray<z.ZodString>>;
+      "errors": z.ZodOptional<z.ZodArray<typeof AdcpErrorSchema>>;
+      "warnings": z.ZodOptional<z.ZodArray<z.ZodString>>;
+      "preview_url": z.ZodOptional<z.ZodString>;
+      "expires_at": z.ZodOptional<z.ZodISODateTime>;
+      "assigned_to": z.ZodOptional<z.ZodArray<z.ZodString>>;
+      "assignment_errors": z.ZodOptional<z.ZodObject<{}, z.core.$loose>>
+    }, z.core.$loose>, z.ZodUnknown>>;
+    "sandbox": z.ZodOptional<z.ZodBoolean>;
+    "context": z.ZodOptional<typeof ContextSchema>;
+    "ext": z.ZodOptional<typeof ExtSchema>
+  }, z.core.$loose>, z.ZodObject<{
+    "errors": z.ZodArray<typeof AdcpErrorSchema>;
+    "context": z.ZodOptional<typeof ContextSchema>;
+    "ext": z.ZodOptional<typeof ExtSchema>
+  }, z.core.$loose>, z.ZodObject<{
+    "status": z.ZodLiteral<"submitted">;
+    "task_id": z.ZodString;
+    "message": z.ZodOptional<z.ZodString>;
+    "errors": z.ZodOptional<z.ZodArray<typeof AdcpErrorSchema>>;
+    "context": z.ZodOptional<typeof ContextSchema>;
+    "ext": z.ZodOptional<typeof ExtSchema>
+  }, z.core.$loose>]>> = z.intersection(z.intersection(z.intersection(z.looseObject({}), VersionEnvelopeSchema), ProtocolEnvelopeSchema), oneOf([
+  not(z.looseObject({
+    "dry_run": z.boolean().optional(),
+    "creatives": z.array(z.intersection(z.looseObject({
+      "creative_id": z.string(),
+      "account": AccountSchema.optional(),
+      "action": CreativeActionSchema,
+      "status": CreativeStatusSchema.optional(),
+      "platform_id": z.string().optional(),
+      "changes": z.array(z.string()).optional(),
+      "errors": z.array(AdcpErrorSchema).optional(),
+      "warnings": z.array(z.string()).optional(),
+      "preview_url": uri().optional(),
+      "expires_at": z.iso.datetime({ offset: true }).optional(),
+      "assigned_to": z.array(z.string()).optional(),
+      "assignment_errors": objectRules(z.looseObject({}), {
+        patternProperties: [[new RegExp("^[a-zA-Z0-9_-]+$", 'u'), z.string()]],
+      }).optional(),
+    }), conditional(
+      z.unknown(),
+      z.looseObject({
+        "action": z.enum(["failed","deleted"]),
+      }),
+      not(z.unknown(), requireKeys(z.looseObject({}), ["status"]), "must not have \"status\""),
+      undefined,
+    ))),
+    "sandbox": z.boolean().optional(),
+    "context": ContextSchema.optional(),
+    "ext": ExtSchema.optional(),
+  }), z.union([
+      requireKeys(z.looseObject({}), ["errors"]),
+      requireKeys(z.looseObject({}), ["task_id"]),
+      z.looseObject({
+        "status": z.literal("submitted"),
+      }),
+    ]), "must not have any of \"errors\", \"task_id\", \"status\""),
+  not(z.looseObject({
+    "errors": z.array(AdcpErrorSchema).min(1),
+    "context": ContextSchema.optional(),
+    "ext": ExtSchema.optional(),
+  }), z.union([
+      requireKeys(z.looseObject({}), ["creatives"]),
+      requireKeys(z.looseObject({}), ["dry_run"]),
+      requireKeys(z.looseObject({}), ["sandbox"]),
+      requireKeys(z.looseObject({}), ["task_id"]),
+      z.looseObject({
+        "status": z.literal("submitted"),
+      }),
+    ]), "must not have any of \"creatives\", \"dry_run\", \"sandbox\", \"task_id\", \"status\""),
+  not(z.looseObject({
+    "status": z.literal("submitted"),
+    "task_id": z.string(),
+    "message": z.string().max(2000).optional(),
+    "errors": z.array(AdcpErrorSchema).optional(),
+    "context": ContextSchema.optional(),
+    "ext": ExtSchema.optional(),
+  }), requireKeys(z.looseObject({}), ["creatives"]), "must not have \"creatives\""),
+]))
+export type SyncCreativesResponse = z.infer<typeof SyncCreativesResponseSchema>
+
+/**
+ * Build Creative - Input Required
+ *
+ * Payload when build_creative is paused waiting for user input.
+ *
+ * AdCP 3.1.19 `media-buy/build-creative-async-response-input-required.json`
+ */
+export const BuildCreativeAsyncResponseInputRequiredSchema: z.ZodObject<{
+  "reason": z.ZodOptional<z.ZodEnum<{ "APPROVAL_REQUIRED": "APPROVAL_REQUIRED"; "CREATIVE_DIRECTION_NEEDED": "CREATIVE_DIRECTION_NEEDED"; "ASSET_SELECTION_NEEDED": "ASSET_SELECTION_NEEDED" }>>;
+  "errors": z.ZodOptional<z.ZodArray<typeof AdcpErrorSchema>>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
 }, z.core.$loose> = z.looseObject({
-  "expected_breaks": z.int().gte(0),
-  "total_ad_seconds": z.int().gte(0).optional(),
-  "max_ad_duration_seconds": z.int().gte(1).optional(),
-  "unplanned_breaks": z.boolean().optional(),
-  "supported_formats": z.array(z.string()).optional(),
+  "reason": z.enum(["APPROVAL_REQUIRED","CREATIVE_DIRECTION_NEEDED","ASSET_SELECTION_NEEDED"]).optional(),
+  "errors": z.array(AdcpErrorSchema).optional(),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
 })
-export type AdInventoryConfig = z.infer<typeof AdInventoryConfigSchema>
+export type BuildCreativeAsyncResponseInputRequired = z.infer<typeof BuildCreativeAsyncResponseInputRequiredSchema>
+
+/**
+ * Build Creative - Submitted
+ *
+ * Async task envelope returned when build_creative cannot be confirmed before the response — for example, when a slow generative pipeline or multi-minute LLM workflow is queued.
+ *
+ * AdCP 3.1.19 `media-buy/build-creative-async-response-submitted.json`
+ */
+export const BuildCreativeAsyncResponseSubmittedSchema: z.ZodObject<{
+  "status": z.ZodLiteral<"submitted">;
+  "task_id": z.ZodString;
+  "message": z.ZodOptional<z.ZodString>;
+  "errors": z.ZodOptional<z.ZodArray<typeof AdcpErrorSchema>>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose> = z.looseObject({
+  "status": z.literal("submitted"),
+  "task_id": z.string(),
+  "message": z.string().max(2000).optional(),
+  "errors": z.array(AdcpErrorSchema).optional(),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
+})
+export type BuildCreativeAsyncResponseSubmitted = z.infer<typeof BuildCreativeAsyncResponseSubmittedSchema>
+
+/**
+ * Build Creative - Working
+ *
+ * Progress payload for active build_creative task.
+ *
+ * AdCP 3.1.19 `media-buy/build-creative-async-response-working.json`
+ */
+export const BuildCreativeAsyncResponseWorkingSchema: z.ZodObject<{
+  "percentage": z.ZodOptional<z.ZodNumber>;
+  "current_step": z.ZodOptional<z.ZodString>;
+  "total_steps": z.ZodOptional<z.ZodInt>;
+  "step_number": z.ZodOptional<z.ZodInt>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose> = z.looseObject({
+  "percentage": z.number().gte(0).lte(100).optional(),
+  "current_step": z.string().optional(),
+  "total_steps": z.int().gte(1).optional(),
+  "step_number": z.int().gte(1).optional(),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
+})
+export type BuildCreativeAsyncResponseWorking = z.infer<typeof BuildCreativeAsyncResponseWorkingSchema>
+
+/**
+ * Creative Consumption
+ *
+ * Structured consumption details returned by build_creative when a paid creative agent computes cost.
+ *
+ * AdCP 3.1.19 `core/creative-consumption.json`
+ */
+export const CreativeConsumptionSchema: z.ZodObject<{
+  "tokens": z.ZodOptional<z.ZodInt>;
+  "images_generated": z.ZodOptional<z.ZodInt>;
+  "renders": z.ZodOptional<z.ZodInt>;
+  "duration_seconds": z.ZodOptional<z.ZodNumber>
+}, z.core.$loose> = z.looseObject({
+  "tokens": z.int().gte(0).optional(),
+  "images_generated": z.int().gte(0).optional(),
+  "renders": z.int().gte(0).optional(),
+  "duration_seconds": z.number().gte(0).optional(),
+})
+export type CreativeConsumption = z.infer<typeof CreativeConsumptionSchema>
 
 /**
  * Audio Channel Layout
@@ -4605,7 +4949,7 @@ export type VideoAsset = z.infer<typeof VideoAssetSchema>
  */
 export const CardAssetSchema: z.ZodObject<{
   "asset_type": z.ZodLiteral<"card">;
-  "media": z.ZodUnion<readonly [typeof ImageAssetSchema, typeof VideoAssetSchema]>;
+  "media": z.ZodDiscriminatedUnion<[typeof ImageAssetSchema, typeof VideoAssetSchema], "asset_type">;
   "headline": z.ZodOptional<z.ZodString>;
   "description": z.ZodOptional<z.ZodString>;
   "cta": z.ZodOptional<z.ZodString>;
@@ -4614,7 +4958,7 @@ export const CardAssetSchema: z.ZodObject<{
   "provenance": z.ZodOptional<typeof ProvenanceSchema>
 }, z.core.$loose> = z.looseObject({
   "asset_type": z.literal("card"),
-  "media": oneOf([
+  "media": z.discriminatedUnion("asset_type", [
     ImageAssetSchema,
     VideoAssetSchema,
   ]),
@@ -4802,13 +5146,13 @@ export const DaastAssetSchema: z.ZodIntersection<z.ZodObject<{
   "companion_ads": z.ZodOptional<z.ZodBoolean>;
   "transcript_url": z.ZodOptional<z.ZodString>;
   "provenance": z.ZodOptional<typeof ProvenanceSchema>
-}, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{
+}, z.core.$loose>, z.ZodDiscriminatedUnion<[z.ZodObject<{
     "delivery_type": z.ZodLiteral<"url">;
     "url": z.ZodString
   }, z.core.$loose>, z.ZodObject<{
     "delivery_type": z.ZodLiteral<"inline">;
     "content": z.ZodString
-  }, z.core.$loose>]>> = z.intersection(z.looseObject({
+  }, z.core.$loose>], "delivery_type">> = z.intersection(z.looseObject({
   "asset_type": z.literal("daast"),
   "daast_version": DaastVersionSchema.optional(),
   "duration_ms": z.int().gte(0).optional(),
@@ -4816,7 +5160,7 @@ export const DaastAssetSchema: z.ZodIntersection<z.ZodObject<{
   "companion_ads": z.boolean().optional(),
   "transcript_url": uri().optional(),
   "provenance": ProvenanceSchema.optional(),
-}), z.union([
+}), z.discriminatedUnion("delivery_type", [
   z.looseObject({
     "delivery_type": z.literal("url"),
     "url": z.string(),
@@ -5103,13 +5447,13 @@ export const VastAssetSchema: z.ZodIntersection<z.ZodObject<{
   "captions_url": z.ZodOptional<z.ZodString>;
   "audio_description_url": z.ZodOptional<z.ZodString>;
   "provenance": z.ZodOptional<typeof ProvenanceSchema>
-}, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{
+}, z.core.$loose>, z.ZodDiscriminatedUnion<[z.ZodObject<{
     "delivery_type": z.ZodLiteral<"url">;
     "url": z.ZodString
   }, z.core.$loose>, z.ZodObject<{
     "delivery_type": z.ZodLiteral<"inline">;
     "content": z.ZodString
-  }, z.core.$loose>]>> = z.intersection(z.looseObject({
+  }, z.core.$loose>], "delivery_type">> = z.intersection(z.looseObject({
   "asset_type": z.literal("vast"),
   "vast_version": VastVersionSchema.optional(),
   "vpaid_enabled": z.boolean().optional(),
@@ -5118,7 +5462,7 @@ export const VastAssetSchema: z.ZodIntersection<z.ZodObject<{
   "captions_url": uri().optional(),
   "audio_description_url": uri().optional(),
   "provenance": ProvenanceSchema.optional(),
-}), z.union([
+}), z.discriminatedUnion("delivery_type", [
   z.looseObject({
     "delivery_type": z.literal("url"),
     "url": z.string(),
@@ -5292,11 +5636,11 @@ export type ZipAsset = z.infer<typeof ZipAssetSchema>
  *
  * AdCP 3.1.19 `core/assets/asset-union.json`
  */
-export const AssetSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, z.ZodUnion<readonly [typeof ImageAssetSchema, typeof VideoAssetSchema, typeof AudioAssetSchema, typeof VastAssetSchema, typeof TextAssetSchema, typeof UrlAssetSchema, typeof HtmlAssetSchema, typeof JavascriptAssetSchema, typeof ZipAssetSchema, typeof WebhookAssetSchema, typeof CssAssetSchema, typeof DaastAssetSchema, typeof MarkdownAssetSchema, typeof BriefAssetSchema, typeof CatalogAssetSchema, typeof PublishedPostAssetSchema, typeof CardAssetSchema, typeof PixelTrackerAssetSchema, typeof VastTrackerAssetSchema, typeof DaastTrackerAssetSchema]>> = z.intersection(z.looseObject({}), oneOf([
+export const AssetSchema: z.ZodDiscriminatedUnion<[typeof ImageAssetSchema, typeof VideoAssetSchema, typeof AudioAssetSchema, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"vast"> }, z.core.$loose>, typeof VastAssetSchema>, typeof TextAssetSchema, typeof UrlAssetSchema, typeof HtmlAssetSchema, typeof JavascriptAssetSchema, typeof ZipAssetSchema, typeof WebhookAssetSchema, typeof CssAssetSchema, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"daast"> }, z.core.$loose>, typeof DaastAssetSchema>, typeof MarkdownAssetSchema, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"brief"> }, z.core.$loose>, typeof BriefAssetSchema>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"catalog"> }, z.core.$loose>, typeof CatalogAssetSchema>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"published_post"> }, z.core.$loose>, typeof PublishedPostAssetSchema>, typeof CardAssetSchema, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"pixel_tracker"> }, z.core.$loose>, typeof PixelTrackerAssetSchema>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"vast_tracker"> }, z.core.$loose>, typeof VastTrackerAssetSchema>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"daast_tracker"> }, z.core.$loose>, typeof DaastTrackerAssetSchema>], "asset_type"> = z.discriminatedUnion("asset_type", [
   ImageAssetSchema,
   VideoAssetSchema,
   AudioAssetSchema,
-  VastAssetSchema,
+  z.looseObject({ "asset_type": z.literal("vast") }).pipe(VastAssetSchema),
   TextAssetSchema,
   UrlAssetSchema,
   HtmlAssetSchema,
@@ -5304,443 +5648,17 @@ export const AssetSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, z.Zo
   ZipAssetSchema,
   WebhookAssetSchema,
   CssAssetSchema,
-  DaastAssetSchema,
+  z.looseObject({ "asset_type": z.literal("daast") }).pipe(DaastAssetSchema),
   MarkdownAssetSchema,
-  BriefAssetSchema,
-  CatalogAssetSchema,
-  PublishedPostAssetSchema,
+  z.looseObject({ "asset_type": z.literal("brief") }).pipe(BriefAssetSchema),
+  z.looseObject({ "asset_type": z.literal("catalog") }).pipe(CatalogAssetSchema),
+  z.looseObject({ "asset_type": z.literal("published_post") }).pipe(PublishedPostAssetSchema),
   CardAssetSchema,
-  PixelTrackerAssetSchema,
-  VastTrackerAssetSchema,
-  DaastTrackerAssetSchema,
-]))
+  z.looseObject({ "asset_type": z.literal("pixel_tracker") }).pipe(PixelTrackerAssetSchema),
+  z.looseObject({ "asset_type": z.literal("vast_tracker") }).pipe(VastTrackerAssetSchema),
+  z.looseObject({ "asset_type": z.literal("daast_tracker") }).pipe(DaastTrackerAssetSchema),
+])
 export type Asset = z.infer<typeof AssetSchema>
-
-/**
- * Context Object
- *
- * Opaque correlation data that is echoed unchanged in responses.
- *
- * AdCP 3.1.19 `core/context.json`
- */
-export const ContextSchema: z.ZodObject<{}, z.core.$loose> = z.looseObject({})
-export type Context = z.infer<typeof ContextSchema>
-
-/**
- * Sync Creatives - Input Required
- *
- * Payload when sync_creatives task is paused waiting for buyer clarification or approval.
- *
- * AdCP 3.1.19 `creative/sync-creatives-async-response-input-required.json`
- */
-export const SyncCreativesAsyncResponseInputRequiredSchema: z.ZodObject<{
-  "reason": z.ZodOptional<z.ZodEnum<{ "APPROVAL_REQUIRED": "APPROVAL_REQUIRED"; "ASSET_CONFIRMATION": "ASSET_CONFIRMATION"; "FORMAT_CLARIFICATION": "FORMAT_CLARIFICATION" }>>;
-  "context": z.ZodOptional<typeof ContextSchema>;
-  "ext": z.ZodOptional<typeof ExtSchema>
-}, z.core.$loose> = z.looseObject({
-  "reason": z.enum(["APPROVAL_REQUIRED","ASSET_CONFIRMATION","FORMAT_CLARIFICATION"]).optional(),
-  "context": ContextSchema.optional(),
-  "ext": ExtSchema.optional(),
-})
-export type SyncCreativesAsyncResponseInputRequired = z.infer<typeof SyncCreativesAsyncResponseInputRequiredSchema>
-
-/**
- * Error
- *
- * Standard error structure for task-specific errors and warnings
- *
- * AdCP 3.1.19 `core/error.json`
- */
-export const AdcpErrorSchema: z.ZodObject<{
-  "code": z.ZodString;
-  "message": z.ZodString;
-  "field": z.ZodOptional<z.ZodString>;
-  "suggestion": z.ZodOptional<z.ZodString>;
-  "retry_after": z.ZodOptional<z.ZodNumber>;
-  "issues": z.ZodOptional<z.ZodArray<z.ZodObject<{
-    "pointer": z.ZodString;
-    "message": z.ZodString;
-    "keyword": z.ZodString;
-    "schemaPath": z.ZodOptional<z.ZodString>;
-    "schema_id": z.ZodOptional<z.ZodString>;
-    "discriminator": z.ZodOptional<z.ZodArray<z.ZodObject<{
-      "property_name": z.ZodString;
-      "value": z.ZodNullable<z.ZodUnion<readonly [z.ZodString, z.ZodNumber, z.ZodBoolean]>>
-    }, z.core.$strict>>>
-  }, z.core.$loose>>>;
-  "details": z.ZodOptional<z.ZodObject<{}, z.core.$loose>>;
-  "recovery": z.ZodOptional<z.ZodEnum<{ "transient": "transient"; "correctable": "correctable"; "terminal": "terminal" }>>;
-  "source": z.ZodOptional<z.ZodEnum<{ "producer": "producer"; "sdk": "sdk" }>>;
-  "sdk_id": z.ZodOptional<z.ZodString>
-}, z.core.$loose> = z.looseObject({
-  "code": z.string().min(1).max(64),
-  "message": z.string(),
-  "field": z.string().optional(),
-  "suggestion": z.string().optional(),
-  "retry_after": z.number().gte(1).lte(3600).optional(),
-  "issues": z.array(z.looseObject({
-    "pointer": z.string(),
-    "message": z.string(),
-    "keyword": z.string(),
-    "schemaPath": z.string().optional(),
-    "schema_id": z.string().optional(),
-    "discriminator": z.array(z.strictObject({
-      "property_name": z.string(),
-      "value": z.union([z.string(), z.number(), z.boolean()]).nullable(),
-    })).optional(),
-  })).optional(),
-  "details": z.looseObject({}).optional(),
-  "recovery": z.enum(["transient","correctable","terminal"]).optional(),
-  "source": z.enum(["producer","sdk"]).optional(),
-  "sdk_id": z.string().optional(),
-})
-export type AdcpError = z.infer<typeof AdcpErrorSchema>
-
-/**
- * Sync Creatives - Submitted
- *
- * Async task envelope returned when the whole sync_creatives operation cannot be confirmed before the response is emitted — for example, when the seller batches ingestion or when async review must settle before per-item results can be issued.
- *
- * AdCP 3.1.19 `creative/sync-creatives-async-response-submitted.json`
- */
-export const SyncCreativesAsyncResponseSubmittedSchema: z.ZodObject<{
-  "status": z.ZodLiteral<"submitted">;
-  "task_id": z.ZodString;
-  "message": z.ZodOptional<z.ZodString>;
-  "errors": z.ZodOptional<z.ZodArray<typeof AdcpErrorSchema>>;
-  "context": z.ZodOptional<typeof ContextSchema>;
-  "ext": z.ZodOptional<typeof ExtSchema>
-}, z.core.$loose> = z.looseObject({
-  "status": z.literal("submitted"),
-  "task_id": z.string(),
-  "message": z.string().max(2000).optional(),
-  "errors": z.array(AdcpErrorSchema).optional(),
-  "context": ContextSchema.optional(),
-  "ext": ExtSchema.optional(),
-})
-export type SyncCreativesAsyncResponseSubmitted = z.infer<typeof SyncCreativesAsyncResponseSubmittedSchema>
-
-/**
- * Sync Creatives - Working
- *
- * Progress payload for active sync_creatives task.
- *
- * AdCP 3.1.19 `creative/sync-creatives-async-response-working.json`
- */
-export const SyncCreativesAsyncResponseWorkingSchema: z.ZodObject<{
-  "percentage": z.ZodOptional<z.ZodNumber>;
-  "current_step": z.ZodOptional<z.ZodString>;
-  "total_steps": z.ZodOptional<z.ZodInt>;
-  "step_number": z.ZodOptional<z.ZodInt>;
-  "creatives_processed": z.ZodOptional<z.ZodInt>;
-  "creatives_total": z.ZodOptional<z.ZodInt>;
-  "context": z.ZodOptional<typeof ContextSchema>;
-  "ext": z.ZodOptional<typeof ExtSchema>
-}, z.core.$loose> = z.looseObject({
-  "percentage": z.number().gte(0).lte(100).optional(),
-  "current_step": z.string().optional(),
-  "total_steps": z.int().gte(1).optional(),
-  "step_number": z.int().gte(1).optional(),
-  "creatives_processed": z.int().gte(0).optional(),
-  "creatives_total": z.int().gte(0).optional(),
-  "context": ContextSchema.optional(),
-  "ext": ExtSchema.optional(),
-})
-export type SyncCreativesAsyncResponseWorking = z.infer<typeof SyncCreativesAsyncResponseWorkingSchema>
-
-/**
- * Push Notification Config
- *
- * Webhook configuration for asynchronous task notifications.
- *
- * AdCP 3.1.19 `core/push-notification-config.json`
- */
-export const PushNotificationConfigSchema: z.ZodObject<{
-  "url": z.ZodString;
-  "operation_id": z.ZodOptional<z.ZodString>;
-  "token": z.ZodOptional<z.ZodString>;
-  "authentication": z.ZodOptional<z.ZodObject<{
-    "schemes": z.ZodArray<typeof AuthSchemeSchema>;
-    "credentials": z.ZodString
-  }, z.core.$strict>>
-}, z.core.$loose> = z.looseObject({
-  "url": uri(),
-  "operation_id": z.string().min(1).max(255).regex(new RegExp("^[A-Za-z0-9_.:-]{1,255}$", 'u')).optional(),
-  "token": z.string().min(16).max(4096).optional(),
-  "authentication": z.strictObject({
-    "schemes": z.array(AuthSchemeSchema).min(1).max(1),
-    "credentials": z.string().min(32),
-  }).optional(),
-})
-export type PushNotificationConfig = z.infer<typeof PushNotificationConfigSchema>
-
-/**
- * Task Status
- *
- * Standardized task status values based on A2A TaskState enum.
- *
- * AdCP 3.1.19 `enums/task-status.json`
- */
-export const TaskStatusSchema: z.ZodEnum<{ "submitted": "submitted"; "working": "working"; "input-required": "input-required"; "completed": "completed"; "canceled": "canceled"; "failed": "failed"; "rejected": "rejected"; "auth-required": "auth-required"; "unknown": "unknown" }> = z.enum(["submitted","working","input-required","completed","canceled","failed","rejected","auth-required","unknown"])
-export type TaskStatus = z.infer<typeof TaskStatusSchema>
-
-/**
- * Protocol Envelope
- *
- * Canonical envelope field-set for AdCP task responses, normalized across transports.
- *
- * AdCP 3.1.19 `core/protocol-envelope.json`
- */
-export const ProtocolEnvelopeSchema: z.ZodObject<{
-  "context_id": z.ZodOptional<z.ZodString>;
-  "context": z.ZodOptional<typeof ContextSchema>;
-  "task_id": z.ZodOptional<z.ZodString>;
-  "status": typeof TaskStatusSchema;
-  "message": z.ZodOptional<z.ZodString>;
-  "timestamp": z.ZodOptional<z.ZodISODateTime>;
-  "replayed": z.ZodOptional<z.ZodBoolean>;
-  "adcp_error": z.ZodOptional<typeof AdcpErrorSchema>;
-  "push_notification_config": z.ZodOptional<typeof PushNotificationConfigSchema>;
-  "governance_context": z.ZodOptional<z.ZodString>;
-  "payload": z.ZodOptional<z.ZodObject<{}, z.core.$loose>>
-}, z.core.$loose> = not(z.looseObject({
-  "context_id": z.string().optional(),
-  "context": ContextSchema.optional(),
-  "task_id": z.string().optional(),
-  "status": TaskStatusSchema,
-  "message": z.string().optional(),
-  "timestamp": z.iso.datetime({ offset: true }).optional(),
-  "replayed": z.boolean().optional(),
-  "adcp_error": AdcpErrorSchema.optional(),
-  "push_notification_config": PushNotificationConfigSchema.optional(),
-  "governance_context": z.string().min(1).max(4096).regex(new RegExp("^[\\x20-\\x7E]+$", 'u')).optional(),
-  "payload": z.looseObject({}).optional(),
-}), z.union([
-    requireKeys(z.looseObject({}), ["task_status"]),
-    requireKeys(z.looseObject({}), ["response_status"]),
-  ]), "must not have any of \"task_status\", \"response_status\"")
-export type ProtocolEnvelope = z.infer<typeof ProtocolEnvelopeSchema>
-
-/**
- * AdCP Version Envelope
- *
- * Release-precision AdCP protocol version negotiation fields.
- *
- * AdCP 3.1.19 `core/version-envelope.json`
- */
-export const VersionEnvelopeSchema: z.ZodObject<{
-  "adcp_version": z.ZodOptional<z.ZodString>;
-  "adcp_major_version": z.ZodOptional<z.ZodInt>
-}, z.core.$loose> = z.looseObject({
-  "adcp_version": z.string().regex(new RegExp("^\\d+\\.\\d+(-[a-zA-Z0-9.-]+)?$", 'u')).optional(),
-  "adcp_major_version": z.int().gte(1).lte(99).optional(),
-})
-export type VersionEnvelope = z.infer<typeof VersionEnvelopeSchema>
-
-/**
- * Creative Action
- *
- * Action taken on a creative during sync operation
- *
- * AdCP 3.1.19 `enums/creative-action.json`
- */
-export const CreativeActionSchema: z.ZodEnum<{ "created": "created"; "updated": "updated"; "unchanged": "unchanged"; "failed": "failed"; "deleted": "deleted" }> = z.enum(["created","updated","unchanged","failed","deleted"])
-export type CreativeAction = z.infer<typeof CreativeActionSchema>
-
-/**
- * Creative Status
- *
- * Lifecycle status of a creative asset in a creative library.
- *
- * AdCP 3.1.19 `enums/creative-status.json`
- */
-export const CreativeStatusSchema: z.ZodEnum<{ "processing": "processing"; "pending_review": "pending_review"; "approved": "approved"; "suspended": "suspended"; "rejected": "rejected"; "archived": "archived" }> = z.enum(["processing","pending_review","approved","suspended","rejected","archived"])
-export type CreativeStatus = z.infer<typeof CreativeStatusSchema>
-
-/**
- * Sync Creatives Response
- *
- * Response from creative sync operation.
- *
- * AdCP 3.1.19 `creative/sync-creatives-response.json`
- */
-export const SyncCreativesResponseSchema: z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, typeof VersionEnvelopeSchema>, typeof ProtocolEnvelopeSchema>, z.ZodUnion<readonly [z.ZodObject<{
-    "dry_run": z.ZodOptional<z.ZodBoolean>;
-    "creatives": z.ZodArray<z.ZodIntersection<z.ZodObject<{
-      "creative_id": z.ZodString;
-      "account": z.ZodOptional<typeof AccountSchema>;
-      "action": typeof CreativeActionSchema;
-      "status": z.ZodOptional<typeof CreativeStatusSchema>;
-      "platform_id": z.ZodOptional<z.ZodString>;
-      "changes": z.ZodOptional<z.ZodArray<z.ZodString>>;
-      "errors": z.ZodOptional<z.ZodArray<typeof AdcpErrorSchema>>;
-      "warnings": z.ZodOptional<z.ZodArray<z.ZodString>>;
-      "preview_url": z.ZodOptional<z.ZodString>;
-      "expires_at": z.ZodOptional<z.ZodISODateTime>;
-      "assigned_to": z.ZodOptional<z.ZodArray<z.ZodString>>;
-      "assignment_errors": z.ZodOptional<z.ZodObject<{}, z.core.$loose>>
-    }, z.core.$loose>, z.ZodUnknown>>;
-    "sandbox": z.ZodOptional<z.ZodBoolean>;
-    "context": z.ZodOptional<typeof ContextSchema>;
-    "ext": z.ZodOptional<typeof ExtSchema>
-  }, z.core.$loose>, z.ZodObject<{
-    "errors": z.ZodArray<typeof AdcpErrorSchema>;
-    "context": z.ZodOptional<typeof ContextSchema>;
-    "ext": z.ZodOptional<typeof ExtSchema>
-  }, z.core.$loose>, z.ZodObject<{
-    "status": z.ZodLiteral<"submitted">;
-    "task_id": z.ZodString;
-    "message": z.ZodOptional<z.ZodString>;
-    "errors": z.ZodOptional<z.ZodArray<typeof AdcpErrorSchema>>;
-    "context": z.ZodOptional<typeof ContextSchema>;
-    "ext": z.ZodOptional<typeof ExtSchema>
-  }, z.core.$loose>]>> = z.intersection(z.intersection(z.intersection(z.looseObject({}), VersionEnvelopeSchema), ProtocolEnvelopeSchema), oneOf([
-  not(z.looseObject({
-    "dry_run": z.boolean().optional(),
-    "creatives": z.array(z.intersection(z.looseObject({
-      "creative_id": z.string(),
-      "account": AccountSchema.optional(),
-      "action": CreativeActionSchema,
-      "status": CreativeStatusSchema.optional(),
-      "platform_id": z.string().optional(),
-      "changes": z.array(z.string()).optional(),
-      "errors": z.array(AdcpErrorSchema).optional(),
-      "warnings": z.array(z.string()).optional(),
-      "preview_url": uri().optional(),
-      "expires_at": z.iso.datetime({ offset: true }).optional(),
-      "assigned_to": z.array(z.string()).optional(),
-      "assignment_errors": objectRules(z.looseObject({}), {
-        patternProperties: [[new RegExp("^[a-zA-Z0-9_-]+$", 'u'), z.string()]],
-      }).optional(),
-    }), conditional(
-      z.unknown(),
-      z.looseObject({
-        "action": z.enum(["failed","deleted"]),
-      }),
-      not(z.unknown(), requireKeys(z.looseObject({}), ["status"]), "must not have \"status\""),
-      undefined,
-    ))),
-    "sandbox": z.boolean().optional(),
-    "context": ContextSchema.optional(),
-    "ext": ExtSchema.optional(),
-  }), z.union([
-      requireKeys(z.looseObject({}), ["errors"]),
-      requireKeys(z.looseObject({}), ["task_id"]),
-      z.looseObject({
-        "status": z.literal("submitted"),
-      }),
-    ]), "must not have any of \"errors\", \"task_id\", \"status\""),
-  not(z.looseObject({
-    "errors": z.array(AdcpErrorSchema).min(1),
-    "context": ContextSchema.optional(),
-    "ext": ExtSchema.optional(),
-  }), z.union([
-      requireKeys(z.looseObject({}), ["creatives"]),
-      requireKeys(z.looseObject({}), ["dry_run"]),
-      requireKeys(z.looseObject({}), ["sandbox"]),
-      requireKeys(z.looseObject({}), ["task_id"]),
-      z.looseObject({
-        "status": z.literal("submitted"),
-      }),
-    ]), "must not have any of \"creatives\", \"dry_run\", \"sandbox\", \"task_id\", \"status\""),
-  not(z.looseObject({
-    "status": z.literal("submitted"),
-    "task_id": z.string(),
-    "message": z.string().max(2000).optional(),
-    "errors": z.array(AdcpErrorSchema).optional(),
-    "context": ContextSchema.optional(),
-    "ext": ExtSchema.optional(),
-  }), requireKeys(z.looseObject({}), ["creatives"]), "must not have \"creatives\""),
-]))
-export type SyncCreativesResponse = z.infer<typeof SyncCreativesResponseSchema>
-
-/**
- * Build Creative - Input Required
- *
- * Payload when build_creative is paused waiting for user input.
- *
- * AdCP 3.1.19 `media-buy/build-creative-async-response-input-required.json`
- */
-export const BuildCreativeAsyncResponseInputRequiredSchema: z.ZodObject<{
-  "reason": z.ZodOptional<z.ZodEnum<{ "APPROVAL_REQUIRED": "APPROVAL_REQUIRED"; "CREATIVE_DIRECTION_NEEDED": "CREATIVE_DIRECTION_NEEDED"; "ASSET_SELECTION_NEEDED": "ASSET_SELECTION_NEEDED" }>>;
-  "errors": z.ZodOptional<z.ZodArray<typeof AdcpErrorSchema>>;
-  "context": z.ZodOptional<typeof ContextSchema>;
-  "ext": z.ZodOptional<typeof ExtSchema>
-}, z.core.$loose> = z.looseObject({
-  "reason": z.enum(["APPROVAL_REQUIRED","CREATIVE_DIRECTION_NEEDED","ASSET_SELECTION_NEEDED"]).optional(),
-  "errors": z.array(AdcpErrorSchema).optional(),
-  "context": ContextSchema.optional(),
-  "ext": ExtSchema.optional(),
-})
-export type BuildCreativeAsyncResponseInputRequired = z.infer<typeof BuildCreativeAsyncResponseInputRequiredSchema>
-
-/**
- * Build Creative - Submitted
- *
- * Async task envelope returned when build_creative cannot be confirmed before the response — for example, when a slow generative pipeline or multi-minute LLM workflow is queued.
- *
- * AdCP 3.1.19 `media-buy/build-creative-async-response-submitted.json`
- */
-export const BuildCreativeAsyncResponseSubmittedSchema: z.ZodObject<{
-  "status": z.ZodLiteral<"submitted">;
-  "task_id": z.ZodString;
-  "message": z.ZodOptional<z.ZodString>;
-  "errors": z.ZodOptional<z.ZodArray<typeof AdcpErrorSchema>>;
-  "context": z.ZodOptional<typeof ContextSchema>;
-  "ext": z.ZodOptional<typeof ExtSchema>
-}, z.core.$loose> = z.looseObject({
-  "status": z.literal("submitted"),
-  "task_id": z.string(),
-  "message": z.string().max(2000).optional(),
-  "errors": z.array(AdcpErrorSchema).optional(),
-  "context": ContextSchema.optional(),
-  "ext": ExtSchema.optional(),
-})
-export type BuildCreativeAsyncResponseSubmitted = z.infer<typeof BuildCreativeAsyncResponseSubmittedSchema>
-
-/**
- * Build Creative - Working
- *
- * Progress payload for active build_creative task.
- *
- * AdCP 3.1.19 `media-buy/build-creative-async-response-working.json`
- */
-export const BuildCreativeAsyncResponseWorkingSchema: z.ZodObject<{
-  "percentage": z.ZodOptional<z.ZodNumber>;
-  "current_step": z.ZodOptional<z.ZodString>;
-  "total_steps": z.ZodOptional<z.ZodInt>;
-  "step_number": z.ZodOptional<z.ZodInt>;
-  "context": z.ZodOptional<typeof ContextSchema>;
-  "ext": z.ZodOptional<typeof ExtSchema>
-}, z.core.$loose> = z.looseObject({
-  "percentage": z.number().gte(0).lte(100).optional(),
-  "current_step": z.string().optional(),
-  "total_steps": z.int().gte(1).optional(),
-  "step_number": z.int().gte(1).optional(),
-  "context": ContextSchema.optional(),
-  "ext": ExtSchema.optional(),
-})
-export type BuildCreativeAsyncResponseWorking = z.infer<typeof BuildCreativeAsyncResponseWorkingSchema>
-
-/**
- * Creative Consumption
- *
- * Structured consumption details returned by build_creative when a paid creative agent computes cost.
- *
- * AdCP 3.1.19 `core/creative-consumption.json`
- */
-export const CreativeConsumptionSchema: z.ZodObject<{
-  "tokens": z.ZodOptional<z.ZodInt>;
-  "images_generated": z.ZodOptional<z.ZodInt>;
-  "renders": z.ZodOptional<z.ZodInt>;
-  "duration_seconds": z.ZodOptional<z.ZodNumber>
-}, z.core.$loose> = z.looseObject({
-  "tokens": z.int().gte(0).optional(),
-  "images_generated": z.int().gte(0).optional(),
-  "renders": z.int().gte(0).optional(),
-  "duration_seconds": z.number().gte(0).optional(),
-})
-export type CreativeConsumption = z.infer<typeof CreativeConsumptionSchema>
 
 /**
  * Canonical Format Kind
@@ -5759,7 +5677,7 @@ export type CanonicalFormatKind = z.infer<typeof CanonicalFormatKindSchema>
  *
  * AdCP 3.1.19 `core/format-option-ref.json`
  */
-export const FormatOptionRefSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{
+export const FormatOptionRefSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "scope": z.ZodLiteral<"publisher">;
     "publisher_domain": z.ZodString;
     "format_option_id": z.ZodString
@@ -5767,7 +5685,7 @@ export const FormatOptionRefSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$lo
     "scope": z.ZodLiteral<"product">;
     "format_option_id": z.ZodString;
     "publisher_domain": z.ZodOptional<z.ZodNever>
-  }, z.core.$loose>]>> = z.intersection(z.looseObject({}), z.union([
+  }, z.core.$loose>], "scope"> = z.discriminatedUnion("scope", [
   z.looseObject({
     "scope": z.literal("publisher"),
     "publisher_domain": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')),
@@ -5778,7 +5696,7 @@ export const FormatOptionRefSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$lo
     "format_option_id": z.string(),
     "publisher_domain": z.never().optional(),
   }),
-]))
+])
 export type FormatOptionRef = z.infer<typeof FormatOptionRefSchema>
 
 /**
@@ -5871,7 +5789,7 @@ export const CreativeManifestSchema: z.ZodIntersection<z.ZodObject<{
   "format_kind": CanonicalFormatKindSchema.optional(),
   "format_option_ref": FormatOptionRefSchema.optional(),
   "assets": objectRules(z.looseObject({}), {
-    patternProperties: [[new RegExp("^[a-z0-9_]+$", 'u'), oneOf([
+    patternProperties: [[new RegExp("^[a-z0-9_]+$", 'u'), z.union([
         AssetSchema,
         z.array(AssetSchema).min(1),
       ])]],
@@ -5897,7 +5815,7 @@ export type CreativeManifest = z.infer<typeof CreativeManifestSchema>
  *
  * AdCP 3.1.19 `core/signal-id.json`
  */
-export const SignalIdSchema: z.ZodUnion<readonly [z.ZodObject<{
+export const SignalIdSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "source": z.ZodLiteral<"catalog">;
     "data_provider_domain": z.ZodString;
     "id": z.ZodString
@@ -5905,7 +5823,7 @@ export const SignalIdSchema: z.ZodUnion<readonly [z.ZodObject<{
     "source": z.ZodLiteral<"agent">;
     "agent_url": z.ZodString;
     "id": z.ZodString
-  }, z.core.$loose>]> = z.union([
+  }, z.core.$loose>], "source"> = z.discriminatedUnion("source", [
   z.looseObject({
     "source": z.literal("catalog"),
     "data_provider_domain": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')),
@@ -5926,7 +5844,7 @@ export type SignalId = z.infer<typeof SignalIdSchema>
  *
  * AdCP 3.1.19 `core/signal-ref.json`
  */
-export const SignalRefSchema: z.ZodUnion<readonly [z.ZodObject<{
+export const SignalRefSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "scope": z.ZodLiteral<"product">;
     "signal_id": z.ZodString
   }, z.core.$loose>, z.ZodObject<{
@@ -5937,7 +5855,7 @@ export const SignalRefSchema: z.ZodUnion<readonly [z.ZodObject<{
     "scope": z.ZodLiteral<"signal_source">;
     "signal_source_url": z.ZodString;
     "signal_id": z.ZodString
-  }, z.core.$loose>]> = z.union([
+  }, z.core.$loose>], "scope"> = z.discriminatedUnion("scope", [
   not(z.looseObject({
     "scope": z.literal("product"),
     "signal_id": z.string().regex(new RegExp("^[a-zA-Z0-9_-]+$", 'u')),
@@ -5978,24 +5896,24 @@ export type SignalRef = z.infer<typeof SignalRefSchema>
  *
  * AdCP 3.1.19 `core/signal-targeting.json`
  */
-export const SignalTargetingSchema: z.ZodUnion<readonly [z.ZodIntersection<z.ZodObject<{
+export const SignalTargetingSchema: z.ZodDiscriminatedUnion<[z.ZodPipe<z.ZodObject<{ "value_type": z.ZodLiteral<"binary"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
     "signal_ref": z.ZodOptional<typeof SignalRefSchema>;
     "signal_id": z.ZodOptional<typeof SignalIdSchema>;
     "value_type": z.ZodLiteral<"binary">;
     "value": z.ZodBoolean
-  }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>, z.ZodIntersection<z.ZodObject<{
+  }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>>, z.ZodPipe<z.ZodObject<{ "value_type": z.ZodLiteral<"categorical"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
     "signal_ref": z.ZodOptional<typeof SignalRefSchema>;
     "signal_id": z.ZodOptional<typeof SignalIdSchema>;
     "value_type": z.ZodLiteral<"categorical">;
     "values": z.ZodArray<z.ZodString>
-  }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>, z.ZodIntersection<z.ZodObject<{
+  }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>>, z.ZodPipe<z.ZodObject<{ "value_type": z.ZodLiteral<"numeric"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
     "signal_ref": z.ZodOptional<typeof SignalRefSchema>;
     "signal_id": z.ZodOptional<typeof SignalIdSchema>;
     "value_type": z.ZodLiteral<"numeric">;
     "min_value": z.ZodOptional<z.ZodNumber>;
     "max_value": z.ZodOptional<z.ZodNumber>
-  }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>]> = z.union([
-  z.intersection(z.looseObject({
+  }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>>], "value_type"> = z.discriminatedUnion("value_type", [
+  z.looseObject({ "value_type": z.literal("binary") }).pipe(z.intersection(z.looseObject({
     "signal_ref": SignalRefSchema.optional(),
     "signal_id": SignalIdSchema.optional(),
     "value_type": z.literal("binary"),
@@ -6003,8 +5921,8 @@ export const SignalTargetingSchema: z.ZodUnion<readonly [z.ZodIntersection<z.Zod
   }), z.union([
     requireKeys(z.looseObject({}), ["signal_ref"]),
     requireKeys(z.looseObject({}), ["signal_id"]),
-  ])),
-  z.intersection(z.looseObject({
+  ]))),
+  z.looseObject({ "value_type": z.literal("categorical") }).pipe(z.intersection(z.looseObject({
     "signal_ref": SignalRefSchema.optional(),
     "signal_id": SignalIdSchema.optional(),
     "value_type": z.literal("categorical"),
@@ -6012,8 +5930,8 @@ export const SignalTargetingSchema: z.ZodUnion<readonly [z.ZodIntersection<z.Zod
   }), z.union([
     requireKeys(z.looseObject({}), ["signal_ref"]),
     requireKeys(z.looseObject({}), ["signal_id"]),
-  ])),
-  z.intersection(z.looseObject({
+  ]))),
+  z.looseObject({ "value_type": z.literal("numeric") }).pipe(z.intersection(z.looseObject({
     "signal_ref": SignalRefSchema.optional(),
     "signal_id": SignalIdSchema.optional(),
     "value_type": z.literal("numeric"),
@@ -6022,7 +5940,7 @@ export const SignalTargetingSchema: z.ZodUnion<readonly [z.ZodIntersection<z.Zod
   }), z.union([
     requireKeys(z.looseObject({}), ["signal_ref"]),
     requireKeys(z.looseObject({}), ["signal_id"]),
-  ])),
+  ]))),
 ])
 export type SignalTargeting = z.infer<typeof SignalTargetingSchema>
 
@@ -6046,7 +5964,7 @@ export const CreativeFeatureResultSchema: z.ZodObject<{
   "ext": z.ZodOptional<typeof ExtSchema>
 }, z.core.$strict> = z.strictObject({
   "feature_id": z.string(),
-  "value": oneOf([
+  "value": z.union([
     z.boolean(),
     z.number(),
     z.string(),
@@ -6069,7 +5987,7 @@ export type CreativeFeatureResult = z.infer<typeof CreativeFeatureResultSchema>
  *
  * AdCP 3.1.19 `creative/preview-render.json`
  */
-export const PreviewRenderSchema: z.ZodUnion<readonly [z.ZodObject<{
+export const PreviewRenderSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "render_id": z.ZodString;
     "output_format": z.ZodLiteral<"url">;
     "preview_url": z.ZodString;
@@ -6115,7 +6033,7 @@ export const PreviewRenderSchema: z.ZodUnion<readonly [z.ZodObject<{
       "supports_fullscreen": z.ZodOptional<z.ZodBoolean>;
       "csp_policy": z.ZodOptional<z.ZodString>
     }, z.core.$loose>>
-  }, z.core.$loose>]> = z.union([
+  }, z.core.$loose>], "output_format"> = z.discriminatedUnion("output_format", [
   z.looseObject({
     "render_id": z.string(),
     "output_format": z.literal("url"),
@@ -6691,7 +6609,7 @@ export type ViewabilityStandard = z.infer<typeof ViewabilityStandardSchema>
  *
  * AdCP 3.1.19 `core/committed-metric.json`
  */
-export const CommittedMetricSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{
+export const CommittedMetricSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "scope": z.ZodLiteral<"standard">;
     "metric_id": typeof AvailableMetricSchema;
     "qualifier": z.ZodOptional<z.ZodObject<{
@@ -6707,7 +6625,7 @@ export const CommittedMetricSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$lo
     "vendor": typeof BrandRefSchema;
     "metric_id": typeof VendorMetricIdSchema;
     "committed_at": z.ZodISODateTime
-  }, z.core.$strict>]>> = allOf(z.looseObject({}), z.union([
+  }, z.core.$strict>], "scope"> = z.discriminatedUnion("scope", [
   z.strictObject({
     "scope": z.literal("standard"),
     "metric_id": AvailableMetricSchema,
@@ -6726,7 +6644,7 @@ export const CommittedMetricSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$lo
     "metric_id": VendorMetricIdSchema,
     "committed_at": z.iso.datetime({ offset: true }),
   }),
-]))
+])
 export type CommittedMetric = z.infer<typeof CommittedMetricSchema>
 
 /**
@@ -6850,7 +6768,7 @@ export type ReachUnit = z.infer<typeof ReachUnitSchema>
  *
  * AdCP 3.1.19 `core/optimization-goal.json`
  */
-export const OptimizationGoalSchema: z.ZodUnion<readonly [z.ZodObject<{
+export const OptimizationGoalSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "kind": z.ZodLiteral<"metric">;
     "metric": z.ZodEnum<{ "clicks": "clicks"; "views": "views"; "completed_views": "completed_views"; "viewed_seconds": "viewed_seconds"; "attention_seconds": "attention_seconds"; "attention_score": "attention_score"; "engagements": "engagements"; "follows": "follows"; "saves": "saves"; "profile_visits": "profile_visits"; "reach": "reach" }>;
     "reach_unit": z.ZodOptional<typeof ReachUnitSchema>;
@@ -6860,13 +6778,13 @@ export const OptimizationGoalSchema: z.ZodUnion<readonly [z.ZodObject<{
       "window": typeof DurationSchema
     }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>>;
     "view_duration_seconds": z.ZodOptional<z.ZodNumber>;
-    "target": z.ZodOptional<z.ZodUnion<readonly [z.ZodObject<{
+    "target": z.ZodOptional<z.ZodDiscriminatedUnion<[z.ZodObject<{
         "kind": z.ZodLiteral<"cost_per">;
         "value": z.ZodNumber
       }, z.core.$loose>, z.ZodObject<{
         "kind": z.ZodLiteral<"threshold_rate">;
         "value": z.ZodNumber
-      }, z.core.$loose>]>>;
+      }, z.core.$loose>], "kind">>;
     "priority": z.ZodOptional<z.ZodInt>
   }, z.core.$loose>, z.ZodObject<{
     "kind": z.ZodLiteral<"event">;
@@ -6877,7 +6795,7 @@ export const OptimizationGoalSchema: z.ZodUnion<readonly [z.ZodObject<{
       "value_field": z.ZodOptional<z.ZodString>;
       "value_factor": z.ZodOptional<z.ZodNumber>
     }, z.core.$loose>>;
-    "target": z.ZodOptional<z.ZodUnion<readonly [z.ZodObject<{
+    "target": z.ZodOptional<z.ZodDiscriminatedUnion<[z.ZodObject<{
         "kind": z.ZodLiteral<"cost_per">;
         "value": z.ZodNumber
       }, z.core.$loose>, z.ZodObject<{
@@ -6885,22 +6803,22 @@ export const OptimizationGoalSchema: z.ZodUnion<readonly [z.ZodObject<{
         "value": z.ZodNumber
       }, z.core.$loose>, z.ZodObject<{
         "kind": z.ZodLiteral<"maximize_value">
-      }, z.core.$loose>]>>;
+      }, z.core.$loose>], "kind">>;
     "attribution_window": z.ZodOptional<typeof AttributionWindowSchema>;
     "priority": z.ZodOptional<z.ZodInt>
   }, z.core.$loose>, z.ZodObject<{
     "kind": z.ZodLiteral<"vendor_metric">;
     "vendor": typeof BrandRefSchema;
     "metric_id": typeof VendorMetricIdSchema;
-    "target": z.ZodOptional<z.ZodUnion<readonly [z.ZodObject<{
+    "target": z.ZodOptional<z.ZodDiscriminatedUnion<[z.ZodObject<{
         "kind": z.ZodLiteral<"cost_per">;
         "value": z.ZodNumber
       }, z.core.$loose>, z.ZodObject<{
         "kind": z.ZodLiteral<"threshold_rate">;
         "value": z.ZodNumber
-      }, z.core.$loose>]>>;
+      }, z.core.$loose>], "kind">>;
     "priority": z.ZodOptional<z.ZodInt>
-  }, z.core.$loose>]> = z.union([
+  }, z.core.$loose>], "kind"> = z.discriminatedUnion("kind", [
   z.looseObject({
     "kind": z.literal("metric"),
     "metric": z.enum(["clicks","views","completed_views","viewed_seconds","attention_seconds","attention_score","engagements","follows","saves","profile_visits","reach"]),
@@ -6914,7 +6832,7 @@ export const OptimizationGoalSchema: z.ZodUnion<readonly [z.ZodObject<{
       requireKeys(z.looseObject({}), ["max"]),
     ])).optional(),
     "view_duration_seconds": z.number().gt(0).optional(),
-    "target": z.union([
+    "target": z.discriminatedUnion("kind", [
       z.looseObject({
         "kind": z.literal("cost_per"),
         "value": z.number().gt(0),
@@ -6935,7 +6853,7 @@ export const OptimizationGoalSchema: z.ZodUnion<readonly [z.ZodObject<{
       "value_field": z.string().optional(),
       "value_factor": z.number().optional(),
     })).min(1),
-    "target": z.union([
+    "target": z.discriminatedUnion("kind", [
       z.looseObject({
         "kind": z.literal("cost_per"),
         "value": z.number().gt(0),
@@ -6955,7 +6873,7 @@ export const OptimizationGoalSchema: z.ZodUnion<readonly [z.ZodObject<{
     "kind": z.literal("vendor_metric"),
     "vendor": BrandRefSchema,
     "metric_id": VendorMetricIdSchema,
-    "target": z.union([
+    "target": z.discriminatedUnion("kind", [
       z.looseObject({
         "kind": z.literal("cost_per"),
         "value": z.number().gt(0),
@@ -7077,13 +6995,40 @@ export const FrequencyCapSchema: z.ZodIntersection<z.ZodObject<{
 export type FrequencyCap = z.infer<typeof FrequencyCapSchema>
 
 /**
+ * Activation Key
+ *
+ * Universal identifier for using a signal on a destination platform.
+ *
+ * AdCP 3.1.19 `core/activation-key.json`
+ */
+export const ActivationKeySchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
+    "type": z.ZodLiteral<"segment_id">;
+    "segment_id": z.ZodString
+  }, z.core.$loose>, z.ZodObject<{
+    "type": z.ZodLiteral<"key_value">;
+    "key": z.ZodString;
+    "value": z.ZodString
+  }, z.core.$loose>], "type"> = z.discriminatedUnion("type", [
+  z.looseObject({
+    "type": z.literal("segment_id"),
+    "segment_id": z.string(),
+  }),
+  z.looseObject({
+    "type": z.literal("key_value"),
+    "key": z.string(),
+    "value": z.string(),
+  }),
+])
+export type ActivationKey = z.infer<typeof ActivationKeySchema>
+
+/**
  * Signal Targeting Expression
  *
  * Predicate over a named signal definition.
  *
  * AdCP 3.1.19 `core/signal-targeting-expression.json`
  */
-export const SignalTargetingExpressionSchema: z.ZodUnion<readonly [z.ZodObject<{
+export const SignalTargetingExpressionSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "signal_ref": typeof SignalRefSchema;
     "value_type": z.ZodLiteral<"binary">;
     "value": z.ZodLiteral<true>
@@ -7091,12 +7036,12 @@ export const SignalTargetingExpressionSchema: z.ZodUnion<readonly [z.ZodObject<{
     "signal_ref": typeof SignalRefSchema;
     "value_type": z.ZodLiteral<"categorical">;
     "values": z.ZodArray<z.ZodString>
-  }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
+  }, z.core.$loose>, z.ZodPipe<z.ZodObject<{ "value_type": z.ZodLiteral<"numeric"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
     "signal_ref": typeof SignalRefSchema;
     "value_type": z.ZodLiteral<"numeric">;
     "min_value": z.ZodOptional<z.ZodNumber>;
     "max_value": z.ZodOptional<z.ZodNumber>
-  }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>]> = z.union([
+  }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>>], "value_type"> = z.discriminatedUnion("value_type", [
   z.looseObject({
     "signal_ref": SignalRefSchema,
     "value_type": z.literal("binary"),
@@ -7107,7 +7052,7 @@ export const SignalTargetingExpressionSchema: z.ZodUnion<readonly [z.ZodObject<{
     "value_type": z.literal("categorical"),
     "values": z.array(z.string()).min(1),
   }),
-  z.intersection(z.looseObject({
+  z.looseObject({ "value_type": z.literal("numeric") }).pipe(z.intersection(z.looseObject({
     "signal_ref": SignalRefSchema,
     "value_type": z.literal("numeric"),
     "min_value": z.number().optional(),
@@ -7115,7 +7060,7 @@ export const SignalTargetingExpressionSchema: z.ZodUnion<readonly [z.ZodObject<{
   }), z.union([
     requireKeys(z.looseObject({}), ["min_value"]),
     requireKeys(z.looseObject({}), ["max_value"]),
-  ])),
+  ]))),
 ])
 export type SignalTargetingExpression = z.infer<typeof SignalTargetingExpressionSchema>
 
@@ -8028,7 +7973,7 @@ export type CreativePolicy = z.infer<typeof CreativePolicySchema>
  *
  * AdCP 3.1.19 `core/data-provider-signal-selector.json`
  */
-export const DataProviderSignalSelectorSchema: z.ZodUnion<readonly [z.ZodObject<{
+export const DataProviderSignalSelectorSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "data_provider_domain": z.ZodString;
     "selection_type": z.ZodLiteral<"all">
   }, z.core.$loose>, z.ZodObject<{
@@ -8039,7 +7984,7 @@ export const DataProviderSignalSelectorSchema: z.ZodUnion<readonly [z.ZodObject<
     "data_provider_domain": z.ZodString;
     "selection_type": z.ZodLiteral<"by_tag">;
     "signal_tags": z.ZodArray<z.ZodString>
-  }, z.core.$loose>]> = z.union([
+  }, z.core.$loose>], "selection_type"> = z.discriminatedUnion("selection_type", [
   z.looseObject({
     "data_provider_domain": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')),
     "selection_type": z.literal("all"),
@@ -8270,13 +8215,13 @@ export type ForecastDimensionSignal = z.infer<typeof ForecastDimensionSignalSche
  *
  * AdCP 3.1.19 `core/forecast-point-dimensions.json`
  */
-export const ForecastPointDimensionsSchema: z.ZodArray<z.ZodUnion<readonly [typeof ForecastDimensionGeoSchema, typeof ForecastDimensionPlacementSchema, typeof ForecastDimensionDeviceTypeSchema, typeof ForecastDimensionDevicePlatformSchema, typeof ForecastDimensionAudienceSchema, typeof ForecastDimensionSignalSchema]>> = uniqueItems(z.array(oneOf([
-  ForecastDimensionGeoSchema,
+export const ForecastPointDimensionsSchema: z.ZodArray<z.ZodDiscriminatedUnion<[z.ZodPipe<z.ZodObject<{ "kind": z.ZodLiteral<"geo"> }, z.core.$loose>, typeof ForecastDimensionGeoSchema>, typeof ForecastDimensionPlacementSchema, typeof ForecastDimensionDeviceTypeSchema, typeof ForecastDimensionDevicePlatformSchema, typeof ForecastDimensionAudienceSchema, z.ZodPipe<z.ZodObject<{ "kind": z.ZodLiteral<"signal"> }, z.core.$loose>, typeof ForecastDimensionSignalSchema>], "kind">> = uniqueItems(z.array(z.discriminatedUnion("kind", [
+  z.looseObject({ "kind": z.literal("geo") }).pipe(ForecastDimensionGeoSchema),
   ForecastDimensionPlacementSchema,
   ForecastDimensionDeviceTypeSchema,
   ForecastDimensionDevicePlatformSchema,
   ForecastDimensionAudienceSchema,
-  ForecastDimensionSignalSchema,
+  z.looseObject({ "kind": z.literal("signal") }).pipe(ForecastDimensionSignalSchema),
 ])).min(1))
 export type ForecastPointDimensions = z.infer<typeof ForecastPointDimensionsSchema>
 
@@ -8488,6 +8433,28 @@ export const DeliveryForecastSchema: z.ZodObject<{
   "ext": ExtSchema.optional(),
 })
 export type DeliveryForecast = z.infer<typeof DeliveryForecastSchema>
+
+/**
+ * Ad Inventory Configuration
+ *
+ * Break-based ad inventory configuration for an installment.
+ *
+ * AdCP 3.1.19 `core/ad-inventory-config.json`
+ */
+export const AdInventoryConfigSchema: z.ZodObject<{
+  "expected_breaks": z.ZodInt;
+  "total_ad_seconds": z.ZodOptional<z.ZodInt>;
+  "max_ad_duration_seconds": z.ZodOptional<z.ZodInt>;
+  "unplanned_breaks": z.ZodOptional<z.ZodBoolean>;
+  "supported_formats": z.ZodOptional<z.ZodArray<z.ZodString>>
+}, z.core.$loose> = z.looseObject({
+  "expected_breaks": z.int().gte(0),
+  "total_ad_seconds": z.int().gte(0).optional(),
+  "max_ad_duration_seconds": z.int().gte(1).optional(),
+  "unplanned_breaks": z.boolean().optional(),
+  "supported_formats": z.array(z.string()).optional(),
+})
+export type AdInventoryConfig = z.infer<typeof AdInventoryConfigSchema>
 
 /**
  * Material Deadline
@@ -8949,7 +8916,7 @@ export const CpvOptionSchema: z.ZodObject<{
   "max_bid": z.boolean().optional(),
   "price_guidance": PriceGuidanceSchema.optional(),
   "parameters": z.looseObject({
-    "view_threshold": oneOf([
+    "view_threshold": z.union([
       z.number().gte(0).lte(1),
       z.looseObject({
         "duration_seconds": z.int().gte(1),
@@ -9091,7 +9058,7 @@ export type VcpmOption = z.infer<typeof VcpmOptionSchema>
  *
  * AdCP 3.1.19 `core/pricing-option.json`
  */
-export const PricingOptionSchema: z.ZodUnion<readonly [typeof CpmOptionSchema, typeof VcpmOptionSchema, typeof CpcOptionSchema, typeof CpcvOptionSchema, typeof CpvOptionSchema, typeof CppOptionSchema, typeof CpaOptionSchema, typeof FlatRateOptionSchema, typeof TimeOptionSchema]> = oneOf([
+export const PricingOptionSchema: z.ZodDiscriminatedUnion<[typeof CpmOptionSchema, typeof VcpmOptionSchema, typeof CpcOptionSchema, typeof CpcvOptionSchema, typeof CpvOptionSchema, typeof CppOptionSchema, typeof CpaOptionSchema, typeof FlatRateOptionSchema, typeof TimeOptionSchema], "pricing_model"> = z.discriminatedUnion("pricing_model", [
   CpmOptionSchema,
   VcpmOptionSchema,
   CpcOptionSchema,
@@ -9181,7 +9148,7 @@ export type SignalListing = z.infer<typeof SignalListingSchema>
  *
  * AdCP 3.1.19 `core/signal-pricing.json`
  */
-export const SignalPricingSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{
+export const SignalPricingSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "model": z.ZodLiteral<"cpm">;
     "cpm": z.ZodNumber;
     "currency": z.ZodString;
@@ -9212,7 +9179,7 @@ export const SignalPricingSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loos
     }, z.core.$loose>;
     "currency": z.ZodOptional<z.ZodString>;
     "ext": z.ZodOptional<typeof ExtSchema>
-  }, z.core.$loose>]>> = z.intersection(z.looseObject({}), z.union([
+  }, z.core.$loose>], "model"> = z.discriminatedUnion("model", [
   z.looseObject({
     "model": z.literal("cpm"),
     "cpm": z.number().gte(0),
@@ -9251,7 +9218,7 @@ export const SignalPricingSchema: z.ZodIntersection<z.ZodObject<{}, z.core.$loos
     "currency": z.string().regex(new RegExp("^[A-Z]{3}$", 'u')).optional(),
     "ext": ExtSchema.optional(),
   }),
-]))
+])
 export type SignalPricing = z.infer<typeof SignalPricingSchema>
 
 /**
@@ -10072,7 +10039,7 @@ export const GetProductsResponseSchema: z.ZodIntersection<z.ZodIntersection<z.Zo
   "errors": z.ZodOptional<z.ZodArray<typeof AdcpErrorSchema>>;
   "property_list_applied": z.ZodOptional<z.ZodBoolean>;
   "catalog_applied": z.ZodOptional<z.ZodBoolean>;
-  "refinement_applied": z.ZodOptional<z.ZodArray<z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{
+  "refinement_applied": z.ZodOptional<z.ZodArray<z.ZodDiscriminatedUnion<[z.ZodObject<{
       "scope": z.ZodLiteral<"request">;
       "status": z.ZodEnum<{ "applied": "applied"; "partial": "partial"; "unable": "unable" }>;
       "notes": z.ZodOptional<z.ZodString>
@@ -10086,7 +10053,7 @@ export const GetProductsResponseSchema: z.ZodIntersection<z.ZodIntersection<z.Zo
       "proposal_id": z.ZodString;
       "status": z.ZodEnum<{ "applied": "applied"; "partial": "partial"; "unable": "unable" }>;
       "notes": z.ZodOptional<z.ZodString>
-    }, z.core.$strict>]>>>>;
+    }, z.core.$strict>], "scope">>>;
   "incomplete": z.ZodOptional<z.ZodArray<z.ZodObject<{
     "scope": z.ZodEnum<{ "products": "products"; "pricing": "pricing"; "forecast": "forecast"; "proposals": "proposals"; "wholesale_feed": "wholesale_feed" }>;
     "description": z.ZodString;
@@ -10124,7 +10091,7 @@ export const GetProductsResponseSchema: z.ZodIntersection<z.ZodIntersection<z.Zo
   "errors": z.array(AdcpErrorSchema).optional(),
   "property_list_applied": z.boolean().optional(),
   "catalog_applied": z.boolean().optional(),
-  "refinement_applied": z.array(allOf(z.looseObject({}), z.union([
+  "refinement_applied": z.array(z.discriminatedUnion("scope", [
     z.strictObject({
       "scope": z.literal("request"),
       "status": z.enum(["applied","partial","unable"]),
@@ -10142,7 +10109,7 @@ export const GetProductsResponseSchema: z.ZodIntersection<z.ZodIntersection<z.Zo
       "status": z.enum(["applied","partial","unable"]),
       "notes": z.string().optional(),
     }),
-  ]))).optional(),
+  ])).optional(),
   "incomplete": z.array(z.strictObject({
     "scope": z.enum(["products","pricing","forecast","proposals","wholesale_feed"]),
     "description": z.string(),
@@ -10153,7 +10120,7 @@ export const GetProductsResponseSchema: z.ZodIntersection<z.ZodIntersection<z.Zo
     "total_candidates": z.int().gte(0).optional(),
     "excluded_by": z.object({}).catchall(z.strictObject({
         "count": z.int().gte(0),
-        "values": z.array(oneOf([
+        "values": z.array(z.union([
           z.string(),
           z.looseObject({}),
         ])).optional(),
@@ -10882,7 +10849,7 @@ export type GetSignalsAsyncResponseWorking = z.infer<typeof GetSignalsAsyncRespo
  *
  * AdCP 3.1.19 `core/deployment.json`
  */
-export const DeploymentSchema: z.ZodUnion<readonly [z.ZodObject<{
+export const DeploymentSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
     "type": z.ZodLiteral<"platform">;
     "platform": z.ZodString;
     "account": z.ZodOptional<z.ZodString>;
@@ -10898,7 +10865,7 @@ export const DeploymentSchema: z.ZodUnion<readonly [z.ZodObject<{
     "activation_key": z.ZodOptional<typeof ActivationKeySchema>;
     "estimated_activation_duration_minutes": z.ZodOptional<z.ZodNumber>;
     "deployed_at": z.ZodOptional<z.ZodISODateTime>
-  }, z.core.$loose>]> = z.union([
+  }, z.core.$loose>], "type"> = z.discriminatedUnion("type", [
   z.looseObject({
     "type": z.literal("platform"),
     "platform": z.string(),
@@ -11283,6 +11250,550 @@ export const AsyncResponseDataSchema: z.ZodUnion<readonly [typeof GetProductsRes
 export type AsyncResponseData = z.infer<typeof AsyncResponseDataSchema>
 
 /**
+ * Creative Event Reason Code
+ *
+ * Categorical reason carried on creative lifecycle webhooks (`creative.status_changed`, `creative.purged`).
+ *
+ * AdCP 3.1.19 `enums/creative-event-reason-code.json`
+ */
+export const CreativeEventReasonCodeSchema: z.ZodEnum<{ "review_passed": "review_passed"; "review_failure": "review_failure"; "processing_failure": "processing_failure"; "seller_rereview": "seller_rereview"; "policy_revocation": "policy_revocation"; "content_drift": "content_drift"; "identity_authorization_revoked": "identity_authorization_revoked"; "identity_authorization_expired": "identity_authorization_expired"; "source_private": "source_private"; "source_deleted": "source_deleted"; "takedown_request": "takedown_request"; "advertiser_request": "advertiser_request"; "seller_archive": "seller_archive"; "account_closed": "account_closed"; "account_suspended": "account_suspended"; "retention_expired": "retention_expired"; "legal_erasure": "legal_erasure" }> = z.enum(["review_passed","review_failure","processing_failure","seller_rereview","policy_revocation","content_drift","identity_authorization_revoked","identity_authorization_expired","source_private","source_deleted","takedown_request","advertiser_request","seller_archive","account_closed","account_suspended","retention_expired","legal_erasure"])
+export type CreativeEventReasonCode = z.infer<typeof CreativeEventReasonCodeSchema>
+
+/**
+ * Comply Test Controller Request
+ *
+ * Request payload for the comply_test_controller tool.
+ *
+ * AdCP 3.1.19 `compliance/comply-test-controller-request.json`
+ */
+export const ComplyTestControllerRequestSchema: z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodObject<{
+  "scenario": z.ZodString;
+  "params": z.ZodOptional<z.ZodObject<{
+    "creative_id": z.ZodOptional<z.ZodString>;
+    "account_id": z.ZodOptional<z.ZodString>;
+    "media_buy_id": z.ZodOptional<z.ZodString>;
+    "session_id": z.ZodOptional<z.ZodString>;
+    "product_id": z.ZodOptional<z.ZodString>;
+    "pricing_option_id": z.ZodOptional<z.ZodString>;
+    "plan_id": z.ZodOptional<z.ZodString>;
+    "fixture": z.ZodOptional<z.ZodObject<{}, z.core.$loose>>;
+    "status": z.ZodOptional<z.ZodString>;
+    "rejection_reason": z.ZodOptional<z.ZodString>;
+    "purge_kind": z.ZodOptional<z.ZodEnum<{ "soft": "soft"; "hard": "hard" }>>;
+    "reason_code": z.ZodOptional<typeof CreativeEventReasonCodeSchema>;
+    "reason_detail": z.ZodOptional<z.ZodString>;
+    "termination_reason": z.ZodOptional<z.ZodString>;
+    "impressions": z.ZodOptional<z.ZodInt>;
+    "clicks": z.ZodOptional<z.ZodInt>;
+    "conversions": z.ZodOptional<z.ZodInt>;
+    "reported_spend": z.ZodOptional<z.ZodObject<{
+      "amount": z.ZodNumber;
+      "currency": z.ZodString
+    }, z.core.$loose>>;
+    "reach": z.ZodOptional<z.ZodNumber>;
+    "frequency": z.ZodOptional<z.ZodNumber>;
+    "reach_window": z.ZodOptional<z.ZodIntersection<z.ZodObject<{
+      "kind": z.ZodEnum<{ "cumulative": "cumulative"; "period": "period"; "rolling": "rolling" }>;
+      "period": z.ZodOptional<typeof DurationSchema>
+    }, z.core.$loose>, z.ZodUnknown>>;
+    "viewability": z.ZodOptional<z.ZodObject<{
+      "measurable_impressions": z.ZodOptional<z.ZodNumber>;
+      "viewable_impressions": z.ZodOptional<z.ZodNumber>;
+      "viewable_rate": z.ZodOptional<z.ZodNumber>;
+      "viewed_seconds": z.ZodOptional<z.ZodNumber>;
+      "standard": z.ZodOptional<typeof ViewabilityStandardSchema>
+    }, z.core.$loose>>;
+    "spend_percentage": z.ZodOptional<z.ZodNumber>;
+    "arm": z.ZodOptional<z.ZodEnum<{ "submitted": "submitted"; "input-required": "input-required" }>>;
+    "task_id": z.ZodOptional<z.ZodString>;
+    "message": z.ZodOptional<z.ZodString>;
+    "format_id": z.ZodOptional<z.ZodString>;
+    "vendor": z.ZodOptional<typeof BrandRefSchema>;
+    "metrics": z.ZodOptional<z.ZodArray<z.ZodObject<{
+      "metric_id": typeof VendorMetricIdSchema
+    }, z.core.$loose>>>;
+    "tool": z.ZodOptional<z.ZodString>;
+    "upstream_name": z.ZodOptional<z.ZodString>;
+    "result": z.ZodOptional<typeof AsyncResponseDataSchema>
+  }, z.core.$loose>>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>;
+  "account": z.ZodObject<{
+    "sandbox": z.ZodLiteral<true>
+  }, z.core.$loose>
+}, z.core.$loose>, typeof VersionEnvelopeSchema>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown> = z.intersection(z.intersection(z.intersection(z.intersection(z.intersection(z.intersection(z.intersection(z.intersection(z.intersection(z.intersection(z.intersection(z.intersection(z.intersection(z.intersection(z.intersection(z.intersection(z.intersection(z.intersection(z.intersection(z.intersection(z.intersection(z.intersection(z.intersection(z.looseObject({
+  "scenario": z.string(),
+  "params": z.looseObject({
+    "creative_id": z.string().optional(),
+    "account_id": z.string().optional(),
+    "media_buy_id": z.string().optional(),
+    "session_id": z.string().optional(),
+    "product_id": z.string().optional(),
+    "pricing_option_id": z.string().optional(),
+    "plan_id": z.string().optional(),
+    "fixture": z.looseObject({}).optional(),
+    "status": z.string().optional(),
+    "rejection_reason": z.string().optional(),
+    "purge_kind": z.enum(["soft","hard"]).optional(),
+    "reason_code": CreativeEventReasonCodeSchema.optional(),
+    "reason_detail": z.string().optional(),
+    "termination_reason": z.string().optional(),
+    "impressions": z.int().gte(0).optional(),
+    "clicks": z.int().gte(0).optional(),
+    "conversions": z.int().gte(0).optional(),
+    "reported_spend": z.looseObject({
+      "amount": z.number().gte(0),
+      "currency": z.string().regex(new RegExp("^[A-Z]{3}$", 'u')),
+    }).optional(),
+    "reach": z.number().gte(0).optional(),
+    "frequency": z.number().gte(0).optional(),
+    "reach_window": z.intersection(z.looseObject({
+      "kind": z.enum(["cumulative","period","rolling"]),
+      "period": DurationSchema.optional(),
+    }), conditional(
+      z.unknown(),
+      z.looseObject({
+        "kind": z.enum(["period","rolling"]),
+      }),
+      requireKeys(z.looseObject({}), ["period"]),
+      undefined,
+    )).optional(),
+    "viewability": z.looseObject({
+      "measurable_impressions": z.number().gte(0).optional(),
+      "viewable_impressions": z.number().gte(0).optional(),
+      "viewable_rate": z.number().gte(0).lte(1).optional(),
+      "viewed_seconds": z.number().gte(0).optional(),
+      "standard": ViewabilityStandardSchema.optional(),
+    }).optional(),
+    "spend_percentage": z.number().gte(0).lte(100).optional(),
+    "arm": z.enum(["submitted","input-required"]).optional(),
+    "task_id": z.string().max(128).optional(),
+    "message": z.string().max(2000).optional(),
+    "format_id": z.string().optional(),
+    "vendor": BrandRefSchema.optional(),
+    "metrics": uniqueItems(z.array(z.looseObject({
+      "metric_id": VendorMetricIdSchema,
+    })).min(1)).optional(),
+    "tool": z.string().optional(),
+    "upstream_name": z.string().optional(),
+    "result": AsyncResponseDataSchema.optional(),
+  }).optional(),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
+  "account": z.looseObject({
+    "sandbox": z.literal(true),
+  }),
+}), VersionEnvelopeSchema), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("force_creative_status").optional(),
+  }),
+  z.looseObject({
+    "params": requireKeys(z.looseObject({
+      "status": CreativeStatusSchema,
+    }), ["creative_id"]),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("force_creative_purge").optional(),
+  }),
+  z.looseObject({
+    "params": requireKeys(z.looseObject({}), ["creative_id"]),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("force_account_status").optional(),
+  }),
+  z.looseObject({
+    "params": requireKeys(z.looseObject({
+      "status": AccountStatusSchema,
+    }), ["account_id"]),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("force_media_buy_status").optional(),
+  }),
+  z.looseObject({
+    "params": requireKeys(z.looseObject({
+      "status": MediaBuyStatusSchema,
+    }), ["media_buy_id"]),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("force_create_media_buy_arm").optional(),
+  }),
+  z.looseObject({
+    "params": z.intersection(requireKeys(z.looseObject({}), ["arm"]), conditional(
+      z.unknown(),
+      z.looseObject({
+        "arm": z.literal("submitted").optional(),
+      }),
+      requireKeys(z.looseObject({}), ["task_id"]),
+      undefined,
+    )),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("force_get_products_arm").optional(),
+  }),
+  z.looseObject({
+    "params": z.intersection(z.looseObject({
+      "arm": z.literal("submitted"),
+    }), conditional(
+      z.unknown(),
+      z.looseObject({
+        "arm": z.literal("submitted").optional(),
+      }),
+      requireKeys(z.looseObject({}), ["task_id"]),
+      undefined,
+    )),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("force_get_signals_arm").optional(),
+  }),
+  z.looseObject({
+    "params": z.intersection(z.looseObject({
+      "arm": z.literal("submitted"),
+    }), conditional(
+      z.unknown(),
+      z.looseObject({
+        "arm": z.literal("submitted").optional(),
+      }),
+      requireKeys(z.looseObject({}), ["task_id"]),
+      undefined,
+    )),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("force_task_completion").optional(),
+  }),
+  z.looseObject({
+    "params": requireKeys(z.looseObject({}), ["task_id","result"]),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("force_session_status").optional(),
+  }),
+  z.looseObject({
+    "params": requireKeys(z.looseObject({
+      "status": z.enum(["complete","terminated"]),
+    }), ["session_id"]),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("simulate_delivery").optional(),
+  }),
+  z.looseObject({
+    "params": requireKeys(z.looseObject({}), ["media_buy_id"]),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("simulate_budget_spend").optional(),
+  }),
+  z.looseObject({
+    "params": z.intersection(requireKeys(z.looseObject({}), ["spend_percentage"]), z.union([
+      requireKeys(z.looseObject({}), ["account_id"]),
+      requireKeys(z.looseObject({}), ["media_buy_id"]),
+    ])),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("seed_product").optional(),
+  }),
+  z.looseObject({
+    "params": requireKeys(z.looseObject({}), ["product_id"]),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("seed_pricing_option").optional(),
+  }),
+  z.looseObject({
+    "params": requireKeys(z.looseObject({}), ["product_id","pricing_option_id"]),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("seed_creative").optional(),
+  }),
+  z.looseObject({
+    "params": requireKeys(z.looseObject({}), ["creative_id"]),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("seed_plan").optional(),
+  }),
+  z.looseObject({
+    "params": requireKeys(z.looseObject({}), ["plan_id"]),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("seed_media_buy").optional(),
+  }),
+  z.looseObject({
+    "params": requireKeys(z.looseObject({}), ["media_buy_id"]),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("seed_account").optional(),
+  }),
+  z.looseObject({
+    "params": requireKeys(z.looseObject({}), ["account_id"]),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("seed_creative_format").optional(),
+  }),
+  z.looseObject({
+    "params": requireKeys(z.looseObject({}), ["format_id"]),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("seed_measurement_catalog").optional(),
+  }),
+  z.looseObject({
+    "params": requireKeys(z.looseObject({}), ["vendor","metrics"]),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("query_upstream_traffic").optional(),
+  }),
+  z.looseObject({
+    "params": z.looseObject({
+      "since_timestamp": z.iso.datetime({ offset: true }).optional(),
+      "endpoint_pattern": z.string().optional(),
+      "limit": z.int().gte(1).lte(1000).optional(),
+      "attestation_mode": z.enum(["raw","digest"]).optional(),
+      "identifier_value_digests": z.array(z.string().regex(new RegExp("^[a-f0-9]{64}$", 'u'))).max(64).optional(),
+    }).optional(),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("query_provenance_audit_observations").optional(),
+  }),
+  z.looseObject({
+    "params": requireKeys(z.looseObject({}), ["creative_id"]),
+  }),
+  undefined,
+)), conditional(
+  z.unknown(),
+  z.looseObject({
+    "scenario": z.literal("force_upstream_unavailable").optional(),
+  }),
+  z.looseObject({
+    "params": requireKeys(z.looseObject({}), ["tool"]),
+  }),
+  undefined,
+))
+export type ComplyTestControllerRequest = z.infer<typeof ComplyTestControllerRequestSchema>
+
+/**
+ * Authentication for accessing secured asset URLs
+ *
+ * AdCP 3.1.19 `content-standards/artifact.json#/$defs/asset_access`
+ */
+export const ArtifactAssetAccessSchema: z.ZodDiscriminatedUnion<[z.ZodObject<{
+    "method": z.ZodLiteral<"bearer_token">;
+    "token": z.ZodString
+  }, z.core.$loose>, z.ZodObject<{
+    "method": z.ZodLiteral<"service_account">;
+    "provider": z.ZodEnum<{ "gcp": "gcp"; "aws": "aws" }>;
+    "credentials": z.ZodOptional<z.ZodObject<{}, z.core.$loose>>
+  }, z.core.$loose>, z.ZodObject<{
+    "method": z.ZodLiteral<"signed_url">
+  }, z.core.$loose>], "method"> = z.discriminatedUnion("method", [
+  z.looseObject({
+    "method": z.literal("bearer_token"),
+    "token": z.string(),
+  }),
+  z.looseObject({
+    "method": z.literal("service_account"),
+    "provider": z.enum(["gcp","aws"]),
+    "credentials": z.looseObject({}).optional(),
+  }),
+  z.looseObject({
+    "method": z.literal("signed_url"),
+  }),
+])
+export type ArtifactAssetAccess = z.infer<typeof ArtifactAssetAccessSchema>
+
+/**
+ * Artifact
+ *
+ * Content artifact for safety and suitability evaluation.
+ *
+ * AdCP 3.1.19 `content-standards/artifact.json`
+ */
+export const ArtifactSchema: z.ZodObject<{
+  "property_rid": z.ZodString;
+  "artifact_id": z.ZodString;
+  "variant_id": z.ZodOptional<z.ZodString>;
+  "format_id": z.ZodOptional<typeof FormatIdSchema>;
+  "url": z.ZodOptional<z.ZodString>;
+  "published_time": z.ZodOptional<z.ZodISODateTime>;
+  "last_update_time": z.ZodOptional<z.ZodISODateTime>;
+  "assets": z.ZodArray<z.ZodDiscriminatedUnion<[z.ZodObject<{
+      "type": z.ZodLiteral<"text">;
+      "role": z.ZodOptional<z.ZodEnum<{ "title": "title"; "paragraph": "paragraph"; "heading": "heading"; "caption": "caption"; "quote": "quote"; "list_item": "list_item"; "description": "description" }>>;
+      "content": z.ZodString;
+      "content_format": z.ZodOptional<z.ZodEnum<{ "text/plain": "text/plain"; "text/markdown": "text/markdown"; "text/html": "text/html"; "application/json": "application/json" }>>;
+      "language": z.ZodOptional<z.ZodString>;
+      "heading_level": z.ZodOptional<z.ZodInt>;
+      "provenance": z.ZodOptional<typeof ProvenanceSchema>
+    }, z.core.$loose>, z.ZodObject<{
+      "type": z.ZodLiteral<"image">;
+      "url": z.ZodString;
+      "access": z.ZodOptional<typeof ArtifactAssetAccessSchema>;
+      "alt_text": z.ZodOptional<z.ZodString>;
+      "caption": z.ZodOptional<z.ZodString>;
+      "width": z.ZodOptional<z.ZodInt>;
+      "height": z.ZodOptional<z.ZodInt>;
+      "provenance": z.ZodOptional<typeof ProvenanceSchema>
+    }, z.core.$loose>, z.ZodObject<{
+      "type": z.ZodLiteral<"video">;
+      "url": z.ZodString;
+      "access": z.ZodOptional<typeof ArtifactAssetAccessSchema>;
+      "duration_ms": z.ZodOptional<z.ZodInt>;
+      "transcript": z.ZodOptional<z.ZodString>;
+      "transcript_format": z.ZodOptional<z.ZodEnum<{ "text/plain": "text/plain"; "text/markdown": "text/markdown"; "application/json": "application/json" }>>;
+      "transcript_source": z.ZodOptional<z.ZodEnum<{ "original_script": "original_script"; "subtitles": "subtitles"; "closed_captions": "closed_captions"; "dub": "dub"; "generated": "generated" }>>;
+      "thumbnail_url": z.ZodOptional<z.ZodString>;
+      "provenance": z.ZodOptional<typeof ProvenanceSchema>
+    }, z.core.$loose>, z.ZodObject<{
+      "type": z.ZodLiteral<"audio">;
+      "url": z.ZodString;
+      "access": z.ZodOptional<typeof ArtifactAssetAccessSchema>;
+      "duration_ms": z.ZodOptional<z.ZodInt>;
+      "transcript": z.ZodOptional<z.ZodString>;
+      "transcript_format": z.ZodOptional<z.ZodEnum<{ "text/plain": "text/plain"; "text/markdown": "text/markdown"; "application/json": "application/json" }>>;
+      "transcript_source": z.ZodOptional<z.ZodEnum<{ "original_script": "original_script"; "closed_captions": "closed_captions"; "generated": "generated" }>>;
+      "provenance": z.ZodOptional<typeof ProvenanceSchema>
+    }, z.core.$loose>], "type">>;
+  "metadata": z.ZodOptional<z.ZodObject<{
+    "canonical": z.ZodOptional<z.ZodString>;
+    "author": z.ZodOptional<z.ZodString>;
+    "keywords": z.ZodOptional<z.ZodString>;
+    "open_graph": z.ZodOptional<z.ZodObject<{}, z.core.$loose>>;
+    "twitter_card": z.ZodOptional<z.ZodObject<{}, z.core.$loose>>;
+    "json_ld": z.ZodOptional<z.ZodArray<z.ZodObject<{}, z.core.$loose>>>
+  }, z.core.$loose>>;
+  "provenance": z.ZodOptional<typeof ProvenanceSchema>;
+  "identifiers": z.ZodOptional<z.ZodObject<{
+    "apple_podcast_id": z.ZodOptional<z.ZodString>;
+    "spotify_collection_id": z.ZodOptional<z.ZodString>;
+    "podcast_guid": z.ZodOptional<z.ZodString>;
+    "youtube_video_id": z.ZodOptional<z.ZodString>;
+    "rss_url": z.ZodOptional<z.ZodString>
+  }, z.core.$loose>>
+}, z.core.$loose> = z.looseObject({
+  "property_rid": z.string(),
+  "artifact_id": z.string(),
+  "variant_id": z.string().optional(),
+  "format_id": FormatIdSchema.optional(),
+  "url": uri().optional(),
+  "published_time": z.iso.datetime({ offset: true }).optional(),
+  "last_update_time": z.iso.datetime({ offset: true }).optional(),
+  "assets": z.array(z.discriminatedUnion("type", [
+    z.looseObject({
+      "type": z.literal("text"),
+      "role": z.enum(["title","paragraph","heading","caption","quote","list_item","description"]).optional(),
+      "content": z.string().max(100000),
+      "content_format": z.enum(["text/plain","text/markdown","text/html","application/json"]).optional(),
+      "language": z.string().optional(),
+      "heading_level": z.int().gte(1).lte(6).optional(),
+      "provenance": ProvenanceSchema.optional(),
+    }),
+    z.looseObject({
+      "type": z.literal("image"),
+      "url": uri(),
+      "access": ArtifactAssetAccessSchema.optional(),
+      "alt_text": z.string().optional(),
+      "caption": z.string().optional(),
+      "width": z.int().optional(),
+      "height": z.int().optional(),
+      "provenance": ProvenanceSchema.optional(),
+    }),
+    z.looseObject({
+      "type": z.literal("video"),
+      "url": uri(),
+      "access": ArtifactAssetAccessSchema.optional(),
+      "duration_ms": z.int().optional(),
+      "transcript": z.string().max(200000).optional(),
+      "transcript_format": z.enum(["text/plain","text/markdown","application/json"]).optional(),
+      "transcript_source": z.enum(["original_script","subtitles","closed_captions","dub","generated"]).optional(),
+      "thumbnail_url": uri().optional(),
+      "provenance": ProvenanceSchema.optional(),
+    }),
+    z.looseObject({
+      "type": z.literal("audio"),
+      "url": uri(),
+      "access": ArtifactAssetAccessSchema.optional(),
+      "duration_ms": z.int().optional(),
+      "transcript": z.string().max(200000).optional(),
+      "transcript_format": z.enum(["text/plain","text/markdown","application/json"]).optional(),
+      "transcript_source": z.enum(["original_script","closed_captions","generated"]).optional(),
+      "provenance": ProvenanceSchema.optional(),
+    }),
+  ])).max(200),
+  "metadata": z.looseObject({
+    "canonical": uri().optional(),
+    "author": z.string().optional(),
+    "keywords": z.string().optional(),
+    "open_graph": z.looseObject({}).optional(),
+    "twitter_card": z.looseObject({}).optional(),
+    "json_ld": z.array(z.looseObject({})).optional(),
+  }).optional(),
+  "provenance": ProvenanceSchema.optional(),
+  "identifiers": z.looseObject({
+    "apple_podcast_id": z.string().optional(),
+    "spotify_collection_id": z.string().optional(),
+    "podcast_guid": z.string().optional(),
+    "youtube_video_id": z.string().optional(),
+    "rss_url": uri().optional(),
+  }).optional(),
+})
+export type Artifact = z.infer<typeof ArtifactSchema>
+
+/**
  * Canonical Projection Slot Override
  *
  * A single slot override used when projecting a legacy named format to a v2 canonical ProductFormatDeclaration.
@@ -11321,6 +11832,129 @@ export const CanonicalProjectionRefSchema: z.ZodObject<{
   "slots_override": z.array(CanonicalProjectionSlotOverrideSchema).min(1).optional(),
 })
 export type CanonicalProjectionRef = z.infer<typeof CanonicalProjectionRefSchema>
+
+/**
+ * Creative Asset
+ *
+ * Creative asset for upload to library — supports static assets, generative formats, and third-party snippets.
+ *
+ * AdCP 3.1.19 `core/creative-asset.json`
+ */
+export const CreativeAssetSchema: z.ZodIntersection<z.ZodObject<{
+  "creative_id": z.ZodString;
+  "name": z.ZodString;
+  "format_id": z.ZodOptional<typeof FormatIdSchema>;
+  "format_kind": z.ZodOptional<typeof CanonicalFormatKindSchema>;
+  "format_option_ref": z.ZodOptional<typeof FormatOptionRefSchema>;
+  "assets": z.ZodObject<{}, z.core.$loose>;
+  "inputs": z.ZodOptional<z.ZodArray<z.ZodObject<{
+    "name": z.ZodString;
+    "macros": z.ZodOptional<z.ZodObject<{}, z.core.$catchall<z.ZodString>>>;
+    "context_description": z.ZodOptional<z.ZodString>
+  }, z.core.$loose>>>;
+  "tags": z.ZodOptional<z.ZodArray<z.ZodString>>;
+  "status": z.ZodOptional<typeof CreativeStatusSchema>;
+  "weight": z.ZodOptional<z.ZodNumber>;
+  "placement_refs": z.ZodOptional<z.ZodArray<typeof PlacementRefSchema>>;
+  "placement_ids": z.ZodOptional<z.ZodArray<z.ZodString>>;
+  "industry_identifiers": z.ZodOptional<z.ZodArray<typeof IndustryIdentifierSchema>>;
+  "provenance": z.ZodOptional<typeof ProvenanceSchema>
+}, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>> = not(z.intersection(z.looseObject({
+  "creative_id": z.string(),
+  "name": z.string(),
+  "format_id": FormatIdSchema.optional(),
+  "format_kind": CanonicalFormatKindSchema.optional(),
+  "format_option_ref": FormatOptionRefSchema.optional(),
+  "assets": objectRules(z.looseObject({}), {
+    patternProperties: [[new RegExp("^[a-z0-9_]+$", 'u'), z.union([
+        AssetSchema,
+        z.array(AssetSchema).min(1),
+      ])]],
+  }),
+  "inputs": z.array(z.looseObject({
+    "name": z.string(),
+    "macros": z.object({}).catchall(z.string()).optional(),
+    "context_description": z.string().optional(),
+  })).optional(),
+  "tags": z.array(z.string()).optional(),
+  "status": CreativeStatusSchema.optional(),
+  "weight": z.number().gte(0).lte(100).optional(),
+  "placement_refs": z.array(PlacementRefSchema).min(1).optional(),
+  "placement_ids": z.array(z.string()).min(1).optional(),
+  "industry_identifiers": uniqueItems(z.array(IndustryIdentifierSchema)).optional(),
+  "provenance": ProvenanceSchema.optional(),
+}), oneOf([
+  not(requireKeys(z.looseObject({}), ["format_id"]), requireKeys(z.looseObject({}), ["format_kind"]), "must not have \"format_kind\""),
+  not(requireKeys(z.looseObject({}), ["format_kind"]), requireKeys(z.looseObject({}), ["format_id"]), "must not have \"format_id\""),
+])), z.union([
+    requireKeys(z.looseObject({}), ["capability_id"]),
+    requireKeys(z.looseObject({}), ["capability_ref"]),
+  ]), "must not have any of \"capability_id\", \"capability_ref\"")
+export type CreativeAsset = z.infer<typeof CreativeAssetSchema>
+
+/**
+ * Creative Filters
+ *
+ * Filter criteria for querying creatives from a creative library.
+ *
+ * AdCP 3.1.19 `core/creative-filters.json`
+ */
+export const CreativeFiltersSchema: z.ZodObject<{
+  "accounts": z.ZodOptional<z.ZodArray<typeof AccountRefSchema>>;
+  "statuses": z.ZodOptional<z.ZodArray<typeof CreativeStatusSchema>>;
+  "tags": z.ZodOptional<z.ZodArray<z.ZodString>>;
+  "tags_any": z.ZodOptional<z.ZodArray<z.ZodString>>;
+  "name_contains": z.ZodOptional<z.ZodString>;
+  "creative_ids": z.ZodOptional<z.ZodArray<z.ZodString>>;
+  "created_after": z.ZodOptional<z.ZodISODateTime>;
+  "created_before": z.ZodOptional<z.ZodISODateTime>;
+  "updated_after": z.ZodOptional<z.ZodISODateTime>;
+  "updated_before": z.ZodOptional<z.ZodISODateTime>;
+  "assigned_to_packages": z.ZodOptional<z.ZodArray<z.ZodString>>;
+  "media_buy_ids": z.ZodOptional<z.ZodArray<z.ZodString>>;
+  "unassigned": z.ZodOptional<z.ZodBoolean>;
+  "has_served": z.ZodOptional<z.ZodBoolean>;
+  "concept_ids": z.ZodOptional<z.ZodArray<z.ZodString>>;
+  "format_ids": z.ZodOptional<z.ZodArray<typeof FormatIdSchema>>;
+  "has_variables": z.ZodOptional<z.ZodBoolean>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose> = z.looseObject({
+  "accounts": z.array(AccountRefSchema).min(1).optional(),
+  "statuses": z.array(CreativeStatusSchema).min(1).optional(),
+  "tags": z.array(z.string()).min(1).optional(),
+  "tags_any": z.array(z.string()).min(1).optional(),
+  "name_contains": z.string().optional(),
+  "creative_ids": z.array(z.string()).min(1).max(100).optional(),
+  "created_after": z.iso.datetime({ offset: true }).optional(),
+  "created_before": z.iso.datetime({ offset: true }).optional(),
+  "updated_after": z.iso.datetime({ offset: true }).optional(),
+  "updated_before": z.iso.datetime({ offset: true }).optional(),
+  "assigned_to_packages": z.array(z.string()).min(1).optional(),
+  "media_buy_ids": z.array(z.string()).min(1).optional(),
+  "unassigned": z.boolean().optional(),
+  "has_served": z.boolean().optional(),
+  "concept_ids": z.array(z.string()).min(1).optional(),
+  "format_ids": z.array(FormatIdSchema).min(1).optional(),
+  "has_variables": z.boolean().optional(),
+  "ext": ExtSchema.optional(),
+})
+export type CreativeFilters = z.infer<typeof CreativeFiltersSchema>
+
+/**
+ * Datetime Range
+ *
+ * A datetime range with inclusive start and end timestamps (ISO 8601 with timezone).
+ *
+ * AdCP 3.1.19 `core/datetime-range.json`
+ */
+export const DatetimeRangeSchema: z.ZodObject<{
+  "start": z.ZodISODateTime;
+  "end": z.ZodISODateTime
+}, z.core.$loose> = z.looseObject({
+  "start": z.iso.datetime({ offset: true }),
+  "end": z.iso.datetime({ offset: true }),
+})
+export type DatetimeRange = z.infer<typeof DatetimeRangeSchema>
 
 /**
  * Feature Requirement
@@ -11559,20 +12193,20 @@ export type CatalogFieldBindingScalarBinding = z.infer<typeof CatalogFieldBindin
  *
  * AdCP 3.1.19 `core/requirements/catalog-field-binding.json`
  */
-export const CatalogFieldBindingSchema: z.ZodUnion<readonly [typeof CatalogFieldBindingScalarBindingSchema, typeof CatalogFieldBindingAssetPoolBindingSchema, z.ZodObject<{
+export const CatalogFieldBindingSchema: z.ZodDiscriminatedUnion<[typeof CatalogFieldBindingScalarBindingSchema, typeof CatalogFieldBindingAssetPoolBindingSchema, z.ZodObject<{
     "kind": z.ZodLiteral<"catalog_group">;
     "format_group_id": z.ZodString;
     "catalog_item": z.ZodLiteral<true>;
-    "per_item_bindings": z.ZodOptional<z.ZodArray<z.ZodUnion<readonly [typeof CatalogFieldBindingScalarBindingSchema, typeof CatalogFieldBindingAssetPoolBindingSchema]>>>;
+    "per_item_bindings": z.ZodOptional<z.ZodArray<z.ZodDiscriminatedUnion<[typeof CatalogFieldBindingScalarBindingSchema, typeof CatalogFieldBindingAssetPoolBindingSchema], "kind">>>;
     "ext": z.ZodOptional<typeof ExtSchema>
-  }, z.core.$loose>]> = oneOf([
+  }, z.core.$loose>], "kind"> = z.discriminatedUnion("kind", [
   CatalogFieldBindingScalarBindingSchema,
   CatalogFieldBindingAssetPoolBindingSchema,
   z.looseObject({
     "kind": z.literal("catalog_group"),
     "format_group_id": z.string(),
     "catalog_item": z.literal(true),
-    "per_item_bindings": z.array(oneOf([
+    "per_item_bindings": z.array(z.discriminatedUnion("kind", [
       CatalogFieldBindingScalarBindingSchema,
       CatalogFieldBindingAssetPoolBindingSchema,
     ])).min(1).optional(),
@@ -12074,45 +12708,45 @@ export const FormatSchema: z.ZodIntersection<z.ZodObject<{
       "min_count": z.ZodInt;
       "max_count": z.ZodInt;
       "selection_mode": z.ZodOptional<z.ZodEnum<{ "sequential": "sequential"; "optimize": "optimize" }>>;
-      "assets": z.ZodArray<z.ZodUnion<readonly [z.ZodIntersection<z.ZodObject<{
+      "assets": z.ZodArray<z.ZodDiscriminatedUnion<[z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"image"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"image">;
           "requirements": z.ZodOptional<typeof ImageAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"video"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"video">;
           "requirements": z.ZodOptional<typeof VideoAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"audio"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"audio">;
           "requirements": z.ZodOptional<typeof AudioAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"text"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"text">;
           "requirements": z.ZodOptional<typeof TextAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"markdown"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"markdown">;
           "requirements": z.ZodOptional<typeof MarkdownAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"html"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"html">;
           "requirements": z.ZodOptional<typeof HtmlAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"css"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"css">;
           "requirements": z.ZodOptional<typeof CssAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"javascript"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"javascript">;
           "requirements": z.ZodOptional<typeof JavascriptAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"zip"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"zip">
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"vast"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"vast">;
           "requirements": z.ZodOptional<typeof VastAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"daast"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"daast">;
           "requirements": z.ZodOptional<typeof DaastAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"url"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"url">;
           "requirements": z.ZodOptional<typeof UrlAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>, z.ZodIntersection<z.ZodObject<{
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>, z.ZodPipe<z.ZodObject<{ "asset_type": z.ZodLiteral<"webhook"> }, z.core.$loose>, z.ZodIntersection<z.ZodObject<{
           "asset_type": z.ZodLiteral<"webhook">;
           "requirements": z.ZodOptional<typeof WebhookAssetRequirementsSchema>
-        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>]>>
+        }, z.core.$loose>, typeof FormatBaseGroupAssetSchema>>], "asset_type">>
     }, z.core.$loose>]>>>;
   "delivery": z.ZodOptional<z.ZodObject<{}, z.core.$loose>>;
   "supported_macros": z.ZodOptional<z.ZodArray<z.ZodUnion<readonly [typeof UniversalMacroSchema, z.ZodString]>>>;
@@ -12249,58 +12883,58 @@ export const FormatSchema: z.ZodIntersection<z.ZodObject<{
       "min_count": z.int().gte(0),
       "max_count": z.int().gte(1),
       "selection_mode": z.enum(["sequential","optimize"]).optional(),
-      "assets": z.array(z.union([
-        z.intersection(z.looseObject({
+      "assets": z.array(z.discriminatedUnion("asset_type", [
+        z.looseObject({ "asset_type": z.literal("image") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("image"),
           "requirements": ImageAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("video") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("video"),
           "requirements": VideoAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("audio") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("audio"),
           "requirements": AudioAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("text") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("text"),
           "requirements": TextAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("markdown") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("markdown"),
           "requirements": MarkdownAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("html") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("html"),
           "requirements": HtmlAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("css") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("css"),
           "requirements": CssAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("javascript") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("javascript"),
           "requirements": JavascriptAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("zip") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("zip"),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("vast") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("vast"),
           "requirements": VastAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("daast") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("daast"),
           "requirements": DaastAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("url") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("url"),
           "requirements": UrlAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
-        z.intersection(z.looseObject({
+        }), FormatBaseGroupAssetSchema)),
+        z.looseObject({ "asset_type": z.literal("webhook") }).pipe(z.intersection(z.looseObject({
           "asset_type": z.literal("webhook"),
           "requirements": WebhookAssetRequirementsSchema.optional(),
-        }), FormatBaseGroupAssetSchema),
+        }), FormatBaseGroupAssetSchema)),
       ])),
     }),
   ])).optional(),
@@ -12401,20 +13035,280 @@ export const McpWebhookPayloadSchema: z.ZodObject<{
 export type McpWebhookPayload = z.infer<typeof McpWebhookPayloadSchema>
 
 /**
- * Pagination Request
+ * Media Buy Features
  *
- * Standard cursor-based pagination parameters for list operations
+ * Optional media-buy protocol features.
  *
- * AdCP 3.1.19 `core/pagination-request.json`
+ * AdCP 3.1.19 `core/media-buy-features.json`
  */
-export const PaginationRequestSchema: z.ZodObject<{
-  "max_results": z.ZodOptional<z.ZodInt>;
-  "cursor": z.ZodOptional<z.ZodString>
-}, z.core.$strict> = z.strictObject({
-  "max_results": z.int().gte(1).lte(100).optional(),
-  "cursor": z.string().optional(),
+export const MediaBuyFeaturesSchema: z.ZodObject<{
+  "inline_creative_management": z.ZodOptional<z.ZodBoolean>;
+  "property_list_filtering": z.ZodOptional<z.ZodBoolean>;
+  "catalog_management": z.ZodOptional<z.ZodBoolean>;
+  "committed_metrics_supported": z.ZodOptional<z.ZodBoolean>
+}, z.core.$catchall<z.ZodBoolean>> = z.object({
+  "inline_creative_management": z.boolean().optional(),
+  "property_list_filtering": z.boolean().optional(),
+  "catalog_management": z.boolean().optional(),
+  "committed_metrics_supported": z.boolean().optional(),
+}).catchall(z.boolean())
+export type MediaBuyFeatures = z.infer<typeof MediaBuyFeaturesSchema>
+
+/**
+ * Product Filters
+ *
+ * Structured filters for product discovery
+ *
+ * AdCP 3.1.19 `core/product-filters.json`
+ */
+export const ProductFiltersSchema: z.ZodObject<{
+  "delivery_type": z.ZodOptional<typeof DeliveryTypeSchema>;
+  "exclusivity": z.ZodOptional<typeof ExclusivitySchema>;
+  "is_fixed_price": z.ZodOptional<z.ZodBoolean>;
+  "pricing_currencies": z.ZodOptional<z.ZodArray<z.ZodString>>;
+  "format_ids": z.ZodOptional<z.ZodArray<typeof FormatIdSchema>>;
+  "standard_formats_only": z.ZodOptional<z.ZodBoolean>;
+  "min_exposures": z.ZodOptional<z.ZodInt>;
+  "start_date": z.ZodOptional<z.ZodISODate>;
+  "end_date": z.ZodOptional<z.ZodISODate>;
+  "budget_range": z.ZodOptional<z.ZodIntersection<z.ZodObject<{
+    "min": z.ZodOptional<z.ZodNumber>;
+    "max": z.ZodOptional<z.ZodNumber>;
+    "currency": z.ZodString
+  }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>>;
+  "countries": z.ZodOptional<z.ZodArray<z.ZodString>>;
+  "regions": z.ZodOptional<z.ZodArray<z.ZodString>>;
+  "metros": z.ZodOptional<z.ZodArray<z.ZodObject<{
+    "system": typeof MetroSystemSchema;
+    "code": z.ZodString
+  }, z.core.$strict>>>;
+  "channels": z.ZodOptional<z.ZodArray<typeof ChannelsSchema>>;
+  "video_placement_types": z.ZodOptional<z.ZodArray<typeof VideoPlacementTypeSchema>>;
+  "audio_distribution_types": z.ZodOptional<z.ZodArray<typeof AudioDistributionTypeSchema>>;
+  "sponsored_placement_types": z.ZodOptional<z.ZodArray<typeof SponsoredPlacementTypeSchema>>;
+  "social_placement_surfaces": z.ZodOptional<z.ZodArray<typeof SocialPlacementSurfaceSchema>>;
+  "required_axe_integrations": z.ZodOptional<z.ZodArray<z.ZodString>>;
+  "trusted_match": z.ZodOptional<z.ZodObject<{
+    "providers": z.ZodOptional<z.ZodArray<z.ZodObject<{
+      "agent_url": z.ZodString;
+      "context_match": z.ZodOptional<z.ZodBoolean>;
+      "identity_match": z.ZodOptional<z.ZodBoolean>
+    }, z.core.$loose>>>;
+    "response_types": z.ZodOptional<z.ZodArray<typeof ResponseTypeSchema>>
+  }, z.core.$strict>>;
+  "required_features": z.ZodOptional<typeof MediaBuyFeaturesSchema>;
+  "required_geo_targeting": z.ZodOptional<z.ZodArray<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodObject<{
+    "level": typeof GeoLevelSchema;
+    "country": z.ZodOptional<z.ZodString>;
+    "system": z.ZodOptional<z.ZodString>
+  }, z.core.$strict>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>>>;
+  "signal_targeting": z.ZodOptional<z.ZodArray<z.ZodIntersection<z.ZodObject<{
+    "targeting_mode": z.ZodOptional<z.ZodEnum<{ "include": "include"; "exclude": "exclude" }>>
+  }, z.core.$loose>, typeof SignalTargetingSchema>>>;
+  "postal_areas": z.ZodOptional<z.ZodArray<typeof PostalAreaSchema>>;
+  "geo_proximity": z.ZodOptional<z.ZodArray<z.ZodIntersection<z.ZodObject<{
+    "lat": z.ZodOptional<z.ZodNumber>;
+    "lng": z.ZodOptional<z.ZodNumber>;
+    "label": z.ZodOptional<z.ZodString>;
+    "travel_time": z.ZodOptional<z.ZodObject<{
+      "value": z.ZodNumber;
+      "unit": typeof TravelTimeUnitSchema
+    }, z.core.$strict>>;
+    "transport_mode": z.ZodOptional<typeof TransportModeSchema>;
+    "radius": z.ZodOptional<z.ZodObject<{
+      "value": z.ZodNumber;
+      "unit": typeof DistanceUnitSchema
+    }, z.core.$strict>>;
+    "geometry": z.ZodOptional<z.ZodObject<{
+      "type": z.ZodEnum<{ "Polygon": "Polygon"; "MultiPolygon": "MultiPolygon" }>;
+      "coordinates": z.ZodArray<z.ZodUnknown>
+    }, z.core.$strict>>
+  }, z.core.$loose>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>>>;
+  "required_performance_standards": z.ZodOptional<z.ZodArray<typeof PerformanceStandardSchema>>;
+  "required_metrics": z.ZodOptional<z.ZodArray<typeof AvailableMetricSchema>>;
+  "required_vendor_metrics": z.ZodOptional<z.ZodArray<z.ZodIntersection<z.ZodObject<{
+    "vendor": z.ZodOptional<typeof BrandRefSchema>;
+    "metric_id": z.ZodOptional<typeof VendorMetricIdSchema>
+  }, z.core.$strict>, z.ZodUnion<readonly [z.ZodObject<{}, z.core.$loose>, z.ZodObject<{}, z.core.$loose>]>>>>;
+  "keywords": z.ZodOptional<z.ZodArray<z.ZodObject<{
+    "keyword": z.ZodString;
+    "match_type": z.ZodOptional<typeof MatchTypeSchema>
+  }, z.core.$strict>>>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose> = z.looseObject({
+  "delivery_type": DeliveryTypeSchema.optional(),
+  "exclusivity": ExclusivitySchema.optional(),
+  "is_fixed_price": z.boolean().optional(),
+  "pricing_currencies": uniqueItems(z.array(z.string().regex(new RegExp("^[A-Z]{3}$", 'u'))).min(1)).optional(),
+  "format_ids": z.array(FormatIdSchema).min(1).optional(),
+  "standard_formats_only": z.boolean().optional(),
+  "min_exposures": z.int().gte(1).optional(),
+  "start_date": z.iso.date().optional(),
+  "end_date": z.iso.date().optional(),
+  "budget_range": z.intersection(z.looseObject({
+    "min": z.number().gte(0).optional(),
+    "max": z.number().gte(0).optional(),
+    "currency": z.string().regex(new RegExp("^[A-Z]{3}$", 'u')),
+  }), z.union([
+    requireKeys(z.looseObject({}), ["min"]),
+    requireKeys(z.looseObject({}), ["max"]),
+  ])).optional(),
+  "countries": z.array(z.string().regex(new RegExp("^[A-Z]{2}$", 'u'))).min(1).optional(),
+  "regions": z.array(z.string().regex(new RegExp("^[A-Z]{2}-[A-Z0-9]+$", 'u'))).min(1).optional(),
+  "metros": z.array(z.strictObject({
+    "system": MetroSystemSchema,
+    "code": z.string(),
+  })).min(1).optional(),
+  "channels": z.array(ChannelsSchema).min(1).optional(),
+  "video_placement_types": uniqueItems(z.array(VideoPlacementTypeSchema).min(1)).optional(),
+  "audio_distribution_types": uniqueItems(z.array(AudioDistributionTypeSchema).min(1)).optional(),
+  "sponsored_placement_types": uniqueItems(z.array(SponsoredPlacementTypeSchema).min(1)).optional(),
+  "social_placement_surfaces": uniqueItems(z.array(SocialPlacementSurfaceSchema).min(1)).optional(),
+  "required_axe_integrations": z.array(uri()).min(1).optional(),
+  "trusted_match": z.strictObject({
+    "providers": z.array(z.looseObject({
+      "agent_url": uri(),
+      "context_match": z.boolean().optional(),
+      "identity_match": z.boolean().optional(),
+    })).min(1).optional(),
+    "response_types": z.array(ResponseTypeSchema).min(1).optional(),
+  }).optional(),
+  "required_features": MediaBuyFeaturesSchema.optional(),
+  "required_geo_targeting": z.array(allOf(allOf(allOf(z.strictObject({
+    "level": GeoLevelSchema,
+    "country": z.string().regex(new RegExp("^[A-Z]{2}$", 'u')).optional(),
+    "system": z.string().optional(),
+  }), conditional(
+    z.unknown(),
+    z.looseObject({
+      "level": z.enum(["country","region"]),
+    }),
+    not(z.unknown(), z.union([
+        requireKeys(z.looseObject({}), ["country"]),
+        requireKeys(z.looseObject({}), ["system"]),
+      ]), "must not have any of \"country\", \"system\""),
+    undefined,
+  )), conditional(
+    z.unknown(),
+    z.looseObject({
+      "level": z.literal("metro"),
+    }),
+    not(z.union([
+      not(z.unknown(), requireKeys(z.looseObject({}), ["system"]), "must not have \"system\""),
+      z.looseObject({
+        "system": MetroSystemSchema,
+      }),
+    ]), requireKeys(z.looseObject({}), ["country"]), "must not have \"country\""),
+    undefined,
+  )), conditional(
+    z.unknown(),
+    z.looseObject({
+      "level": z.literal("postal_area"),
+    }),
+    z.union([
+      not(z.unknown(), z.union([
+          requireKeys(z.looseObject({}), ["country"]),
+          requireKeys(z.looseObject({}), ["system"]),
+        ]), "must not have any of \"country\", \"system\""),
+      PostalCountrySystemSchema,
+      not(z.looseObject({
+        "system": LegacyPostalSystemSchema,
+      }), requireKeys(z.looseObject({}), ["country"]), "must not have \"country\""),
+    ]),
+    undefined,
+  ))).min(1).optional(),
+  "signal_targeting": z.array(z.intersection(z.looseObject({
+    "targeting_mode": z.enum(["include","exclude"]).optional(),
+  }), SignalTargetingSchema)).min(1).optional(),
+  "postal_areas": z.array(PostalAreaSchema).min(1).optional(),
+  "geo_proximity": z.array(z.intersection(z.looseObject({
+    "lat": z.number().gte(-90).lte(90).optional(),
+    "lng": z.number().gte(-180).lte(180).optional(),
+    "label": z.string().optional(),
+    "travel_time": z.strictObject({
+      "value": z.number().gte(1),
+      "unit": TravelTimeUnitSchema,
+    }).optional(),
+    "transport_mode": TransportModeSchema.optional(),
+    "radius": z.strictObject({
+      "value": z.number().gt(0),
+      "unit": DistanceUnitSchema,
+    }).optional(),
+    "geometry": z.strictObject({
+      "type": z.enum(["Polygon","MultiPolygon"]),
+      "coordinates": z.array(z.unknown()),
+    }).optional(),
+  }), oneOf([
+    not(requireKeys(z.looseObject({}), ["lat","lng","travel_time","transport_mode"]), z.union([
+        requireKeys(z.looseObject({}), ["radius"]),
+        requireKeys(z.looseObject({}), ["geometry"]),
+      ]), "must not have any of \"radius\", \"geometry\""),
+    not(requireKeys(z.looseObject({}), ["lat","lng","radius"]), z.union([
+        requireKeys(z.looseObject({}), ["travel_time"]),
+        requireKeys(z.looseObject({}), ["geometry"]),
+      ]), "must not have any of \"travel_time\", \"geometry\""),
+    not(requireKeys(z.looseObject({}), ["geometry"]), z.union([
+        requireKeys(z.looseObject({}), ["travel_time"]),
+        requireKeys(z.looseObject({}), ["radius"]),
+      ]), "must not have any of \"travel_time\", \"radius\""),
+  ]))).min(1).optional(),
+  "required_performance_standards": z.array(PerformanceStandardSchema).min(1).optional(),
+  "required_metrics": uniqueItems(z.array(AvailableMetricSchema).min(1)).optional(),
+  "required_vendor_metrics": z.array(allOf(z.strictObject({
+    "vendor": BrandRefSchema.optional(),
+    "metric_id": VendorMetricIdSchema.optional(),
+  }), z.union([
+    requireKeys(z.looseObject({}), ["vendor"]),
+    requireKeys(z.looseObject({}), ["metric_id"]),
+  ]))).min(1).optional(),
+  "keywords": z.array(z.strictObject({
+    "keyword": z.string().min(1),
+    "match_type": MatchTypeSchema.optional(),
+  })).min(1).optional(),
+  "ext": ExtSchema.optional(),
 })
-export type PaginationRequest = z.infer<typeof PaginationRequestSchema>
+export type ProductFilters = z.infer<typeof ProductFiltersSchema>
+
+/**
+ * Reporting Webhook
+ *
+ * Webhook configuration for automated reporting delivery.
+ *
+ * AdCP 3.1.19 `core/reporting-webhook.json`
+ */
+export const ReportingWebhookSchema: z.ZodObject<{
+  "url": z.ZodString;
+  "token": z.ZodOptional<z.ZodString>;
+  "authentication": z.ZodObject<{
+    "schemes": z.ZodArray<typeof AuthSchemeSchema>;
+    "credentials": z.ZodString
+  }, z.core.$strict>;
+  "reporting_frequency": z.ZodEnum<{ "hourly": "hourly"; "daily": "daily"; "monthly": "monthly" }>;
+  "requested_metrics": z.ZodOptional<z.ZodArray<typeof AvailableMetricSchema>>
+}, z.core.$loose> = z.looseObject({
+  "url": uri(),
+  "token": z.string().min(16).optional(),
+  "authentication": z.strictObject({
+    "schemes": z.array(AuthSchemeSchema).min(1).max(1),
+    "credentials": z.string().min(32),
+  }),
+  "reporting_frequency": z.enum(["hourly","daily","monthly"]),
+  "requested_metrics": uniqueItems(z.array(AvailableMetricSchema)).optional(),
+})
+export type ReportingWebhook = z.infer<typeof ReportingWebhookSchema>
+
+/**
+ * Start Timing
+ *
+ * Campaign start timing: 'asap' or ISO 8601 date-time
+ *
+ * AdCP 3.1.19 `core/start-timing.json`
+ */
+export const StartTimingSchema: z.ZodUnion<readonly [z.ZodLiteral<"asap">, z.ZodISODateTime]> = oneOf([
+  z.literal("asap"),
+  z.iso.datetime({ offset: true }),
+])
+export type StartTiming = z.infer<typeof StartTimingSchema>
 
 /**
  * List Creative Formats Request (Creative Agent)
@@ -12514,6 +13408,81 @@ export const ListCreativeFormatsResponseSchema: z.ZodIntersection<z.ZodIntersect
   "ext": ExtSchema.optional(),
 }), VersionEnvelopeSchema), ProtocolEnvelopeSchema)
 export type ListCreativeFormatsResponse = z.infer<typeof ListCreativeFormatsResponseSchema>
+
+/**
+ * Creative Sort Field
+ *
+ * Fields available for sorting creative library listings
+ *
+ * AdCP 3.1.19 `enums/creative-sort-field.json`
+ */
+export const CreativeSortFieldSchema: z.ZodEnum<{ "created_date": "created_date"; "updated_date": "updated_date"; "name": "name"; "status": "status"; "assignment_count": "assignment_count" }> = z.enum(["created_date","updated_date","name","status","assignment_count"])
+export type CreativeSortField = z.infer<typeof CreativeSortFieldSchema>
+
+/**
+ * Sort Direction
+ *
+ * Sort direction for list queries
+ *
+ * AdCP 3.1.19 `enums/sort-direction.json`
+ */
+export const SortDirectionSchema: z.ZodEnum<{ "asc": "asc"; "desc": "desc" }> = z.enum(["asc","desc"])
+export type SortDirection = z.infer<typeof SortDirectionSchema>
+
+/**
+ * List Creatives Request
+ *
+ * Request parameters for querying creative assets from a creative library with filtering, sorting, and pagination.
+ *
+ * AdCP 3.1.19 `creative/list-creatives-request.json`
+ */
+export const ListCreativesRequestSchema: z.ZodIntersection<z.ZodIntersection<z.ZodObject<{
+  "filters": z.ZodOptional<typeof CreativeFiltersSchema>;
+  "sort": z.ZodOptional<z.ZodObject<{
+    "field": z.ZodOptional<typeof CreativeSortFieldSchema>;
+    "direction": z.ZodOptional<typeof SortDirectionSchema>
+  }, z.core.$loose>>;
+  "pagination": z.ZodOptional<typeof PaginationRequestSchema>;
+  "include_assignments": z.ZodOptional<z.ZodBoolean>;
+  "include_snapshot": z.ZodOptional<z.ZodBoolean>;
+  "include_items": z.ZodOptional<z.ZodBoolean>;
+  "include_variables": z.ZodOptional<z.ZodBoolean>;
+  "include_pricing": z.ZodOptional<z.ZodBoolean>;
+  "include_purged": z.ZodOptional<z.ZodBoolean>;
+  "include_webhook_activity": z.ZodOptional<z.ZodBoolean>;
+  "webhook_activity_limit": z.ZodOptional<z.ZodInt>;
+  "account": z.ZodOptional<typeof AccountRefSchema>;
+  "fields": z.ZodOptional<z.ZodArray<z.ZodEnum<{ "creative_id": "creative_id"; "name": "name"; "format_id": "format_id"; "status": "status"; "created_date": "created_date"; "updated_date": "updated_date"; "tags": "tags"; "assignments": "assignments"; "snapshot": "snapshot"; "items": "items"; "variables": "variables"; "concept": "concept"; "pricing_options": "pricing_options" }>>>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose>, typeof VersionEnvelopeSchema>, z.ZodUnknown> = z.intersection(z.intersection(z.looseObject({
+  "filters": CreativeFiltersSchema.optional(),
+  "sort": z.looseObject({
+    "field": CreativeSortFieldSchema.optional(),
+    "direction": SortDirectionSchema.optional(),
+  }).optional(),
+  "pagination": PaginationRequestSchema.optional(),
+  "include_assignments": z.boolean().optional(),
+  "include_snapshot": z.boolean().optional(),
+  "include_items": z.boolean().optional(),
+  "include_variables": z.boolean().optional(),
+  "include_pricing": z.boolean().optional(),
+  "include_purged": z.boolean().optional(),
+  "include_webhook_activity": z.boolean().optional(),
+  "webhook_activity_limit": z.int().gte(1).lte(200).optional(),
+  "account": AccountRefSchema.optional(),
+  "fields": z.array(z.enum(["creative_id","name","format_id","status","created_date","updated_date","tags","assignments","snapshot","items","variables","concept","pricing_options"])).min(1).optional(),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
+}), VersionEnvelopeSchema), conditional(
+  z.unknown(),
+  z.looseObject({
+    "include_pricing": z.literal(true),
+  }),
+  requireKeys(z.looseObject({}), ["account"]),
+  undefined,
+))
+export type ListCreativesRequest = z.infer<typeof ListCreativesRequestSchema>
 
 /**
  * Creative Quality
@@ -12633,7 +13602,7 @@ export type PreviewCreativeRequest = z.infer<typeof PreviewCreativeRequestSchema
  *
  * AdCP 3.1.19 `creative/preview-creative-response.json`
  */
-export const PreviewCreativeResponseSchema: z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, typeof VersionEnvelopeSchema>, typeof ProtocolEnvelopeSchema>, z.ZodUnion<readonly [z.ZodObject<{
+export const PreviewCreativeResponseSchema: z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodObject<{}, z.core.$loose>, typeof VersionEnvelopeSchema>, typeof ProtocolEnvelopeSchema>, z.ZodDiscriminatedUnion<[z.ZodObject<{
     "response_type": z.ZodLiteral<"single">;
     "previews": z.ZodArray<z.ZodObject<{
       "preview_id": z.ZodString;
@@ -12686,7 +13655,7 @@ export const PreviewCreativeResponseSchema: z.ZodIntersection<z.ZodIntersection<
     "expires_at": z.ZodOptional<z.ZodISODateTime>;
     "context": z.ZodOptional<typeof ContextSchema>;
     "ext": z.ZodOptional<typeof ExtSchema>
-  }, z.core.$loose>]>> = z.intersection(z.intersection(z.intersection(z.looseObject({}), VersionEnvelopeSchema), ProtocolEnvelopeSchema), z.union([
+  }, z.core.$loose>], "response_type">> = z.intersection(z.intersection(z.intersection(z.looseObject({}), VersionEnvelopeSchema), ProtocolEnvelopeSchema), z.discriminatedUnion("response_type", [
   z.looseObject({
     "response_type": z.literal("single"),
     "previews": z.array(z.looseObject({
@@ -12750,6 +13719,70 @@ export const PreviewCreativeResponseSchema: z.ZodIntersection<z.ZodIntersection<
 export type PreviewCreativeResponse = z.infer<typeof PreviewCreativeResponseSchema>
 
 /**
+ * Validation Mode
+ *
+ * Creative validation strictness levels
+ *
+ * AdCP 3.1.19 `enums/validation-mode.json`
+ */
+export const ValidationModeSchema: z.ZodEnum<{ "strict": "strict"; "lenient": "lenient" }> = z.enum(["strict","lenient"])
+export type ValidationMode = z.infer<typeof ValidationModeSchema>
+
+/**
+ * Sync Creatives Request
+ *
+ * Request parameters for syncing creative assets with upsert semantics - supports bulk operations, scoped updates, and assignment management
+ *
+ * AdCP 3.1.19 `creative/sync-creatives-request.json`
+ */
+export const SyncCreativesRequestSchema: z.ZodIntersection<z.ZodObject<{
+  "account": typeof AccountRefSchema;
+  "creatives": z.ZodArray<typeof CreativeAssetSchema>;
+  "creative_ids": z.ZodOptional<z.ZodArray<z.ZodString>>;
+  "assignments": z.ZodOptional<z.ZodArray<z.ZodObject<{
+    "creative_id": z.ZodString;
+    "package_id": z.ZodString;
+    "weight": z.ZodOptional<z.ZodNumber>;
+    "placement_ids": z.ZodOptional<z.ZodArray<z.ZodString>>
+  }, z.core.$strict>>>;
+  "idempotency_key": z.ZodString;
+  "delete_missing": z.ZodOptional<z.ZodBoolean>;
+  "dry_run": z.ZodOptional<z.ZodBoolean>;
+  "validation_mode": z.ZodOptional<typeof ValidationModeSchema>;
+  "push_notification_config": z.ZodOptional<typeof PushNotificationConfigSchema>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose>, typeof VersionEnvelopeSchema> = z.intersection(z.looseObject({
+  "account": AccountRefSchema,
+  "creatives": z.array(CreativeAssetSchema).min(1).max(100),
+  "creative_ids": z.array(z.string()).min(1).max(100).optional(),
+  "assignments": z.array(z.strictObject({
+    "creative_id": z.string(),
+    "package_id": z.string(),
+    "weight": z.number().gte(0).lte(100).optional(),
+    "placement_ids": z.array(z.string()).min(1).optional(),
+  })).min(1).optional(),
+  "idempotency_key": z.string().min(16).max(255).regex(new RegExp("^[A-Za-z0-9_.:-]{16,255}$", 'u')),
+  "delete_missing": z.boolean().optional(),
+  "dry_run": z.boolean().optional(),
+  "validation_mode": ValidationModeSchema.optional(),
+  "push_notification_config": PushNotificationConfigSchema.optional(),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
+}), VersionEnvelopeSchema)
+export type SyncCreativesRequest = z.infer<typeof SyncCreativesRequestSchema>
+
+/**
+ * Advertiser Industry
+ *
+ * Standardized advertiser industry classification.
+ *
+ * AdCP 3.1.19 `enums/advertiser-industry.json`
+ */
+export const AdvertiserIndustrySchema: z.ZodEnum<{ "automotive": "automotive"; "automotive.electric_vehicles": "automotive.electric_vehicles"; "automotive.parts_accessories": "automotive.parts_accessories"; "automotive.luxury": "automotive.luxury"; "beauty_cosmetics": "beauty_cosmetics"; "beauty_cosmetics.skincare": "beauty_cosmetics.skincare"; "beauty_cosmetics.fragrance": "beauty_cosmetics.fragrance"; "beauty_cosmetics.haircare": "beauty_cosmetics.haircare"; "cannabis": "cannabis"; "cpg": "cpg"; "cpg.personal_care": "cpg.personal_care"; "cpg.household": "cpg.household"; "dating": "dating"; "education": "education"; "education.higher_education": "education.higher_education"; "education.online_learning": "education.online_learning"; "education.k12": "education.k12"; "energy_utilities": "energy_utilities"; "energy_utilities.renewable": "energy_utilities.renewable"; "fashion_apparel": "fashion_apparel"; "fashion_apparel.luxury": "fashion_apparel.luxury"; "fashion_apparel.sportswear": "fashion_apparel.sportswear"; "finance": "finance"; "finance.banking": "finance.banking"; "finance.insurance": "finance.insurance"; "finance.investment": "finance.investment"; "finance.cryptocurrency": "finance.cryptocurrency"; "food_beverage": "food_beverage"; "food_beverage.alcohol": "food_beverage.alcohol"; "food_beverage.restaurants": "food_beverage.restaurants"; "food_beverage.packaged_goods": "food_beverage.packaged_goods"; "gambling_betting": "gambling_betting"; "gambling_betting.sports_betting": "gambling_betting.sports_betting"; "gambling_betting.casino": "gambling_betting.casino"; "gaming": "gaming"; "gaming.mobile": "gaming.mobile"; "gaming.console_pc": "gaming.console_pc"; "gaming.esports": "gaming.esports"; "government_nonprofit": "government_nonprofit"; "government_nonprofit.political": "government_nonprofit.political"; "government_nonprofit.charity": "government_nonprofit.charity"; "healthcare": "healthcare"; "healthcare.pharmaceutical": "healthcare.pharmaceutical"; "healthcare.medical_devices": "healthcare.medical_devices"; "healthcare.wellness": "healthcare.wellness"; "home_garden": "home_garden"; "home_garden.furniture": "home_garden.furniture"; "home_garden.home_improvement": "home_garden.home_improvement"; "media_entertainment": "media_entertainment"; "media_entertainment.podcasts": "media_entertainment.podcasts"; "media_entertainment.music": "media_entertainment.music"; "media_entertainment.film_tv": "media_entertainment.film_tv"; "media_entertainment.publishing": "media_entertainment.publishing"; "media_entertainment.live_events": "media_entertainment.live_events"; "pets": "pets"; "professional_services": "professional_services"; "professional_services.legal": "professional_services.legal"; "professional_services.consulting": "professional_services.consulting"; "real_estate": "real_estate"; "real_estate.residential": "real_estate.residential"; "real_estate.commercial": "real_estate.commercial"; "recruitment_hr": "recruitment_hr"; "retail": "retail"; "retail.ecommerce": "retail.ecommerce"; "retail.department_stores": "retail.department_stores"; "sports_fitness": "sports_fitness"; "sports_fitness.equipment": "sports_fitness.equipment"; "sports_fitness.teams_leagues": "sports_fitness.teams_leagues"; "technology": "technology"; "technology.software": "technology.software"; "technology.hardware": "technology.hardware"; "technology.ai_ml": "technology.ai_ml"; "telecom": "telecom"; "telecom.mobile_carriers": "telecom.mobile_carriers"; "telecom.internet_providers": "telecom.internet_providers"; "transportation_logistics": "transportation_logistics"; "travel_hospitality": "travel_hospitality"; "travel_hospitality.airlines": "travel_hospitality.airlines"; "travel_hospitality.hotels": "travel_hospitality.hotels"; "travel_hospitality.cruise": "travel_hospitality.cruise"; "travel_hospitality.tourism": "travel_hospitality.tourism" }> = z.enum(["automotive","automotive.electric_vehicles","automotive.parts_accessories","automotive.luxury","beauty_cosmetics","beauty_cosmetics.skincare","beauty_cosmetics.fragrance","beauty_cosmetics.haircare","cannabis","cpg","cpg.personal_care","cpg.household","dating","education","education.higher_education","education.online_learning","education.k12","energy_utilities","energy_utilities.renewable","fashion_apparel","fashion_apparel.luxury","fashion_apparel.sportswear","finance","finance.banking","finance.insurance","finance.investment","finance.cryptocurrency","food_beverage","food_beverage.alcohol","food_beverage.restaurants","food_beverage.packaged_goods","gambling_betting","gambling_betting.sports_betting","gambling_betting.casino","gaming","gaming.mobile","gaming.console_pc","gaming.esports","government_nonprofit","government_nonprofit.political","government_nonprofit.charity","healthcare","healthcare.pharmaceutical","healthcare.medical_devices","healthcare.wellness","home_garden","home_garden.furniture","home_garden.home_improvement","media_entertainment","media_entertainment.podcasts","media_entertainment.music","media_entertainment.film_tv","media_entertainment.publishing","media_entertainment.live_events","pets","professional_services","professional_services.legal","professional_services.consulting","real_estate","real_estate.residential","real_estate.commercial","recruitment_hr","retail","retail.ecommerce","retail.department_stores","sports_fitness","sports_fitness.equipment","sports_fitness.teams_leagues","technology","technology.software","technology.hardware","technology.ai_ml","telecom","telecom.mobile_carriers","telecom.internet_providers","transportation_logistics","travel_hospitality","travel_hospitality.airlines","travel_hospitality.hotels","travel_hospitality.cruise","travel_hospitality.tourism"])
+export type AdvertiserIndustry = z.infer<typeof AdvertiserIndustrySchema>
+
+/**
  * Error Code
  *
  * Standard error code vocabulary for AdCP.
@@ -12758,6 +13791,36 @@ export type PreviewCreativeResponse = z.infer<typeof PreviewCreativeResponseSche
  */
 export const ErrorCodeSchema: z.ZodEnum<{ "INVALID_REQUEST": "INVALID_REQUEST"; "AUTH_REQUIRED": "AUTH_REQUIRED"; "AUTH_MISSING": "AUTH_MISSING"; "AUTH_INVALID": "AUTH_INVALID"; "AUTHORIZATION_REQUIRED": "AUTHORIZATION_REQUIRED"; "RATE_LIMITED": "RATE_LIMITED"; "SERVICE_UNAVAILABLE": "SERVICE_UNAVAILABLE"; "CONFIGURATION_ERROR": "CONFIGURATION_ERROR"; "POLICY_VIOLATION": "POLICY_VIOLATION"; "PRODUCT_NOT_FOUND": "PRODUCT_NOT_FOUND"; "PRODUCT_UNAVAILABLE": "PRODUCT_UNAVAILABLE"; "PROPOSAL_EXPIRED": "PROPOSAL_EXPIRED"; "BUDGET_TOO_LOW": "BUDGET_TOO_LOW"; "CREATIVE_REJECTED": "CREATIVE_REJECTED"; "CREATIVE_VALUE_NOT_ALLOWED": "CREATIVE_VALUE_NOT_ALLOWED"; "UNSUPPORTED_FEATURE": "UNSUPPORTED_FEATURE"; "UNPRICEABLE_OUTPUT": "UNPRICEABLE_OUTPUT"; "UNSUPPORTED_GRANULARITY": "UNSUPPORTED_GRANULARITY"; "UNSUPPORTED_PROVISIONING": "UNSUPPORTED_PROVISIONING"; "AUDIENCE_TOO_SMALL": "AUDIENCE_TOO_SMALL"; "ACCOUNT_NOT_FOUND": "ACCOUNT_NOT_FOUND"; "ACCOUNT_SETUP_REQUIRED": "ACCOUNT_SETUP_REQUIRED"; "ACCOUNT_AMBIGUOUS": "ACCOUNT_AMBIGUOUS"; "ACCOUNT_PAYMENT_REQUIRED": "ACCOUNT_PAYMENT_REQUIRED"; "ACCOUNT_SUSPENDED": "ACCOUNT_SUSPENDED"; "COMPLIANCE_UNSATISFIED": "COMPLIANCE_UNSATISFIED"; "GOVERNANCE_DENIED": "GOVERNANCE_DENIED"; "BUDGET_EXHAUSTED": "BUDGET_EXHAUSTED"; "BUDGET_EXCEEDED": "BUDGET_EXCEEDED"; "BUDGET_CAP_REACHED": "BUDGET_CAP_REACHED"; "CONFLICT": "CONFLICT"; "IDEMPOTENCY_CONFLICT": "IDEMPOTENCY_CONFLICT"; "IDEMPOTENCY_EXPIRED": "IDEMPOTENCY_EXPIRED"; "IDEMPOTENCY_IN_FLIGHT": "IDEMPOTENCY_IN_FLIGHT"; "CREATIVE_DEADLINE_EXCEEDED": "CREATIVE_DEADLINE_EXCEEDED"; "CREATIVE_INACCESSIBLE": "CREATIVE_INACCESSIBLE"; "INVALID_STATE": "INVALID_STATE"; "MEDIA_BUY_NOT_FOUND": "MEDIA_BUY_NOT_FOUND"; "NOT_CANCELLABLE": "NOT_CANCELLABLE"; "PACKAGE_NOT_FOUND": "PACKAGE_NOT_FOUND"; "CREATIVE_NOT_FOUND": "CREATIVE_NOT_FOUND"; "SIGNAL_NOT_FOUND": "SIGNAL_NOT_FOUND"; "SIGNAL_TARGETING_INCOMPATIBLE": "SIGNAL_TARGETING_INCOMPATIBLE"; "SESSION_NOT_FOUND": "SESSION_NOT_FOUND"; "PLAN_NOT_FOUND": "PLAN_NOT_FOUND"; "REFERENCE_NOT_FOUND": "REFERENCE_NOT_FOUND"; "SESSION_TERMINATED": "SESSION_TERMINATED"; "VALIDATION_ERROR": "VALIDATION_ERROR"; "PRODUCT_EXPIRED": "PRODUCT_EXPIRED"; "PROPOSAL_NOT_COMMITTED": "PROPOSAL_NOT_COMMITTED"; "PROPOSAL_NOT_FOUND": "PROPOSAL_NOT_FOUND"; "MULTI_FINALIZE_UNSUPPORTED": "MULTI_FINALIZE_UNSUPPORTED"; "IO_REQUIRED": "IO_REQUIRED"; "TERMS_REJECTED": "TERMS_REJECTED"; "REQUOTE_REQUIRED": "REQUOTE_REQUIRED"; "VERSION_UNSUPPORTED": "VERSION_UNSUPPORTED"; "CAMPAIGN_SUSPENDED": "CAMPAIGN_SUSPENDED"; "GOVERNANCE_UNAVAILABLE": "GOVERNANCE_UNAVAILABLE"; "PERMISSION_DENIED": "PERMISSION_DENIED"; "SCOPE_INSUFFICIENT": "SCOPE_INSUFFICIENT"; "READ_ONLY_SCOPE": "READ_ONLY_SCOPE"; "FIELD_NOT_PERMITTED": "FIELD_NOT_PERMITTED"; "PROVENANCE_REQUIRED": "PROVENANCE_REQUIRED"; "PROVENANCE_DIGITAL_SOURCE_TYPE_MISSING": "PROVENANCE_DIGITAL_SOURCE_TYPE_MISSING"; "PROVENANCE_DISCLOSURE_MISSING": "PROVENANCE_DISCLOSURE_MISSING"; "PROVENANCE_EMBEDDED_MISSING": "PROVENANCE_EMBEDDED_MISSING"; "PROVENANCE_VERIFIER_NOT_ACCEPTED": "PROVENANCE_VERIFIER_NOT_ACCEPTED"; "PROVENANCE_CLAIM_CONTRADICTED": "PROVENANCE_CLAIM_CONTRADICTED"; "EVALUATOR_AGENT_NOT_ACCEPTED": "EVALUATOR_AGENT_NOT_ACCEPTED"; "BILLING_NOT_SUPPORTED": "BILLING_NOT_SUPPORTED"; "BILLING_NOT_PERMITTED_FOR_AGENT": "BILLING_NOT_PERMITTED_FOR_AGENT"; "BILLING_OUT_OF_BAND": "BILLING_OUT_OF_BAND"; "PAYMENT_TERMS_NOT_SUPPORTED": "PAYMENT_TERMS_NOT_SUPPORTED"; "BRAND_REQUIRED": "BRAND_REQUIRED"; "AGENT_SUSPENDED": "AGENT_SUSPENDED"; "AGENT_BLOCKED": "AGENT_BLOCKED"; "CREDENTIAL_IN_ARGS": "CREDENTIAL_IN_ARGS"; "ACTION_NOT_ALLOWED": "ACTION_NOT_ALLOWED"; "PRIVATE_FIELD_IN_PUBLIC_PLACEMENT": "PRIVATE_FIELD_IN_PUBLIC_PLACEMENT"; "FORMAT_PROJECTION_FAILED": "FORMAT_PROJECTION_FAILED"; "FORMAT_DECLARATION_DIVERGENT": "FORMAT_DECLARATION_DIVERGENT"; "FORMAT_DECLARATION_V1_AMBIGUOUS": "FORMAT_DECLARATION_V1_AMBIGUOUS"; "FORMAT_OPTION_UNRESOLVED": "FORMAT_OPTION_UNRESOLVED"; "FORMAT_DECLARATION_V1_LOSSY_MULTI_SIZE": "FORMAT_DECLARATION_V1_LOSSY_MULTI_SIZE"; "FORMAT_NOT_SUPPORTED": "FORMAT_NOT_SUPPORTED"; "PIXEL_TRACKER_LOSSY_DOWNGRADE": "PIXEL_TRACKER_LOSSY_DOWNGRADE"; "PIXEL_TRACKER_UPGRADE_INFERRED": "PIXEL_TRACKER_UPGRADE_INFERRED"; "STALE_RESPONSE": "STALE_RESPONSE"; "FEED_FETCH_FAILED": "FEED_FETCH_FAILED"; "INVALID_FEED_FORMAT": "INVALID_FEED_FORMAT"; "ITEM_VALIDATION_FAILED": "ITEM_VALIDATION_FAILED"; "CATALOG_LIMIT_EXCEEDED": "CATALOG_LIMIT_EXCEEDED" }> = z.enum(["INVALID_REQUEST","AUTH_REQUIRED","AUTH_MISSING","AUTH_INVALID","AUTHORIZATION_REQUIRED","RATE_LIMITED","SERVICE_UNAVAILABLE","CONFIGURATION_ERROR","POLICY_VIOLATION","PRODUCT_NOT_FOUND","PRODUCT_UNAVAILABLE","PROPOSAL_EXPIRED","BUDGET_TOO_LOW","CREATIVE_REJECTED","CREATIVE_VALUE_NOT_ALLOWED","UNSUPPORTED_FEATURE","UNPRICEABLE_OUTPUT","UNSUPPORTED_GRANULARITY","UNSUPPORTED_PROVISIONING","AUDIENCE_TOO_SMALL","ACCOUNT_NOT_FOUND","ACCOUNT_SETUP_REQUIRED","ACCOUNT_AMBIGUOUS","ACCOUNT_PAYMENT_REQUIRED","ACCOUNT_SUSPENDED","COMPLIANCE_UNSATISFIED","GOVERNANCE_DENIED","BUDGET_EXHAUSTED","BUDGET_EXCEEDED","BUDGET_CAP_REACHED","CONFLICT","IDEMPOTENCY_CONFLICT","IDEMPOTENCY_EXPIRED","IDEMPOTENCY_IN_FLIGHT","CREATIVE_DEADLINE_EXCEEDED","CREATIVE_INACCESSIBLE","INVALID_STATE","MEDIA_BUY_NOT_FOUND","NOT_CANCELLABLE","PACKAGE_NOT_FOUND","CREATIVE_NOT_FOUND","SIGNAL_NOT_FOUND","SIGNAL_TARGETING_INCOMPATIBLE","SESSION_NOT_FOUND","PLAN_NOT_FOUND","REFERENCE_NOT_FOUND","SESSION_TERMINATED","VALIDATION_ERROR","PRODUCT_EXPIRED","PROPOSAL_NOT_COMMITTED","PROPOSAL_NOT_FOUND","MULTI_FINALIZE_UNSUPPORTED","IO_REQUIRED","TERMS_REJECTED","REQUOTE_REQUIRED","VERSION_UNSUPPORTED","CAMPAIGN_SUSPENDED","GOVERNANCE_UNAVAILABLE","PERMISSION_DENIED","SCOPE_INSUFFICIENT","READ_ONLY_SCOPE","FIELD_NOT_PERMITTED","PROVENANCE_REQUIRED","PROVENANCE_DIGITAL_SOURCE_TYPE_MISSING","PROVENANCE_DISCLOSURE_MISSING","PROVENANCE_EMBEDDED_MISSING","PROVENANCE_VERIFIER_NOT_ACCEPTED","PROVENANCE_CLAIM_CONTRADICTED","EVALUATOR_AGENT_NOT_ACCEPTED","BILLING_NOT_SUPPORTED","BILLING_NOT_PERMITTED_FOR_AGENT","BILLING_OUT_OF_BAND","PAYMENT_TERMS_NOT_SUPPORTED","BRAND_REQUIRED","AGENT_SUSPENDED","AGENT_BLOCKED","CREDENTIAL_IN_ARGS","ACTION_NOT_ALLOWED","PRIVATE_FIELD_IN_PUBLIC_PLACEMENT","FORMAT_PROJECTION_FAILED","FORMAT_DECLARATION_DIVERGENT","FORMAT_DECLARATION_V1_AMBIGUOUS","FORMAT_OPTION_UNRESOLVED","FORMAT_DECLARATION_V1_LOSSY_MULTI_SIZE","FORMAT_NOT_SUPPORTED","PIXEL_TRACKER_LOSSY_DOWNGRADE","PIXEL_TRACKER_UPGRADE_INFERRED","STALE_RESPONSE","FEED_FETCH_FAILED","INVALID_FEED_FORMAT","ITEM_VALIDATION_FAILED","CATALOG_LIMIT_EXCEEDED"])
 export type ErrorCode = z.infer<typeof ErrorCodeSchema>
+
+/**
+ * Feedback Source
+ *
+ * Source of performance feedback data
+ *
+ * AdCP 3.1.19 `enums/feedback-source.json`
+ */
+export const FeedbackSourceSchema: z.ZodEnum<{ "buyer_attribution": "buyer_attribution"; "third_party_measurement": "third_party_measurement"; "platform_analytics": "platform_analytics"; "verification_partner": "verification_partner" }> = z.enum(["buyer_attribution","third_party_measurement","platform_analytics","verification_partner"])
+export type FeedbackSource = z.infer<typeof FeedbackSourceSchema>
+
+/**
+ * Metric Type (Deprecated)
+ *
+ * **Deprecated as of this minor.** Legacy free-form enum mixing metrics, verification, and attribution into one list with no layer alignment.
+ *
+ * AdCP 3.1.19 `enums/metric-type.json`
+ */
+export const MetricTypeSchema: z.ZodEnum<{ "overall_performance": "overall_performance"; "conversion_rate": "conversion_rate"; "brand_lift": "brand_lift"; "click_through_rate": "click_through_rate"; "completion_rate": "completion_rate"; "viewability": "viewability"; "brand_safety": "brand_safety"; "cost_efficiency": "cost_efficiency" }> = z.enum(["overall_performance","conversion_rate","brand_lift","click_through_rate","completion_rate","viewability","brand_safety","cost_efficiency"])
+export type MetricType = z.infer<typeof MetricTypeSchema>
+
+/**
+ * Sort Metric
+ *
+ * Numeric delivery metrics available for sorting breakdown rows.
+ *
+ * AdCP 3.1.19 `enums/sort-metric.json`
+ */
+export const SortMetricSchema: z.ZodEnum<{ "impressions": "impressions"; "spend": "spend"; "clicks": "clicks"; "ctr": "ctr"; "views": "views"; "completed_views": "completed_views"; "completion_rate": "completion_rate"; "conversions": "conversions"; "conversion_value": "conversion_value"; "roas": "roas"; "cost_per_acquisition": "cost_per_acquisition"; "new_to_brand_rate": "new_to_brand_rate"; "leads": "leads"; "grps": "grps"; "reach": "reach"; "frequency": "frequency"; "engagements": "engagements"; "follows": "follows"; "saves": "saves"; "profile_visits": "profile_visits"; "engagement_rate": "engagement_rate"; "cost_per_click": "cost_per_click" }> = z.enum(["impressions","spend","clicks","ctr","views","completed_views","completion_rate","conversions","conversion_value","roas","cost_per_acquisition","new_to_brand_rate","leads","grps","reach","frequency","engagements","follows","saves","profile_visits","engagement_rate","cost_per_click"])
+export type SortMetric = z.infer<typeof SortMetricSchema>
 
 /**
  * Build Creative Request
@@ -12866,6 +13929,663 @@ export const BuildCreativeRequestSchema: z.ZodIntersection<z.ZodIntersection<z.Z
 export type BuildCreativeRequest = z.infer<typeof BuildCreativeRequestSchema>
 
 /**
+ * Package Request
+ *
+ * Package configuration for media buy creation
+ *
+ * AdCP 3.1.19 `media-buy/package-request.json`
+ */
+export const PackageRequestSchema: z.ZodIntersection<z.ZodObject<{
+  "product_id": z.ZodString;
+  "format_ids": z.ZodOptional<z.ZodArray<typeof FormatIdSchema>>;
+  "format_option_refs": z.ZodOptional<z.ZodArray<typeof FormatOptionRefSchema>>;
+  "format_kind": z.ZodOptional<typeof CanonicalFormatKindSchema>;
+  "params": z.ZodOptional<z.ZodObject<{}, z.core.$loose>>;
+  "budget": z.ZodNumber;
+  "pacing": z.ZodOptional<typeof PacingSchema>;
+  "pricing_option_id": z.ZodString;
+  "bid_price": z.ZodOptional<z.ZodNumber>;
+  "impressions": z.ZodOptional<z.ZodNumber>;
+  "start_time": z.ZodOptional<z.ZodISODateTime>;
+  "end_time": z.ZodOptional<z.ZodISODateTime>;
+  "paused": z.ZodOptional<z.ZodBoolean>;
+  "catalogs": z.ZodOptional<z.ZodArray<typeof CatalogSchema>>;
+  "optimization_goals": z.ZodOptional<z.ZodArray<typeof OptimizationGoalSchema>>;
+  "targeting_overlay": z.ZodOptional<typeof TargetingSchema>;
+  "measurement_terms": z.ZodOptional<typeof MeasurementTermsSchema>;
+  "performance_standards": z.ZodOptional<z.ZodArray<typeof PerformanceStandardSchema>>;
+  "committed_metrics": z.ZodOptional<z.ZodArray<z.ZodDiscriminatedUnion<[z.ZodObject<{
+      "scope": z.ZodLiteral<"standard">;
+      "metric_id": typeof AvailableMetricSchema;
+      "qualifier": z.ZodOptional<z.ZodObject<{
+        "viewability_standard": z.ZodOptional<typeof ViewabilityStandardSchema>;
+        "completion_source": z.ZodOptional<typeof CompletionSourceSchema>;
+        "attribution_methodology": z.ZodOptional<typeof AttributionMethodologySchema>;
+        "attribution_window": z.ZodOptional<typeof DurationSchema>;
+        "lift_dimension": z.ZodOptional<typeof LiftDimensionSchema>
+      }, z.core.$strict>>
+    }, z.core.$strict>, z.ZodObject<{
+      "scope": z.ZodLiteral<"vendor">;
+      "vendor": typeof BrandRefSchema;
+      "metric_id": typeof VendorMetricIdSchema
+    }, z.core.$strict>], "scope">>>;
+  "creative_assignments": z.ZodOptional<z.ZodArray<typeof CreativeAssignmentSchema>>;
+  "creatives": z.ZodOptional<z.ZodArray<typeof CreativeAssetSchema>>;
+  "agency_estimate_number": z.ZodOptional<z.ZodString>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose>, typeof VersionEnvelopeSchema> = not(z.intersection(objectRules(z.looseObject({
+  "product_id": z.string(),
+  "format_ids": z.array(FormatIdSchema).min(1).optional(),
+  "format_option_refs": z.array(FormatOptionRefSchema).min(1).optional(),
+  "format_kind": CanonicalFormatKindSchema.optional(),
+  "params": z.looseObject({}).optional(),
+  "budget": z.number().gte(0),
+  "pacing": PacingSchema.optional(),
+  "pricing_option_id": z.string(),
+  "bid_price": z.number().gte(0).optional(),
+  "impressions": z.number().gte(0).optional(),
+  "start_time": not(z.iso.datetime({ offset: true }), z.literal("asap"), "must not match {\"const\":\"asap\"}").optional(),
+  "end_time": z.iso.datetime({ offset: true }).optional(),
+  "paused": z.boolean().optional(),
+  "catalogs": z.array(CatalogSchema).optional(),
+  "optimization_goals": z.array(OptimizationGoalSchema).min(1).optional(),
+  "targeting_overlay": TargetingSchema.optional(),
+  "measurement_terms": MeasurementTermsSchema.optional(),
+  "performance_standards": z.array(PerformanceStandardSchema).min(1).optional(),
+  "committed_metrics": z.array(z.discriminatedUnion("scope", [
+    z.strictObject({
+      "scope": z.literal("standard"),
+      "metric_id": AvailableMetricSchema,
+      "qualifier": z.strictObject({
+        "viewability_standard": ViewabilityStandardSchema.optional(),
+        "completion_source": CompletionSourceSchema.optional(),
+        "attribution_methodology": AttributionMethodologySchema.optional(),
+        "attribution_window": DurationSchema.optional(),
+        "lift_dimension": LiftDimensionSchema.optional(),
+      }).optional(),
+    }),
+    z.strictObject({
+      "scope": z.literal("vendor"),
+      "vendor": BrandRefSchema,
+      "metric_id": VendorMetricIdSchema,
+    }),
+  ])).min(1).optional(),
+  "creative_assignments": z.array(CreativeAssignmentSchema).min(1).optional(),
+  "creatives": z.array(CreativeAssetSchema).min(1).max(100).optional(),
+  "agency_estimate_number": z.string().max(100).optional(),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
+}), {
+  dependencies: { "params": ["format_kind"] },
+}), VersionEnvelopeSchema), requireKeys(z.looseObject({}), ["capability_ids"]), "must not have \"capability_ids\"")
+export type PackageRequest = z.infer<typeof PackageRequestSchema>
+
+/**
+ * Create Media Buy Request
+ *
+ * Request parameters for creating a media buy.
+ *
+ * AdCP 3.1.19 `media-buy/create-media-buy-request.json`
+ */
+export const CreateMediaBuyRequestSchema: z.ZodIntersection<z.ZodObject<{
+  "idempotency_key": z.ZodString;
+  "plan_id": z.ZodOptional<z.ZodString>;
+  "account": typeof AccountRefSchema;
+  "proposal_id": z.ZodOptional<z.ZodString>;
+  "total_budget": z.ZodOptional<z.ZodObject<{
+    "amount": z.ZodNumber;
+    "currency": z.ZodString
+  }, z.core.$strict>>;
+  "packages": z.ZodOptional<z.ZodArray<typeof PackageRequestSchema>>;
+  "brand": typeof BrandRefSchema;
+  "advertiser_industry": z.ZodOptional<typeof AdvertiserIndustrySchema>;
+  "invoice_recipient": z.ZodOptional<typeof BusinessEntitySchema>;
+  "io_acceptance": z.ZodOptional<z.ZodObject<{
+    "io_id": z.ZodString;
+    "accepted_at": z.ZodISODateTime;
+    "signatory": z.ZodString;
+    "signature_id": z.ZodOptional<z.ZodString>
+  }, z.core.$loose>>;
+  "po_number": z.ZodOptional<z.ZodString>;
+  "agency_estimate_number": z.ZodOptional<z.ZodString>;
+  "start_time": typeof StartTimingSchema;
+  "end_time": z.ZodISODateTime;
+  "paused": z.ZodOptional<z.ZodBoolean>;
+  "push_notification_config": z.ZodOptional<typeof PushNotificationConfigSchema>;
+  "reporting_webhook": z.ZodOptional<typeof ReportingWebhookSchema>;
+  "artifact_webhook": z.ZodOptional<z.ZodObject<{
+    "url": z.ZodString;
+    "token": z.ZodOptional<z.ZodString>;
+    "authentication": z.ZodObject<{
+      "schemes": z.ZodArray<typeof AuthSchemeSchema>;
+      "credentials": z.ZodString
+    }, z.core.$strict>;
+    "delivery_mode": z.ZodEnum<{ "realtime": "realtime"; "batched": "batched" }>;
+    "batch_frequency": z.ZodOptional<z.ZodEnum<{ "hourly": "hourly"; "daily": "daily" }>>;
+    "sampling_rate": z.ZodOptional<z.ZodNumber>
+  }, z.core.$loose>>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose>, typeof VersionEnvelopeSchema> = z.intersection(objectRules(z.looseObject({
+  "idempotency_key": z.string().min(16).max(255).regex(new RegExp("^[A-Za-z0-9_.:-]{16,255}$", 'u')),
+  "plan_id": z.string().optional(),
+  "account": AccountRefSchema,
+  "proposal_id": z.string().optional(),
+  "total_budget": z.strictObject({
+    "amount": z.number().gte(0),
+    "currency": z.string(),
+  }).optional(),
+  "packages": z.array(PackageRequestSchema).min(1).optional(),
+  "brand": BrandRefSchema,
+  "advertiser_industry": AdvertiserIndustrySchema.optional(),
+  "invoice_recipient": BusinessEntitySchema.optional(),
+  "io_acceptance": z.looseObject({
+    "io_id": z.string(),
+    "accepted_at": z.iso.datetime({ offset: true }),
+    "signatory": z.string().min(1).max(250),
+    "signature_id": z.string().optional(),
+  }).optional(),
+  "po_number": z.string().optional(),
+  "agency_estimate_number": z.string().max(100).optional(),
+  "start_time": StartTimingSchema,
+  "end_time": z.iso.datetime({ offset: true }),
+  "paused": z.boolean().optional(),
+  "push_notification_config": PushNotificationConfigSchema.optional(),
+  "reporting_webhook": ReportingWebhookSchema.optional(),
+  "artifact_webhook": z.looseObject({
+    "url": uri(),
+    "token": z.string().min(16).optional(),
+    "authentication": z.strictObject({
+      "schemes": z.array(AuthSchemeSchema).min(1).max(1),
+      "credentials": z.string().min(32),
+    }),
+    "delivery_mode": z.enum(["realtime","batched"]),
+    "batch_frequency": z.enum(["hourly","daily"]).optional(),
+    "sampling_rate": z.number().gte(0).lte(1).optional(),
+  }).optional(),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
+}), {
+  dependencies: { "proposal_id": ["total_budget"] },
+}), VersionEnvelopeSchema)
+export type CreateMediaBuyRequest = z.infer<typeof CreateMediaBuyRequestSchema>
+
+/**
+ * Get Media Buy Delivery Request
+ *
+ * Request parameters for retrieving comprehensive delivery metrics
+ *
+ * AdCP 3.1.19 `media-buy/get-media-buy-delivery-request.json`
+ */
+export const GetMediaBuyDeliveryRequestSchema: z.ZodIntersection<z.ZodObject<{
+  "account": z.ZodOptional<typeof AccountRefSchema>;
+  "media_buy_ids": z.ZodOptional<z.ZodArray<z.ZodString>>;
+  "status_filter": z.ZodOptional<z.ZodUnion<readonly [typeof MediaBuyStatusSchema, z.ZodArray<typeof MediaBuyStatusSchema>]>>;
+  "start_date": z.ZodOptional<z.ZodString>;
+  "end_date": z.ZodOptional<z.ZodString>;
+  "include_package_daily_breakdown": z.ZodOptional<z.ZodBoolean>;
+  "time_granularity": z.ZodOptional<typeof ReportingFrequencySchema>;
+  "include_window_breakdown": z.ZodOptional<z.ZodBoolean>;
+  "attribution_window": z.ZodOptional<z.ZodObject<{
+    "post_click": z.ZodOptional<typeof DurationSchema>;
+    "post_view": z.ZodOptional<typeof DurationSchema>;
+    "model": z.ZodOptional<typeof AttributionModelSchema>
+  }, z.core.$loose>>;
+  "reporting_dimensions": z.ZodOptional<z.ZodObject<{
+    "geo": z.ZodOptional<z.ZodIntersection<z.ZodIntersection<z.ZodIntersection<z.ZodObject<{
+      "geo_level": typeof GeoLevelSchema;
+      "system": z.ZodOptional<z.ZodUnion<readonly [typeof MetroSystemSchema, typeof PostalSystemSchema, typeof LegacyPostalSystemSchema]>>;
+      "country": z.ZodOptional<z.ZodString>;
+      "limit": z.ZodOptional<z.ZodInt>;
+      "sort_by": z.ZodOptional<typeof SortMetricSchema>
+    }, z.core.$loose>, z.ZodUnknown>, z.ZodUnknown>, z.ZodUnknown>>;
+    "device_type": z.ZodOptional<z.ZodObject<{
+      "limit": z.ZodOptional<z.ZodInt>;
+      "sort_by": z.ZodOptional<typeof SortMetricSchema>
+    }, z.core.$loose>>;
+    "device_platform": z.ZodOptional<z.ZodObject<{
+      "limit": z.ZodOptional<z.ZodInt>;
+      "sort_by": z.ZodOptional<typeof SortMetricSchema>
+    }, z.core.$loose>>;
+    "audience": z.ZodOptional<z.ZodObject<{
+      "limit": z.ZodOptional<z.ZodInt>;
+      "sort_by": z.ZodOptional<typeof SortMetricSchema>
+    }, z.core.$loose>>;
+    "placement": z.ZodOptional<z.ZodObject<{
+      "limit": z.ZodOptional<z.ZodInt>;
+      "sort_by": z.ZodOptional<typeof SortMetricSchema>
+    }, z.core.$loose>>
+  }, z.core.$loose>>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose>, typeof VersionEnvelopeSchema> = z.intersection(z.looseObject({
+  "account": AccountRefSchema.optional(),
+  "media_buy_ids": z.array(z.string()).min(1).optional(),
+  "status_filter": z.union([
+    MediaBuyStatusSchema,
+    z.array(MediaBuyStatusSchema).min(1),
+  ]).optional(),
+  "start_date": z.string().regex(new RegExp("^\\d{4}-\\d{2}-\\d{2}$", 'u')).optional(),
+  "end_date": z.string().regex(new RegExp("^\\d{4}-\\d{2}-\\d{2}$", 'u')).optional(),
+  "include_package_daily_breakdown": z.boolean().optional(),
+  "time_granularity": ReportingFrequencySchema.optional(),
+  "include_window_breakdown": z.boolean().optional(),
+  "attribution_window": z.looseObject({
+    "post_click": DurationSchema.optional(),
+    "post_view": DurationSchema.optional(),
+    "model": AttributionModelSchema.optional(),
+  }).optional(),
+  "reporting_dimensions": z.looseObject({
+    "geo": z.intersection(z.intersection(z.intersection(z.looseObject({
+      "geo_level": GeoLevelSchema,
+      "system": z.union([
+        MetroSystemSchema,
+        PostalSystemSchema,
+        LegacyPostalSystemSchema,
+      ]).optional(),
+      "country": z.string().regex(new RegExp("^[A-Z]{2}$", 'u')).optional(),
+      "limit": z.int().gte(1).optional(),
+      "sort_by": SortMetricSchema.optional(),
+    }), conditional(
+      z.unknown(),
+      z.looseObject({
+        "geo_level": z.enum(["country","region"]),
+      }),
+      not(z.unknown(), z.union([
+          requireKeys(z.looseObject({}), ["country"]),
+          requireKeys(z.looseObject({}), ["system"]),
+        ]), "must not have any of \"country\", \"system\""),
+      undefined,
+    )), conditional(
+      z.unknown(),
+      z.looseObject({
+        "geo_level": z.literal("metro"),
+      }),
+      not(z.union([
+        not(z.unknown(), requireKeys(z.looseObject({}), ["system"]), "must not have \"system\""),
+        z.looseObject({
+          "system": MetroSystemSchema,
+        }),
+      ]), requireKeys(z.looseObject({}), ["country"]), "must not have \"country\""),
+      undefined,
+    )), conditional(
+      z.unknown(),
+      z.looseObject({
+        "geo_level": z.literal("postal_area"),
+      }),
+      z.union([
+        not(z.unknown(), z.union([
+            requireKeys(z.looseObject({}), ["country"]),
+            requireKeys(z.looseObject({}), ["system"]),
+          ]), "must not have any of \"country\", \"system\""),
+        PostalCountrySystemSchema,
+        not(z.looseObject({
+          "system": LegacyPostalSystemSchema,
+        }), requireKeys(z.looseObject({}), ["country"]), "must not have \"country\""),
+      ]),
+      undefined,
+    )).optional(),
+    "device_type": z.looseObject({
+      "limit": z.int().gte(1).optional(),
+      "sort_by": SortMetricSchema.optional(),
+    }).optional(),
+    "device_platform": z.looseObject({
+      "limit": z.int().gte(1).optional(),
+      "sort_by": SortMetricSchema.optional(),
+    }).optional(),
+    "audience": z.looseObject({
+      "limit": z.int().gte(1).optional(),
+      "sort_by": SortMetricSchema.optional(),
+    }).optional(),
+    "placement": z.looseObject({
+      "limit": z.int().gte(1).optional(),
+      "sort_by": SortMetricSchema.optional(),
+    }).optional(),
+  }).optional(),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
+}), VersionEnvelopeSchema)
+export type GetMediaBuyDeliveryRequest = z.infer<typeof GetMediaBuyDeliveryRequestSchema>
+
+/**
+ * Get Media Buys Request
+ *
+ * Request parameters for retrieving media buy status, creative approval state, and optional delivery snapshots
+ *
+ * AdCP 3.1.19 `media-buy/get-media-buys-request.json`
+ */
+export const GetMediaBuysRequestSchema: z.ZodIntersection<z.ZodObject<{
+  "account": z.ZodOptional<typeof AccountRefSchema>;
+  "media_buy_ids": z.ZodOptional<z.ZodArray<z.ZodString>>;
+  "status_filter": z.ZodOptional<z.ZodUnion<readonly [typeof MediaBuyStatusSchema, z.ZodArray<typeof MediaBuyStatusSchema>]>>;
+  "include_snapshot": z.ZodOptional<z.ZodBoolean>;
+  "include_history": z.ZodOptional<z.ZodInt>;
+  "include_webhook_activity": z.ZodOptional<z.ZodBoolean>;
+  "webhook_activity_limit": z.ZodOptional<z.ZodInt>;
+  "pagination": z.ZodOptional<typeof PaginationRequestSchema>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose>, typeof VersionEnvelopeSchema> = z.intersection(z.looseObject({
+  "account": AccountRefSchema.optional(),
+  "media_buy_ids": z.array(z.string()).min(1).optional(),
+  "status_filter": z.union([
+    MediaBuyStatusSchema,
+    z.array(MediaBuyStatusSchema).min(1),
+  ]).optional(),
+  "include_snapshot": z.boolean().optional(),
+  "include_history": z.int().gte(0).lte(1000).optional(),
+  "include_webhook_activity": z.boolean().optional(),
+  "webhook_activity_limit": z.int().gte(1).lte(200).optional(),
+  "pagination": PaginationRequestSchema.optional(),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
+}), VersionEnvelopeSchema)
+export type GetMediaBuysRequest = z.infer<typeof GetMediaBuysRequestSchema>
+
+/**
+ * Get Products Request
+ *
+ * Request parameters for discovering or refining advertising products.
+ *
+ * AdCP 3.1.19 `media-buy/get-products-request.json`
+ */
+export const GetProductsRequestSchema: z.ZodIntersection<z.ZodIntersection<z.ZodObject<{
+  "buying_mode": z.ZodEnum<{ "brief": "brief"; "wholesale": "wholesale"; "refine": "refine" }>;
+  "brief": z.ZodOptional<z.ZodString>;
+  "refine": z.ZodOptional<z.ZodArray<z.ZodDiscriminatedUnion<[z.ZodObject<{
+      "scope": z.ZodLiteral<"request">;
+      "ask": z.ZodString
+    }, z.core.$strict>, z.ZodObject<{
+      "scope": z.ZodLiteral<"product">;
+      "product_id": z.ZodString;
+      "action": z.ZodOptional<z.ZodEnum<{ "include": "include"; "omit": "omit"; "more_like_this": "more_like_this" }>>;
+      "ask": z.ZodOptional<z.ZodString>
+    }, z.core.$strict>, z.ZodObject<{
+      "scope": z.ZodLiteral<"proposal">;
+      "proposal_id": z.ZodString;
+      "action": z.ZodOptional<z.ZodEnum<{ "include": "include"; "omit": "omit"; "finalize": "finalize" }>>;
+      "ask": z.ZodOptional<z.ZodString>
+    }, z.core.$strict>], "scope">>>;
+  "brand": z.ZodOptional<typeof BrandRefSchema>;
+  "catalog": z.ZodOptional<typeof CatalogSchema>;
+  "account": z.ZodOptional<typeof AccountRefSchema>;
+  "preferred_delivery_types": z.ZodOptional<z.ZodArray<typeof DeliveryTypeSchema>>;
+  "filters": z.ZodOptional<typeof ProductFiltersSchema>;
+  "property_list": z.ZodOptional<typeof PropertyListRefSchema>;
+  "fields": z.ZodOptional<z.ZodArray<z.ZodEnum<{ "product_id": "product_id"; "name": "name"; "description": "description"; "publisher_properties": "publisher_properties"; "channels": "channels"; "video_placement_types": "video_placement_types"; "audio_distribution_types": "audio_distribution_types"; "sponsored_placement_types": "sponsored_placement_types"; "social_placement_surfaces": "social_placement_surfaces"; "format_ids": "format_ids"; "format_options": "format_options"; "placements": "placements"; "delivery_type": "delivery_type"; "exclusivity": "exclusivity"; "pricing_options": "pricing_options"; "forecast": "forecast"; "outcome_measurement": "outcome_measurement"; "delivery_measurement": "delivery_measurement"; "reporting_capabilities": "reporting_capabilities"; "creative_policy": "creative_policy"; "catalog_types": "catalog_types"; "metric_optimization": "metric_optimization"; "conversion_tracking": "conversion_tracking"; "data_provider_signals": "data_provider_signals"; "included_signals": "included_signals"; "signal_targeting_allowed": "signal_targeting_allowed"; "signal_targeting_options": "signal_targeting_options"; "signal_targeting_rules": "signal_targeting_rules"; "max_optimization_goals": "max_optimization_goals"; "catalog_match": "catalog_match"; "collections": "collections"; "collection_targeting_allowed": "collection_targeting_allowed"; "installments": "installments"; "brief_relevance": "brief_relevance"; "expires_at": "expires_at"; "product_card": "product_card"; "product_card_detailed": "product_card_detailed"; "enforced_policies": "enforced_policies"; "trusted_match": "trusted_match" }>>>;
+  "time_budget": z.ZodOptional<typeof DurationSchema>;
+  "push_notification_config": z.ZodOptional<typeof PushNotificationConfigSchema>;
+  "pagination": z.ZodOptional<typeof PaginationRequestSchema>;
+  "if_wholesale_feed_version": z.ZodOptional<z.ZodString>;
+  "if_pricing_version": z.ZodOptional<z.ZodString>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "required_policies": z.ZodOptional<z.ZodArray<z.ZodString>>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose>, typeof VersionEnvelopeSchema>, z.ZodUnknown> = z.intersection(z.intersection(objectRules(z.looseObject({
+  "buying_mode": z.enum(["brief","wholesale","refine"]),
+  "brief": z.string().optional(),
+  "refine": z.array(z.discriminatedUnion("scope", [
+    z.strictObject({
+      "scope": z.literal("request"),
+      "ask": z.string().min(1),
+    }),
+    z.strictObject({
+      "scope": z.literal("product"),
+      "product_id": z.string().min(1),
+      "action": z.enum(["include","omit","more_like_this"]).optional(),
+      "ask": z.string().min(1).optional(),
+    }),
+    z.strictObject({
+      "scope": z.literal("proposal"),
+      "proposal_id": z.string().min(1),
+      "action": z.enum(["include","omit","finalize"]).optional(),
+      "ask": z.string().min(1).optional(),
+    }),
+  ])).min(1).optional(),
+  "brand": BrandRefSchema.optional(),
+  "catalog": CatalogSchema.optional(),
+  "account": AccountRefSchema.optional(),
+  "preferred_delivery_types": uniqueItems(z.array(DeliveryTypeSchema).min(1)).optional(),
+  "filters": ProductFiltersSchema.optional(),
+  "property_list": PropertyListRefSchema.optional(),
+  "fields": z.array(z.enum(["product_id","name","description","publisher_properties","channels","video_placement_types","audio_distribution_types","sponsored_placement_types","social_placement_surfaces","format_ids","format_options","placements","delivery_type","exclusivity","pricing_options","forecast","outcome_measurement","delivery_measurement","reporting_capabilities","creative_policy","catalog_types","metric_optimization","conversion_tracking","data_provider_signals","included_signals","signal_targeting_allowed","signal_targeting_options","signal_targeting_rules","max_optimization_goals","catalog_match","collections","collection_targeting_allowed","installments","brief_relevance","expires_at","product_card","product_card_detailed","enforced_policies","trusted_match"])).min(1).optional(),
+  "time_budget": DurationSchema.optional(),
+  "push_notification_config": PushNotificationConfigSchema.optional(),
+  "pagination": PaginationRequestSchema.optional(),
+  "if_wholesale_feed_version": z.string().optional(),
+  "if_pricing_version": z.string().optional(),
+  "context": ContextSchema.optional(),
+  "required_policies": z.array(z.string()).optional(),
+  "ext": ExtSchema.optional(),
+}), {
+  dependencies: { "catalog": ["brand"], "if_pricing_version": ["if_wholesale_feed_version"] },
+}), VersionEnvelopeSchema), conditional(
+  z.unknown(),
+  z.union([
+    requireKeys(z.looseObject({}), ["if_wholesale_feed_version"]),
+    requireKeys(z.looseObject({}), ["if_pricing_version"]),
+  ]),
+  z.looseObject({
+    "buying_mode": z.literal("wholesale"),
+  }),
+  undefined,
+))
+export type GetProductsRequest = z.infer<typeof GetProductsRequestSchema>
+
+/**
+ * List Creative Formats Request
+ *
+ * Request parameters for discovering supported creative formats
+ *
+ * AdCP 3.1.19 `media-buy/list-creative-formats-request.json`
+ */
+export const MediaBuyListCreativeFormatsRequestSchema: z.ZodIntersection<z.ZodObject<{
+  "format_ids": z.ZodOptional<z.ZodArray<typeof FormatIdSchema>>;
+  "asset_types": z.ZodOptional<z.ZodArray<typeof AssetContentTypeSchema>>;
+  "max_width": z.ZodOptional<z.ZodInt>;
+  "max_height": z.ZodOptional<z.ZodInt>;
+  "min_width": z.ZodOptional<z.ZodInt>;
+  "min_height": z.ZodOptional<z.ZodInt>;
+  "is_responsive": z.ZodOptional<z.ZodBoolean>;
+  "name_search": z.ZodOptional<z.ZodString>;
+  "publisher_domain": z.ZodOptional<z.ZodString>;
+  "property_id": z.ZodOptional<typeof PropertyIdSchema>;
+  "wcag_level": z.ZodOptional<typeof WcagLevelSchema>;
+  "disclosure_positions": z.ZodOptional<z.ZodArray<typeof DisclosurePositionSchema>>;
+  "disclosure_persistence": z.ZodOptional<z.ZodArray<typeof DisclosurePersistenceSchema>>;
+  "output_format_ids": z.ZodOptional<z.ZodArray<typeof FormatIdSchema>>;
+  "input_format_ids": z.ZodOptional<z.ZodArray<typeof FormatIdSchema>>;
+  "pagination": z.ZodOptional<typeof PaginationRequestSchema>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose>, typeof VersionEnvelopeSchema> = z.intersection(z.looseObject({
+  "format_ids": z.array(FormatIdSchema).min(1).optional(),
+  "asset_types": z.array(AssetContentTypeSchema).min(1).optional(),
+  "max_width": z.int().optional(),
+  "max_height": z.int().optional(),
+  "min_width": z.int().optional(),
+  "min_height": z.int().optional(),
+  "is_responsive": z.boolean().optional(),
+  "name_search": z.string().optional(),
+  "publisher_domain": z.string().regex(new RegExp("^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$", 'u')).optional(),
+  "property_id": PropertyIdSchema.optional(),
+  "wcag_level": WcagLevelSchema.optional(),
+  "disclosure_positions": uniqueItems(z.array(DisclosurePositionSchema).min(1)).optional(),
+  "disclosure_persistence": uniqueItems(z.array(DisclosurePersistenceSchema).min(1)).optional(),
+  "output_format_ids": z.array(FormatIdSchema).min(1).optional(),
+  "input_format_ids": z.array(FormatIdSchema).min(1).optional(),
+  "pagination": PaginationRequestSchema.optional(),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
+}), VersionEnvelopeSchema)
+export type MediaBuyListCreativeFormatsRequest = z.infer<typeof MediaBuyListCreativeFormatsRequestSchema>
+
+/**
+ * Package Update
+ *
+ * Package update configuration for update_media_buy.
+ *
+ * AdCP 3.1.19 `media-buy/package-update.json`
+ */
+export const PackageUpdateSchema: z.ZodObject<{
+  "package_id": z.ZodString;
+  "budget": z.ZodOptional<z.ZodNumber>;
+  "pacing": z.ZodOptional<typeof PacingSchema>;
+  "bid_price": z.ZodOptional<z.ZodNumber>;
+  "impressions": z.ZodOptional<z.ZodNumber>;
+  "start_time": z.ZodOptional<z.ZodISODateTime>;
+  "end_time": z.ZodOptional<z.ZodISODateTime>;
+  "paused": z.ZodOptional<z.ZodBoolean>;
+  "canceled": z.ZodOptional<z.ZodLiteral<true>>;
+  "cancellation_reason": z.ZodOptional<z.ZodString>;
+  "catalogs": z.ZodOptional<z.ZodArray<typeof CatalogSchema>>;
+  "optimization_goals": z.ZodOptional<z.ZodArray<typeof OptimizationGoalSchema>>;
+  "targeting_overlay": z.ZodOptional<typeof TargetingSchema>;
+  "keyword_targets_add": z.ZodOptional<z.ZodArray<z.ZodObject<{
+    "keyword": z.ZodString;
+    "match_type": typeof MatchTypeSchema;
+    "bid_price": z.ZodOptional<z.ZodNumber>
+  }, z.core.$strict>>>;
+  "keyword_targets_remove": z.ZodOptional<z.ZodArray<z.ZodObject<{
+    "keyword": z.ZodString;
+    "match_type": typeof MatchTypeSchema
+  }, z.core.$strict>>>;
+  "negative_keywords_add": z.ZodOptional<z.ZodArray<z.ZodObject<{
+    "keyword": z.ZodString;
+    "match_type": typeof MatchTypeSchema
+  }, z.core.$strict>>>;
+  "negative_keywords_remove": z.ZodOptional<z.ZodArray<z.ZodObject<{
+    "keyword": z.ZodString;
+    "match_type": typeof MatchTypeSchema
+  }, z.core.$strict>>>;
+  "creative_assignments": z.ZodOptional<z.ZodArray<typeof CreativeAssignmentSchema>>;
+  "creatives": z.ZodOptional<z.ZodArray<typeof CreativeAssetSchema>>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose> = not(z.looseObject({
+  "package_id": z.string(),
+  "budget": z.number().gte(0).optional(),
+  "pacing": PacingSchema.optional(),
+  "bid_price": z.number().gte(0).optional(),
+  "impressions": z.number().gte(0).optional(),
+  "start_time": not(z.iso.datetime({ offset: true }), z.literal("asap"), "must not match {\"const\":\"asap\"}").optional(),
+  "end_time": z.iso.datetime({ offset: true }).optional(),
+  "paused": z.boolean().optional(),
+  "canceled": z.literal(true).optional(),
+  "cancellation_reason": z.string().max(500).optional(),
+  "catalogs": z.array(CatalogSchema).min(1).optional(),
+  "optimization_goals": z.array(OptimizationGoalSchema).min(1).optional(),
+  "targeting_overlay": TargetingSchema.optional(),
+  "keyword_targets_add": z.array(z.strictObject({
+    "keyword": z.string().min(1),
+    "match_type": MatchTypeSchema,
+    "bid_price": z.number().gte(0).optional(),
+  })).min(1).optional(),
+  "keyword_targets_remove": z.array(z.strictObject({
+    "keyword": z.string().min(1),
+    "match_type": MatchTypeSchema,
+  })).min(1).optional(),
+  "negative_keywords_add": z.array(z.strictObject({
+    "keyword": z.string().min(1),
+    "match_type": MatchTypeSchema,
+  })).min(1).optional(),
+  "negative_keywords_remove": z.array(z.strictObject({
+    "keyword": z.string().min(1),
+    "match_type": MatchTypeSchema,
+  })).min(1).optional(),
+  "creative_assignments": z.array(CreativeAssignmentSchema).optional(),
+  "creatives": z.array(CreativeAssetSchema).min(1).max(100).optional(),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
+}), z.union([
+    requireKeys(z.looseObject({}), ["product_id"]),
+    requireKeys(z.looseObject({}), ["format_ids"]),
+    requireKeys(z.looseObject({}), ["format_option_refs"]),
+    requireKeys(z.looseObject({}), ["format_kind"]),
+    requireKeys(z.looseObject({}), ["params"]),
+    requireKeys(z.looseObject({}), ["capability_ids"]),
+    requireKeys(z.looseObject({}), ["pricing_option_id"]),
+  ]), "must not have any of \"product_id\", \"format_ids\", \"format_option_refs\", \"format_kind\", \"params\", \"capability_ids\", \"pricing_option_id\"")
+export type PackageUpdate = z.infer<typeof PackageUpdateSchema>
+
+/**
+ * Provide Performance Feedback Request
+ *
+ * Request payload for provide_performance_feedback task
+ *
+ * AdCP 3.1.19 `media-buy/provide-performance-feedback-request.json`
+ */
+export const ProvidePerformanceFeedbackRequestSchema: z.ZodIntersection<z.ZodObject<{
+  "media_buy_id": z.ZodString;
+  "idempotency_key": z.ZodString;
+  "measurement_period": typeof DatetimeRangeSchema;
+  "performance_index": z.ZodNumber;
+  "package_id": z.ZodOptional<z.ZodString>;
+  "creative_id": z.ZodOptional<z.ZodString>;
+  "metric_type": z.ZodOptional<typeof MetricTypeSchema>;
+  "feedback_source": z.ZodOptional<typeof FeedbackSourceSchema>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose>, typeof VersionEnvelopeSchema> = z.intersection(z.looseObject({
+  "media_buy_id": z.string().min(1),
+  "idempotency_key": z.string().min(16).max(255).regex(new RegExp("^[A-Za-z0-9_.:-]{16,255}$", 'u')),
+  "measurement_period": DatetimeRangeSchema,
+  "performance_index": z.number().gte(0),
+  "package_id": z.string().min(1).optional(),
+  "creative_id": z.string().min(1).optional(),
+  "metric_type": MetricTypeSchema.optional(),
+  "feedback_source": FeedbackSourceSchema.optional(),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
+}), VersionEnvelopeSchema)
+export type ProvidePerformanceFeedbackRequest = z.infer<typeof ProvidePerformanceFeedbackRequestSchema>
+
+/**
+ * Update Media Buy Request
+ *
+ * Request parameters for updating campaign and package settings
+ *
+ * AdCP 3.1.19 `media-buy/update-media-buy-request.json`
+ */
+export const UpdateMediaBuyRequestSchema: z.ZodIntersection<z.ZodObject<{
+  "account": typeof AccountRefSchema;
+  "media_buy_id": z.ZodString;
+  "revision": z.ZodOptional<z.ZodInt>;
+  "paused": z.ZodOptional<z.ZodBoolean>;
+  "canceled": z.ZodOptional<z.ZodLiteral<true>>;
+  "cancellation_reason": z.ZodOptional<z.ZodString>;
+  "start_time": z.ZodOptional<typeof StartTimingSchema>;
+  "end_time": z.ZodOptional<z.ZodISODateTime>;
+  "packages": z.ZodOptional<z.ZodArray<typeof PackageUpdateSchema>>;
+  "invoice_recipient": z.ZodOptional<typeof BusinessEntitySchema>;
+  "new_packages": z.ZodOptional<z.ZodArray<typeof PackageRequestSchema>>;
+  "reporting_webhook": z.ZodOptional<typeof ReportingWebhookSchema>;
+  "push_notification_config": z.ZodOptional<typeof PushNotificationConfigSchema>;
+  "idempotency_key": z.ZodString;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose>, typeof VersionEnvelopeSchema> = z.intersection(z.looseObject({
+  "account": AccountRefSchema,
+  "media_buy_id": z.string(),
+  "revision": z.int().gte(1).optional(),
+  "paused": z.boolean().optional(),
+  "canceled": z.literal(true).optional(),
+  "cancellation_reason": z.string().max(500).optional(),
+  "start_time": StartTimingSchema.optional(),
+  "end_time": z.iso.datetime({ offset: true }).optional(),
+  "packages": z.array(PackageUpdateSchema).min(1).optional(),
+  "invoice_recipient": BusinessEntitySchema.optional(),
+  "new_packages": z.array(PackageRequestSchema).min(1).optional(),
+  "reporting_webhook": ReportingWebhookSchema.optional(),
+  "push_notification_config": PushNotificationConfigSchema.optional(),
+  "idempotency_key": z.string().min(16).max(255).regex(new RegExp("^[A-Za-z0-9_.:-]{16,255}$", 'u')),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
+}), VersionEnvelopeSchema)
+export type UpdateMediaBuyRequest = z.infer<typeof UpdateMediaBuyRequestSchema>
+
+/**
  * Property List Changed Webhook
  *
  * Webhook notification sent when a property list's resolved properties change.
@@ -12902,3 +14622,45 @@ export const PropertyListChangedWebhookSchema: z.ZodObject<{
   "ext": ExtSchema.optional(),
 })
 export type PropertyListChangedWebhook = z.infer<typeof PropertyListChangedWebhookSchema>
+
+/**
+ * Get AdCP Capabilities Request
+ *
+ * Request payload for get_adcp_capabilities task.
+ *
+ * AdCP 3.1.19 `protocol/get-adcp-capabilities-request.json`
+ */
+export const GetAdcpCapabilitiesRequestSchema: z.ZodIntersection<z.ZodObject<{
+  "protocols": z.ZodOptional<z.ZodArray<z.ZodEnum<{ "media_buy": "media_buy"; "signals": "signals"; "governance": "governance"; "sponsored_intelligence": "sponsored_intelligence"; "creative": "creative" }>>>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose>, typeof VersionEnvelopeSchema> = z.intersection(z.looseObject({
+  "protocols": z.array(z.enum(["media_buy","signals","governance","sponsored_intelligence","creative"])).min(1).optional(),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
+}), VersionEnvelopeSchema)
+export type GetAdcpCapabilitiesRequest = z.infer<typeof GetAdcpCapabilitiesRequestSchema>
+
+/**
+ * Get Task Status Request
+ *
+ * Request parameters for the get_task_status AdCP tool.
+ *
+ * AdCP 3.1.19 `protocol/get-task-status-request.json`
+ */
+export const GetTaskStatusRequestSchema: z.ZodIntersection<z.ZodObject<{
+  "task_id": z.ZodString;
+  "account": z.ZodOptional<typeof AccountRefSchema>;
+  "include_history": z.ZodOptional<z.ZodBoolean>;
+  "include_result": z.ZodOptional<z.ZodBoolean>;
+  "context": z.ZodOptional<typeof ContextSchema>;
+  "ext": z.ZodOptional<typeof ExtSchema>
+}, z.core.$loose>, typeof VersionEnvelopeSchema> = z.intersection(z.looseObject({
+  "task_id": z.string(),
+  "account": AccountRefSchema.optional(),
+  "include_history": z.boolean().optional(),
+  "include_result": z.boolean().optional(),
+  "context": ContextSchema.optional(),
+  "ext": ExtSchema.optional(),
+}), VersionEnvelopeSchema)
+export type GetTaskStatusRequest = z.infer<typeof GetTaskStatusRequestSchema>

@@ -32,9 +32,10 @@ export function controllerTask(seller: Seller, options: DefineOptions): AnyTask 
             { status: 422 },
           )
         const problem = officialProblem(CONTROLLER_REQUEST, request)
-        if (problem && !problem.field.startsWith('params'))
-          throw new AgentError('INVALID_REQUEST', `${problem.message} (${CONTROLLER_REQUEST})`, {
-            field: problem.field,
+        const outside = problem?.issues.find((issue) => !/^params(\.|\[|$)/.test(issue.path))
+        if (problem && outside)
+          throw new AgentError('INVALID_REQUEST', problem.message, {
+            ...(outside.path ? { field: outside.path } : {}),
             status: 400,
           })
       },

@@ -1,6 +1,6 @@
 /**
- * How every sales-agent task is declared: the input is the official 3.1.19 request schema (checked with Ajv
- * inside the zod input, so a malformed request is answered before authentication's idempotency lookup runs its
+ * How every sales-agent task is declared: the input is the official 3.1.19 request schema (checked with the
+ * agents' shared `parseRequest`, on the schema @adwire/schemas generates from it, inside the zod input, so a malformed request is answered before authentication's idempotency lookup runs its
  * handler), with the envelope fields kept in the input so the schema sees the whole request; push URLs are
  * checked for https and public addresses; the output is the handler's object (tests check it against the
  * official response schemas).

@@ -1,40 +1,61 @@
 /**
- * Requests are checked against the official 3.1.19 JSON Schemas (the files of @adwire/adcp-data, with Ajv)
- * before a task runs: a request the schema refuses is INVALID_REQUEST naming the first offending field, never a
- * 500.
+ * Requests are checked against their AdCP 3.1.19 shapes before a task runs, with the one request check the
+ * agents share (`parseRequest` of @adwire/agent-server, on the zod schemas @adwire/schemas generates from the
+ * official JSON Schemas and tests against Ajv): a request the schema refuses is INVALID_REQUEST naming the first
+ * offending field, never a 500.
  */
-import { listSchemaFiles, readSchema } from '@adwire/adcp-data'
-import { AgentError } from '@adwire/agent-server'
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
-import addFormatsModule from 'ajv-formats'
+import { readSchema } from '@adwire/adcp-data'
+import { parseRequest, requestProblem, type RequestProblem } from '@adwire/agent-server'
+import {
+  ComplyTestControllerRequestSchema,
+  CreateMediaBuyRequestSchema,
+  GetAdcpCapabilitiesRequestSchema,
+  GetMediaBuyDeliveryRequestSchema,
+  GetMediaBuysRequestSchema,
+  GetProductsRequestSchema,
+  GetTaskStatusRequestSchema,
+  ListAccountsRequestSchema,
+  ListCreativesRequestSchema,
+  MediaBuyListCreativeFormatsRequestSchema,
+  ProvidePerformanceFeedbackRequestSchema,
+  SyncAccountsRequestSchema,
+  SyncCreativesRequestSchema,
+  SyncGovernanceRequestSchema,
+  UpdateMediaBuyRequestSchema,
+} from '@adwire/schemas'
+import type { z } from 'zod'
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
-const ID_PREFIX = '/schemas/3.1.19/'
-
-let ajv: Ajv | undefined
-function validator(): Ajv {
-  if (ajv) return ajv
-  ajv = new Ajv({ strict: false, allErrors: false, validateSchema: false })
-  addFormats(ajv)
-  for (const format of ['uri-template', 'YYYYMMDD']) ajv.addFormat(format, true)
-  for (const file of listSchemaFiles()) {
-    const schema = readSchema(file)
-    if (schema.$id === `${ID_PREFIX}${file}`) ajv.addSchema(schema)
-  }
-  return ajv
+/** The generated schema of each official request file a seller task names (typed loosely below: checking
+ * each generated type against z.ZodType is too deep an instantiation for tsc). */
+const REQUEST_SCHEMAS = {
+  'account/list-accounts-request.json': ListAccountsRequestSchema,
+  'account/sync-accounts-request.json': SyncAccountsRequestSchema,
+  'account/sync-governance-request.json': SyncGovernanceRequestSchema,
+  'compliance/comply-test-controller-request.json': ComplyTestControllerRequestSchema,
+  'creative/list-creatives-request.json': ListCreativesRequestSchema,
+  'creative/sync-creatives-request.json': SyncCreativesRequestSchema,
+  'media-buy/create-media-buy-request.json': CreateMediaBuyRequestSchema,
+  'media-buy/get-media-buy-delivery-request.json': GetMediaBuyDeliveryRequestSchema,
+  'media-buy/get-media-buys-request.json': GetMediaBuysRequestSchema,
+  'media-buy/get-products-request.json': GetProductsRequestSchema,
+  'media-buy/list-creative-formats-request.json': MediaBuyListCreativeFormatsRequestSchema,
+  'media-buy/provide-performance-feedback-request.json': ProvidePerformanceFeedbackRequestSchema,
+  'media-buy/update-media-buy-request.json': UpdateMediaBuyRequestSchema,
+  'protocol/get-adcp-capabilities-request.json': GetAdcpCapabilitiesRequestSchema,
+  'protocol/get-task-status-request.json': GetTaskStatusRequestSchema,
 }
 
-const compiled = new Map<string, ValidateFunction>()
-
-/** The compiled validator of an official schema file (e.g. `media-buy/create-media-buy-request.json`). */
-export function officialValidator(file: string): ValidateFunction {
-  let validate = compiled.get(file)
-  if (!validate) {
-    validate = validator().getSchema(`${ID_PREFIX}${file}`)
-    if (!validate) throw new Error(`no vendored schema ${file}`)
-    compiled.set(file, validate)
-  }
-  return validate
+/**
+ * The generated schema of an official request file (e.g. `media-buy/create-media-buy-request.json`); throws
+ * for a file that is not one of the seller's requests.
+ *
+ * @example requestSchema('media-buy/get-products-request.json') // GetProductsRequestSchema
+ */
+export function requestSchema(file: string): z.ZodType {
+  const schema = (REQUEST_SCHEMAS as Readonly<Record<string, unknown>>)[file] as z.ZodType | undefined
+  if (!schema)
+    throw new Error(`no generated request schema for ${file} (see @adwire/schemas scripts/roots.ts)`)
+  return schema
 }
 
 /**
@@ -71,42 +92,22 @@ export function officialToolSchema(file: string): Record<string, unknown> {
   }
 }
 
-const fieldOf = (error: ErrorObject): string => {
-  const base = error.instancePath
-    .split('/')
-    .slice(1)
-    .map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part}`))
-    .join('')
-    .replace(/^\./, '')
-  const missing = error.keyword === 'required' ? String(error.params.missingProperty ?? '') : ''
-  return [base, missing].filter(Boolean).join('.') || '(root)'
-}
-
-/** Throws INVALID_REQUEST when `value` does not satisfy the official schema `file`. */
+/**
+ * Throws INVALID_REQUEST when `value` is not a request of the official schema `file`.
+ *
+ * @example assertOfficial('media-buy/get-products-request.json', { buying_mode: 'auction' }) // throws, field 'buying_mode'
+ */
 export function assertOfficial(file: string, value: unknown): void {
-  const validate = officialValidator(file)
-  if (validate(value)) return
-  const error = validate.errors![0]!
-  const field = fieldOf(error)
-  throw new AgentError('INVALID_REQUEST', `${field} ${error.message ?? 'is invalid'} (${file})`, {
-    field,
-    status: 400,
-  })
+  parseRequest(requestSchema(file), value, `request (${file})`)
 }
 
 /**
- * The first problem `value` has against the official schema `file`, as `field` and message; undefined when valid.
+ * The problems `value` has against the official schema `file`: the first one's `field` (`''` for the request
+ * itself), a message, and every issue; undefined when valid.
  *
  * @example
  * officialProblem('compliance/comply-test-controller-request.json', request)?.field // 'params.creative_id'
  */
-export function officialProblem(
-  file: string,
-  value: unknown,
-): { field: string; message: string } | undefined {
-  const validate = officialValidator(file)
-  if (validate(value)) return undefined
-  const error = validate.errors![0]!
-  const field = fieldOf(error)
-  return { field, message: `${field} ${error.message ?? 'is invalid'}` }
+export function officialProblem(file: string, value: unknown): RequestProblem | undefined {
+  return requestProblem(requestSchema(file), value, `request (${file})`)
 }
