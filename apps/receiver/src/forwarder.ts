@@ -8,6 +8,7 @@
  * webhook's idempotency_key).
  */
 import { backoffSeconds } from '@adwire/sql'
+import { every, type Every } from '@adwire/webhooks'
 import type { ForwardJob, ReceiverDatabase } from './db/types.js'
 
 export interface ForwarderOptions {
@@ -66,7 +67,7 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
   const timeoutMs = options.timeoutMs ?? 10_000
   const batchSize = options.batchSize ?? 10
   const leaseSeconds = Math.ceil((timeoutMs / 1000) * batchSize) + 30
-  let timer: ReturnType<typeof setInterval> | undefined
+  let timer: Every | undefined
   let running: Promise<void> | undefined
   let again = false
   let stopped = false
@@ -144,15 +145,19 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
   return {
     start() {
       if (timer || stopped) return
-      timer = setInterval(run, options.intervalMs ?? 1000)
-      timer.unref?.()
+      // Each tick asks for a drain (joining one under way) and waits for it, so ticks never pile up.
+      timer = every(() => {
+        run()
+        return running ?? Promise.resolve()
+      }, options.intervalMs ?? 1000)
       run()
     },
     kick: run,
     async stop() {
       stopped = true
-      if (timer) clearInterval(timer)
+      const ticking = timer?.stop()
       timer = undefined
+      await ticking
       await running
     },
   }

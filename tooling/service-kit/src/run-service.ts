@@ -29,7 +29,8 @@ export function levelOf(entry: LogEntry): LogLevel {
  */
 export function logLevelFrom(value: string | undefined): LogLevel {
   const level = value?.trim().toLowerCase() || 'info'
-  if (!isLevel(level)) throw new RangeError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${value}")`)
+  if (!isLevel(level))
+    throw new RangeError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${value}")`)
   return level
 }
 
@@ -53,7 +54,10 @@ export function serviceLog(
   return (entry) => {
     const level = levelOf(entry)
     if (LOG_LEVELS.indexOf(level) < floor) return
-    stream.write(`${name}: ${JSON.stringify({ at: now().toISOString(), level, ...entry, level })}\n`)
+    // `at` and `level` first; the level written is the one levelOf read, whatever `entry.level` held.
+    stream.write(
+      `${name}: ${JSON.stringify(Object.assign({ at: now().toISOString(), level }, entry, { level }))}\n`,
+    )
   }
 }
 

@@ -25,6 +25,7 @@ import {
   type StoredVerdict,
 } from './runs-store.js'
 import type { SqlDriver } from '@adwire/sql'
+import { every, type Every } from '@adwire/service-kit'
 
 export interface ComplianceRunsOptions {
   readonly driver: SqlDriver
@@ -109,7 +110,7 @@ export function createComplianceRuns(options: ComplianceRunsOptions): Compliance
   let closing = false
   let pumping = false
   let again = false
-  let sweepTimer: ReturnType<typeof setInterval> | undefined
+  let sweepTimer: Every | undefined
 
   const notify = (id: string) => {
     for (const wake of waiters.get(id) ?? []) wake()
@@ -119,13 +120,10 @@ export function createComplianceRuns(options: ComplianceRunsOptions): Compliance
   async function execute(run: StoredRun, controller: AbortController): Promise<void> {
     const started = options.now()
     // The lease is ours while `attempts` is the one we claimed: a reclaim by another instance counts one more.
-    const renew = setInterval(
-      () => {
-        store.renewLease(run.id, run.attempts, iso(options.now() + leaseMs)).catch(() => {})
-      },
+    const renew = every(
+      () => store.renewLease(run.id, run.attempts, iso(options.now() + leaseMs)),
       Math.max(50, Math.floor(leaseMs / 3)),
     )
-    renew.unref?.()
     try {
       const outcome = await perform(run, controller.signal)
       if (controller.signal.aborted) return // released by close(): the next start runs it again
@@ -190,7 +188,7 @@ export function createComplianceRuns(options: ComplianceRunsOptions): Compliance
         )
         .catch(() => {})
     } finally {
-      clearInterval(renew)
+      void renew.stop()
       notify(run.id)
     }
   }
@@ -365,12 +363,11 @@ export function createComplianceRuns(options: ComplianceRunsOptions): Compliance
     },
     async start() {
       await sweep()
-      sweepTimer = setInterval(() => void sweep(), Math.max(100, Math.floor(leaseMs / 2)))
-      sweepTimer.unref?.()
+      sweepTimer = every(sweep, Math.max(100, Math.floor(leaseMs / 2)))
     },
     async close() {
       closing = true
-      clearInterval(sweepTimer)
+      await sweepTimer?.stop()
       const inFlight = [...executing]
       for (const [, execution] of inFlight) execution.controller.abort()
       await Promise.all(inFlight.map(([, execution]) => execution.done.catch(() => {})))

@@ -9,6 +9,7 @@ import { crawlBrand } from '../domain/brand-service.js'
 import { newId } from '../domain/ids.js'
 import type { RegistryDeps } from '../deps.js'
 import type { CrawlQueue } from './queue.js'
+import { every } from '@adwire/service-kit'
 
 export interface DiscoveryJobs {
   /** Crawls `domain`'s brand.json in the background (the request row is already recorded). */
@@ -114,8 +115,7 @@ export function createDiscoveryJobs(
     return draining
   }
 
-  const timer = setInterval(() => void drainManagerQueue(), tickMs)
-  timer.unref()
+  const timer = every(drainManagerQueue, tickMs)
 
   return {
     crawlBrand(domain) {
@@ -128,7 +128,7 @@ export function createDiscoveryJobs(
     },
     async stop() {
       stopped = true
-      clearInterval(timer)
+      await timer.stop()
       await Promise.allSettled([...running])
     },
   }
