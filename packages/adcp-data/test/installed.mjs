@@ -24,7 +24,8 @@ const id = readSchema('media-buy/create-media-buy-request.json').$id
 if (id !== `/schemas/${ADCP_VERSION}/media-buy/create-media-buy-request.json`)
   problems.push(`unexpected $id ${id}`)
 for (const file of [path.join(complianceDir, 'universal', 'capability-discovery.yaml'), registryOpenApiFile])
-  if (!file.startsWith(adcpDataRoot) || !existsSync(file)) problems.push(`${file} is not in the installed data`)
+  if (!file.startsWith(adcpDataRoot) || !existsSync(file))
+    problems.push(`${file} is not in the installed data`)
 if (problems.length > 0) {
   for (const problem of problems) console.error(problem)
   process.exit(1)

@@ -58,7 +58,10 @@ describe('a2aResponseData', () => {
 
 describe('a2aInvocationData', () => {
   it('is {skill, input} to an A2A 1.0 agent and adds parameters for 0.3', () => {
-    expect(a2aInvocationData('get_products', { brief: 'x' })).toEqual({ skill: 'get_products', input: { brief: 'x' } })
+    expect(a2aInvocationData('get_products', { brief: 'x' })).toEqual({
+      skill: 'get_products',
+      input: { brief: 'x' },
+    })
     expect(a2aInvocationData('get_products', { brief: 'x' }, '0.3')).toEqual({
       skill: 'get_products',
       input: { brief: 'x' },

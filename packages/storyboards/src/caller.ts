@@ -53,7 +53,11 @@ const failure = (transport: Protocol, error: unknown, http: HttpObservation | un
  * Connects a caller of the given protocol to the agent's base URL or endpoint URL (`…/mcp`, `…/a2a`).
  * @example const caller = await connect('mcp', agentUrl, { maxResponseBytes: 1 << 22, connectTimeoutMs: 5000 })
  */
-export async function connect(protocol: Protocol, agentUrl: string, options: CallerOptions): Promise<TaskCaller> {
+export async function connect(
+  protocol: Protocol,
+  agentUrl: string,
+  options: CallerOptions,
+): Promise<TaskCaller> {
   const http = createRunnerFetch({
     ...options,
     agentUrl,

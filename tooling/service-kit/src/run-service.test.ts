@@ -86,7 +86,11 @@ describe('runService', () => {
       'error',
       'debug',
     ])
-    expect([logLevelFrom(undefined), logLevelFrom(''), logLevelFrom(' WARN ')]).toEqual(['info', 'info', 'warn'])
+    expect([logLevelFrom(undefined), logLevelFrom(''), logLevelFrom(' WARN ')]).toEqual([
+      'info',
+      'info',
+      'warn',
+    ])
     expect(() => logLevelFrom('verbose')).toThrow(/LOG_LEVEL must be one of debug, info, warn, error/)
   })
 

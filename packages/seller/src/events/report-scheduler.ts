@@ -15,5 +15,9 @@ export function startReportScheduler(
   intervalMs: number,
   log: (entry: Record<string, unknown>) => void,
 ): ReportScheduler {
-  return every(() => events.tick(), intervalMs, (error) => log({ scheduler: 'failed', error: String(error) }))
+  return every(
+    () => events.tick(),
+    intervalMs,
+    (error) => log({ scheduler: 'failed', error: String(error) }),
+  )
 }
