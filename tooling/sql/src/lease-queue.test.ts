@@ -199,6 +199,60 @@ function contract(name: string, open: () => SqlDriver) {
       }
     })
 
+    it("claims from several ready states, a null due time as due at once, and recovers by each job's own limit", async () => {
+      const table = `crawl_${crypto.randomUUID().slice(0, 8)}`
+      const db = open()
+      try {
+        await db.run(`CREATE TABLE ${table} (
+          id TEXT PRIMARY KEY, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, max_attempts INTEGER NOT NULL,
+          lease_until REAL, due_at REAL, error TEXT, created INTEGER NOT NULL)`)
+        const rows: [string, string, number | null, number][] = [
+          ['a_queued', 'queued', null, 3],
+          ['b_retry_due', 'retrying', 5, 3],
+          ['c_retry_later', 'retrying', 500, 3],
+          ['d_done', 'completed', null, 3],
+          ['e_once', 'queued', null, 1],
+        ]
+        for (const [index, [id, state, due, max]] of rows.entries())
+          await db.run(
+            `INSERT INTO ${table} (id, state, due_at, max_attempts, created) VALUES (?, ?, ?, ?, ?)`,
+            [id, state, due, max, index],
+          )
+        const queue = leaseQueue(db, {
+          ...counted(table),
+          dueAt: 'due_at',
+          dueWhenNull: true,
+          error: 'error',
+          states: { ready: ['queued', 'retrying'], leased: 'running', done: 'completed' },
+        })
+        const claimed = await queue.claim<{ id: string }>({ now: 10, leaseUntil: 20, limit: 10 })
+        expect(claimed.map(({ row }) => row.id)).toEqual(['a_queued', 'b_retry_due', 'e_once'])
+        expect(
+          await queue.retry('a_queued', 1, { dueAt: 100, error: 'fetch_failed', state: 'retrying' }),
+        ).toBe(true)
+        await expect(queue.retry('b_retry_due', 1, { dueAt: 100, state: 'completed' })).rejects.toThrow(
+          SqlError,
+        )
+        // b and e stopped renewing: b has attempts left, e (one attempt allowed) fails.
+        expect(
+          await queue.recover({
+            now: 30,
+            maxAttempts: { column: 'max_attempts' },
+            failed: { state: 'failed' },
+          }),
+        ).toEqual({ requeued: ['b_retry_due'], failed: ['e_once'] })
+        expect(await db.all(`SELECT id, state, due_at, error FROM ${table} ORDER BY id`)).toEqual([
+          { id: 'a_queued', state: 'retrying', due_at: 100, error: 'fetch_failed' },
+          { id: 'b_retry_due', state: 'queued', due_at: 5, error: null },
+          { id: 'c_retry_later', state: 'retrying', due_at: 500, error: null },
+          { id: 'd_done', state: 'completed', due_at: null, error: null },
+          { id: 'e_once', state: 'failed', due_at: null, error: null },
+        ])
+      } finally {
+        await db.close()
+      }
+    })
+
     it('refuses names that are not SQL identifiers', () => {
       const db = open()
       expect(() => leaseQueue(db, { ...fenced('jobs; DROP TABLE x'), key: 'id' })).toThrow(SqlError)

@@ -40,11 +40,16 @@ export interface LeaseQueueSpec {
   readonly fence?: string
   /** When a ready job is due (retries with back-off); absent: a ready job is due at once. */
   readonly dueAt?: string
+  /** A ready job whose `dueAt` is null is due at once (default: it is never claimed). */
+  readonly dueWhenNull?: boolean
   /** The last failure's message (set by `retry`, cleared by `done`). */
   readonly error?: string
   readonly states: {
-    /** Claimable. */
-    readonly ready: string
+    /**
+     * Claimable: one state, or several (the first is the one `release` and `recover` give a job back to, e.g.
+     * `['queued', 'retrying']`).
+     */
+    readonly ready: string | readonly string[]
     /** A claimed job's state; absent: it stays `ready` and the live lease alone keeps others off. */
     readonly leased?: string
     /** Where `done` puts it (unless told another state). */
@@ -80,11 +85,11 @@ export interface LeaseQueueOperations {
     fence: Fence,
     options?: { readonly state?: string; readonly set?: Assignments },
   ): Promise<boolean>
-  /** Gives a failed job back, due again at `dueAt`; false when the lease was lost. */
+  /** Gives a failed job back, due again at `dueAt` (in `state`, one of the ready ones); false when the lease was lost. */
   retry(
     key: SqlValue,
     fence: Fence,
-    options: { readonly dueAt: SqlValue; readonly error?: string },
+    options: { readonly dueAt: SqlValue; readonly error?: string; readonly state?: string },
   ): Promise<boolean>
   /** Extends the lease; false when it was lost. */
   renew(key: SqlValue, fence: Fence, leaseUntil: SqlValue): Promise<boolean>
@@ -102,7 +107,8 @@ export interface LeaseQueue extends LeaseQueueOperations {
    */
   recover(options: {
     readonly now: SqlValue
-    readonly maxAttempts: number
+    /** A number, or the column holding each job's own limit. */
+    readonly maxAttempts: number | { readonly column: string }
     /** What else a requeued job gets. */
     readonly requeue?: Assignments
     readonly failed: { readonly state: string; readonly set?: Assignments }
@@ -111,6 +117,16 @@ export interface LeaseQueue extends LeaseQueueOperations {
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/** The ready states of a queue, the first one first. */
+const readyOf = (spec: LeaseQueueSpec): readonly string[] =>
+  typeof spec.states.ready === 'string' ? [spec.states.ready] : spec.states.ready
+
+/** `name`, checked to be an SQL identifier. */
+function identifier(name: string): string {
+  if (!IDENTIFIER.test(name)) throw new SqlError('sql_invalid_queue', `not an SQL identifier: ${name}`)
+  return name
+}
 const TABLE = /^("(?:[^"]|"")+"\.)?[A-Za-z_][A-Za-z0-9_]*$/
 
 function checked(spec: LeaseQueueSpec): void {
@@ -148,7 +164,8 @@ function assignments(set: Assignments): { sql: string[]; params: SqlValue[] } {
 
 function operations(db: SqlExecutor, spec: LeaseQueueSpec): LeaseQueueOperations {
   const { table, key, state, attempts, leaseUntil, states } = spec
-  const held = states.leased ?? states.ready
+  const readyStates = readyOf(spec)
+  const held = states.leased ?? readyStates[0]!
   const fenceColumn = spec.fence ?? attempts
   const owned = `${key} = ? AND ${fenceColumn} = ? AND ${state} = ?`
   /** A fenced update: resolves to whether the lease was still the fence's. */
@@ -172,10 +189,10 @@ function operations(db: SqlExecutor, spec: LeaseQueueSpec): LeaseQueueOperations
         ...(states.leased ? { [state]: states.leased } : {}),
         ...options.set,
       })
-      const ready = [`${state} = ?`]
-      const readyParams: SqlValue[] = [states.ready]
+      const ready = [`${state} IN (${readyStates.map(() => '?').join(', ')})`]
+      const readyParams: SqlValue[] = [...readyStates]
       if (spec.dueAt) {
-        ready.push(`${spec.dueAt} <= ?`)
+        ready.push(spec.dueWhenNull ? `(${spec.dueAt} IS NULL OR ${spec.dueAt} <= ?)` : `${spec.dueAt} <= ?`)
         readyParams.push(options.now)
       }
       if (!states.leased) {
@@ -207,12 +224,14 @@ function operations(db: SqlExecutor, spec: LeaseQueueSpec): LeaseQueueOperations
         keyValue,
         fence,
       ),
-    retry(keyValue, fence, options) {
+    async retry(keyValue, fence, options) {
       if (!spec.dueAt)
         throw new SqlError('sql_invalid_queue', `${table} has no due-time column to retry with`)
+      if (options.state !== undefined && !readyStates.includes(options.state))
+        throw new SqlError('sql_invalid_queue', `${options.state} is not a ready state of ${table}`)
       return update(
         {
-          [state]: states.ready,
+          [state]: options.state ?? readyStates[0]!,
           [spec.dueAt]: options.dueAt,
           [leaseUntil]: null,
           ...counted,
@@ -227,7 +246,7 @@ function operations(db: SqlExecutor, spec: LeaseQueueSpec): LeaseQueueOperations
       update(
         {
           [leaseUntil]: null,
-          ...(states.leased ? { [state]: states.ready } : {}),
+          ...(states.leased ? { [state]: readyStates[0]! } : {}),
           ...(spec.fence ? {} : { [attempts]: { sql: `${attempts} - 1` } }),
           ...options.set,
         },
@@ -252,6 +271,7 @@ function operations(db: SqlExecutor, spec: LeaseQueueSpec): LeaseQueueOperations
 export function leaseQueue(driver: SqlDriver, spec: LeaseQueueSpec): LeaseQueue {
   checked(spec)
   const { table, key, state, attempts, leaseUntil, states } = spec
+  const readyStates = readyOf(spec)
   const fenceColumn = spec.fence ?? attempts
   return {
     ...operations(driver, spec),
@@ -262,20 +282,21 @@ export function leaseQueue(driver: SqlDriver, spec: LeaseQueueSpec): LeaseQueue 
       return driver.transaction(async (tx) => {
         const lock = tx.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : ''
         const skip = new Set((options.skip ?? []).map(String))
+        const limit = typeof options.maxAttempts === 'number' ? '?' : identifier(options.maxAttempts.column)
         const stale = (
-          await tx.all<{ job_key: SqlValue; job_fence: Fence; job_attempts: number }>(
-            `SELECT ${key} AS job_key, ${fenceColumn} AS job_fence, ${attempts} AS job_attempts FROM ${table}
-             WHERE ${state} = ? AND (${leaseUntil} IS NULL OR ${leaseUntil} < ?)${lock}`,
-            [leased, options.now],
+          await tx.all<{ job_key: SqlValue; job_fence: Fence; job_attempts: number; job_limit: number }>(
+            `SELECT ${key} AS job_key, ${fenceColumn} AS job_fence, ${attempts} AS job_attempts, ${limit} AS job_limit
+             FROM ${table} WHERE ${state} = ? AND (${leaseUntil} IS NULL OR ${leaseUntil} < ?)${lock}`,
+            [...(typeof options.maxAttempts === 'number' ? [options.maxAttempts] : []), leased, options.now],
           )
         ).filter((job) => !skip.has(String(job.job_key)))
         const requeued: SqlValue[] = []
         const failed: SqlValue[] = []
         const owned = `${key} = ? AND ${fenceColumn} = ? AND ${state} = ?`
         for (const job of stale) {
-          const retry = Number(job.job_attempts) < options.maxAttempts
+          const retry = Number(job.job_attempts) < Number(job.job_limit)
           const { sql, params } = assignments({
-            [state]: retry ? states.ready : options.failed.state,
+            [state]: retry ? readyStates[0]! : options.failed.state,
             [leaseUntil]: null,
             ...(retry ? options.requeue : options.failed.set),
           })

@@ -1,8 +1,17 @@
 /**
  * Runs crawl requests in the background, one at a time: `queued` → `running` → `completed` (valid file),
- * `invalid` (file missing or invalid) or `retrying` (transient failure, up to `max_attempts`) → `failed`.
+ * `invalid` (file missing or invalid) or `retrying` (transient failure, up to `max_attempts`) → `failed`. The
+ * requests are a lease queue (@adwire/sql): a claimed request is `running` under a lease this instance renews,
+ * so instances sharing a database never crawl one request twice at once, and one left `running` by a stopped
+ * registry runs again once its lease has expired (or fails, out of attempts).
  */
+import type { Fence } from '@adwire/sql'
+import { every } from '@adwire/service-kit'
 import type { RegistryDeps } from '../deps.js'
+import type { CrawlRequest } from '../domain/types.js'
+
+/** How long a claimed request belongs to this instance without a renewal, ms. */
+const LEASE_MS = 5 * 60_000
 
 export interface CrawlQueue {
   /** Looks for work now. */
@@ -18,60 +27,71 @@ export function createCrawlQueue(deps: RegistryDeps, options: { retrySeconds?: n
   let again = false
   let stopped = false
 
+  const iso = (ms: number) => new Date(ms).toISOString()
+  const requests = deps.repository.requests
+
   async function drain(): Promise<void> {
     do {
       again = false
+      // Requests a stopped registry left running come back once their lease has expired.
+      const recovered = await requests.recoverCrawlRequests(iso(deps.now()))
+      if (recovered.requeued + recovered.failed > 0) deps.log({ crawl_queue: 'recovered', ...recovered })
       for (;;) {
         if (stopped) return
-        const nowIso = new Date(deps.now()).toISOString()
-        const request = await deps.repository.requests.nextCrawlRequest(nowIso)
-        if (!request) break
-        const attempts = request.attempts + 1
-        await deps.repository.requests.updateCrawlRequest(request.id, {
-          status: 'running',
-          attempts,
-          started_at: request.started_at ?? nowIso,
-          last_attempted_at: nowIso,
-        })
-        try {
-          const { inspection, events } = await deps.crawler.crawlPublisher(
-            request.domain,
-            request.requested_by ?? 'crawler',
-          )
-          if (events.length > 0) deps.hub.notify()
-          const done = new Date(deps.now()).toISOString()
-          if (inspection.transient) {
-            const failed = attempts >= request.max_attempts
-            await deps.repository.requests.updateCrawlRequest(request.id, {
-              status: failed ? 'failed' : 'retrying',
-              last_error_code: 'fetch_failed',
-              next_attempt_at: failed
-                ? null
-                : new Date(deps.now() + (options.retrySeconds ?? 60) * 1000).toISOString(),
-              ...(failed ? { completed_at: done } : {}),
-            })
-          } else {
-            await deps.repository.requests.updateCrawlRequest(request.id, {
-              status: inspection.valid ? 'completed' : 'invalid',
-              completed_at: done,
-              next_attempt_at: null,
-              last_error_code: inspection.valid
-                ? null
-                : inspection.status_code && inspection.status_code !== 200
-                  ? `http_${inspection.status_code}`
-                  : 'adagents_invalid',
-            })
-          }
-        } catch (error) {
-          deps.log({ crawl: request.domain, error: String(error) })
-          await deps.repository.requests.updateCrawlRequest(request.id, {
-            status: 'failed',
-            completed_at: new Date(deps.now()).toISOString(),
-            last_error_code: 'internal_error',
-          })
-        }
+        const claimed = await requests.claimCrawlRequest(iso(deps.now()), iso(deps.now() + LEASE_MS))
+        if (!claimed) break
+        await crawl(claimed.request, claimed.fence)
       }
     } while (again && !stopped)
+  }
+
+  /** One claimed request, its lease renewed while the crawl runs. */
+  async function crawl(request: CrawlRequest, fence: Fence): Promise<void> {
+    const renewing = every(
+      () => requests.renewCrawlRequest(request.id, fence, iso(deps.now() + LEASE_MS)),
+      LEASE_MS / 3,
+    )
+    try {
+      const { inspection, events } = await deps.crawler.crawlPublisher(
+        request.domain,
+        request.requested_by ?? 'crawler',
+      )
+      if (events.length > 0) deps.hub.notify()
+      const done = iso(deps.now())
+      if (inspection.transient) {
+        if (request.attempts >= request.max_attempts)
+          await requests.finishCrawlRequest(request.id, fence, 'failed', {
+            last_error_code: 'fetch_failed',
+            next_attempt_at: null,
+            completed_at: done,
+          })
+        else
+          await requests.retryCrawlRequest(
+            request.id,
+            fence,
+            iso(deps.now() + (options.retrySeconds ?? 60) * 1000),
+            'fetch_failed',
+          )
+      } else {
+        await requests.finishCrawlRequest(request.id, fence, inspection.valid ? 'completed' : 'invalid', {
+          completed_at: done,
+          next_attempt_at: null,
+          last_error_code: inspection.valid
+            ? null
+            : inspection.status_code && inspection.status_code !== 200
+              ? `http_${inspection.status_code}`
+              : 'adagents_invalid',
+        })
+      }
+    } catch (error) {
+      deps.log({ crawl: request.domain, error: String(error) })
+      await requests.finishCrawlRequest(request.id, fence, 'failed', {
+        completed_at: iso(deps.now()),
+        last_error_code: 'internal_error',
+      })
+    } finally {
+      await renewing.stop()
+    }
   }
 
   return {

@@ -485,6 +485,14 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (kind, resource))`,
     ],
   },
+  {
+    version: 11,
+    name: 'crawl requests leased (the lease queue of @adwire/sql): a request left running by a stopped registry runs again',
+    statements: [
+      `ALTER TABLE registry_crawl_requests ADD COLUMN lease_until TEXT`,
+      `CREATE INDEX IF NOT EXISTS registry_crawl_requests_ready ON registry_crawl_requests (status, requested_at)`,
+    ],
+  },
 ]
 
 /** The newest version this code knows. */

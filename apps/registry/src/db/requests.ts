@@ -1,6 +1,6 @@
 /** Crawl requests, stored check reports and the registry's counts. */
 import type { CrawlRequest } from '../domain/types.js'
-import type { SqlDriver } from '@adwire/sql'
+import { leaseQueue, type Fence, type LeaseQueueSpec, type SqlDriver } from '@adwire/sql'
 
 export interface RegistryCounts {
   brands: number
@@ -19,6 +19,30 @@ export interface RequestStore {
   updateCrawlRequest(id: string, changes: Partial<Omit<CrawlRequest, 'id' | 'domain'>>): Promise<void>
   /** The oldest request still to run (`queued`, or `retrying` whose time has come), if any. */
   nextCrawlRequest(nowIso: string): Promise<CrawlRequest | undefined>
+  /**
+   * Claims the oldest request still to run until `leaseUntilIso` (`running`, its attempt counted, first and last
+   * attempt times set); with the fence that proves the lease.
+   */
+  claimCrawlRequest(
+    nowIso: string,
+    leaseUntilIso: string,
+  ): Promise<{ request: CrawlRequest; fence: Fence } | undefined>
+  /** Ends a claimed request in `status` with `changes`; false when its lease was lost. */
+  finishCrawlRequest(
+    id: string,
+    fence: Fence,
+    status: 'completed' | 'invalid' | 'failed',
+    changes: Partial<Pick<CrawlRequest, 'completed_at' | 'next_attempt_at' | 'last_error_code'>>,
+  ): Promise<boolean>
+  /** Gives a claimed request back as `retrying` at `nextAttemptIso`; false when its lease was lost. */
+  retryCrawlRequest(id: string, fence: Fence, nextAttemptIso: string, errorCode: string): Promise<boolean>
+  /** Extends a claimed request's lease. */
+  renewCrawlRequest(id: string, fence: Fence, leaseUntilIso: string): Promise<boolean>
+  /**
+   * Requests left `running` past their lease by a registry that stopped: queued again while they have attempts
+   * left, else failed.
+   */
+  recoverCrawlRequests(nowIso: string): Promise<{ requeued: number; failed: number }>
   /** The newest request for `domain` requested at or after `sinceIso`. */
   recentCrawlRequest(domain: string, sinceIso: string): Promise<CrawlRequest | undefined>
   saveReport(id: string, kind: string, body: unknown, createdAt: string): Promise<void>
@@ -26,15 +50,61 @@ export interface RequestStore {
   counts(): Promise<RegistryCounts>
 }
 
-const toRequest = (row: CrawlRequest): CrawlRequest => ({
+const toRequest = ({
+  lease_until: _lease,
+  ...row
+}: CrawlRequest & { lease_until?: unknown }): CrawlRequest => ({
   ...row,
   attempts: Number(row.attempts),
   max_attempts: Number(row.max_attempts),
 })
 
+/** Crawl requests as a lease queue: `queued` or `retrying` (when due) → `running` → an end state. */
+const CRAWL_QUEUE: LeaseQueueSpec = {
+  table: 'registry_crawl_requests',
+  key: 'id',
+  state: 'status',
+  attempts: 'attempts',
+  leaseUntil: 'lease_until',
+  dueAt: 'next_attempt_at',
+  dueWhenNull: true,
+  error: 'last_error_code',
+  states: { ready: ['queued', 'retrying'], leased: 'running', done: 'completed' },
+  order: 'requested_at, id',
+}
+
 /** The request statements on `db`. */
 export function requestStore(db: SqlDriver): RequestStore {
+  const queue = leaseQueue(db, CRAWL_QUEUE)
   return {
+    async claimCrawlRequest(nowIso, leaseUntilIso) {
+      const [claimed] = await queue.claim<CrawlRequest>({
+        now: nowIso,
+        leaseUntil: leaseUntilIso,
+        limit: 1,
+        set: { started_at: { sql: 'COALESCE(started_at, ?)', params: [nowIso] }, last_attempted_at: nowIso },
+      })
+      return claimed && { request: toRequest(claimed.row), fence: claimed.fence }
+    },
+    finishCrawlRequest: (id, fence, status, changes) =>
+      queue.done(id, fence, {
+        state: status,
+        set: Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as Record<
+          string,
+          string | null
+        >,
+      }),
+    retryCrawlRequest: (id, fence, nextAttemptIso, errorCode) =>
+      queue.retry(id, fence, { dueAt: nextAttemptIso, error: errorCode, state: 'retrying' }),
+    renewCrawlRequest: (id, fence, leaseUntilIso) => queue.renew(id, fence, leaseUntilIso),
+    async recoverCrawlRequests(nowIso) {
+      const { requeued, failed } = await queue.recover({
+        now: nowIso,
+        maxAttempts: { column: 'max_attempts' },
+        failed: { state: 'failed', set: { completed_at: nowIso, last_error_code: 'internal_error' } },
+      })
+      return { requeued: requeued.length, failed: failed.length }
+    },
     async createCrawlRequest(request) {
       await db.run(
         `INSERT INTO registry_crawl_requests (id, domain, status, attempts, max_attempts, requested_by, requested_at,

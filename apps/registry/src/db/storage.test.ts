@@ -294,6 +294,62 @@ describe.each(configs)('registry storage on %s', (name, config) => {
   })
 
   it.skipIf(!config)(
+    `leases crawl requests: one claimer at a time, retries when due, a stopped registry's request back (${name})`,
+    async () => {
+      const request = (id: string, requestedAt: string, maxAttempts = 3) => ({
+        id,
+        domain: `${id}.test`,
+        status: 'queued' as const,
+        attempts: 0,
+        max_attempts: maxAttempts,
+        requested_by: null,
+        requested_at: requestedAt,
+        started_at: null,
+        last_attempted_at: null,
+        completed_at: null,
+        next_attempt_at: null,
+        last_error_code: null,
+      })
+      const { requests } = repository
+      await requests.createCrawlRequest(request('lease1', '2026-07-01T00:00:00Z'))
+      await requests.createCrawlRequest(request('lease2', '2026-07-01T00:00:01Z', 1))
+      const t = (minute: number) => `2026-07-02T00:${String(minute).padStart(2, '0')}:00.000Z`
+      const first = (await requests.claimCrawlRequest(t(0), t(5)))!
+      const second = (await requests.claimCrawlRequest(t(0), t(5)))!
+      expect([first.request.id, second.request.id]).toEqual(['lease1', 'lease2'])
+      expect(first.request).toMatchObject({ status: 'running', attempts: 1, started_at: t(0) })
+      expect(first.request).not.toHaveProperty('lease_until')
+      expect(await requests.claimCrawlRequest(t(1), t(6))).toBeUndefined()
+      // A transient failure: retrying, due at minute 10.
+      expect(await requests.retryCrawlRequest('lease1', first.fence, t(10), 'fetch_failed')).toBe(true)
+      expect(await requests.claimCrawlRequest(t(9), t(14))).toBeUndefined()
+      const retried = (await requests.claimCrawlRequest(t(10), t(15)))!
+      expect(retried.request).toMatchObject({ id: 'lease1', attempts: 2, last_error_code: 'fetch_failed' })
+      // The earlier claim's fence no longer finishes it.
+      expect(await requests.finishCrawlRequest('lease1', first.fence, 'completed', {})).toBe(false)
+      // lease2's registry stopped at minute 0: past its lease it fails (one attempt allowed); lease1 renewed lives.
+      expect(await requests.renewCrawlRequest('lease1', retried.fence, t(30))).toBe(true)
+      expect(await requests.recoverCrawlRequests(t(20))).toEqual({ requeued: 0, failed: 1 })
+      expect(await requests.getCrawlRequest('lease2')).toMatchObject({
+        status: 'failed',
+        last_error_code: 'internal_error',
+      })
+      expect(
+        await requests.finishCrawlRequest('lease1', retried.fence, 'invalid', {
+          completed_at: t(21),
+          last_error_code: 'http_404',
+        }),
+      ).toBe(true)
+      expect(await requests.getCrawlRequest('lease1')).toMatchObject({
+        status: 'invalid',
+        attempts: 2,
+        completed_at: t(21),
+        last_error_code: 'http_404',
+      })
+    },
+  )
+
+  it.skipIf(!config)(
     `lists a publisher's properties by type, name, id, the same from tuples as from keyed rows (${name})`,
     async () => {
       const domain = 'order.test'
