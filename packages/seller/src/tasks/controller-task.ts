@@ -21,8 +21,9 @@ export function controllerTask(seller: Seller, options: DefineOptions): AnyTask 
       name: 'comply_test_controller',
       description:
         'Compliance test controller for sandbox accounts: seed products, pricing options, creatives, formats, accounts and media buys; force creative, account and media buy status; simulate delivery and budget spend.',
-      // A request whose only fault is in `params` reaches the controller, which answers INVALID_PARAMS in its own
-      // error shape (deterministic-testing missing_params); anything else is INVALID_REQUEST before it runs.
+      // A request with a fault in `params` reaches the controller, which answers INVALID_PARAMS in its own error
+      // shape (deterministic-testing missing_params; the 3.0 runner's request also lacks the `account` 3.1.19
+      // requires, and is refused all the same); any other fault is INVALID_REQUEST before it runs.
       request: (request) => {
         // Off unless the operator turned it on (COMPLY_TEST_CONTROLLER=1): a production seller has no controller.
         if (!seller.env.complyTestController)
@@ -32,8 +33,9 @@ export function controllerTask(seller: Seller, options: DefineOptions): AnyTask 
             { status: 422 },
           )
         const problem = officialProblem(CONTROLLER_REQUEST, request)
-        const outside = problem?.issues.find((issue) => !/^params(\.|\[|$)/.test(issue.path))
-        if (problem && outside)
+        const inParams = (path: string) => /^params(\.|\[|$)/.test(path)
+        const outside = problem?.issues.find((issue) => !inParams(issue.path))
+        if (problem && outside && !problem.issues.some((issue) => inParams(issue.path)))
           throw new AgentError('INVALID_REQUEST', problem.message, {
             ...(outside.path ? { field: outside.path } : {}),
             status: 400,
