@@ -29,6 +29,7 @@ export type {
 } from './receiver/types.js'
 export { createSweeper, type Sweepable, type Sweeper, type SweeperOptions } from './sweeper.js'
 export { every, type Every } from './every.js'
+export { redactUrl, sinkMessageId, type Sink, type SinkMessage, type SinkOutcome } from './sink.js'
 export { WebhookError, type WebhookErrorCode } from './errors.js'
 export { createWebhookSender } from './sender/sender.js'
 export {
