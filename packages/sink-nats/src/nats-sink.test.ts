@@ -1,5 +1,5 @@
 /** The NATS sink on the real NATS server with JetStream: acks, duplicate acks, refusals, the connection. */
-import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream'
+import { AckPolicy, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { resolveTestBroker } from '@adwire/vitest-config/brokers'
 import type { SinkMessage } from '@adwire/webhooks'
@@ -59,6 +59,30 @@ describe.skipIf(!url)('the NATS JetStream sink', () => {
     await sink.close()
   })
 
+  it('feeds a durable pull consumer (the README example): each event once, acked, deduplicated on Nats-Msg-Id', async () => {
+    const { stream, subject } = fresh('consumer')
+    const sink = createNatsSink({ servers: url!, stream, subject })
+    const batch = messages(10)
+    await sink.publish(batch)
+    await sink.publish(batch.slice(0, 5)) // a relay's repeat: duplicate acks, nothing stored
+    await manager.consumers.add(stream, { durable_name: 'billing', ack_policy: AckPolicy.Explicit })
+    const consumer = await jetstream(admin).consumers.get(stream, 'billing')
+    const seen = new Set<string>()
+    const handled: unknown[] = []
+    const fetched = await consumer.fetch({ max_messages: 20, expires: 1000 })
+    for await (const message of fetched) {
+      const id = message.headers?.get('Nats-Msg-Id') ?? ''
+      if (!seen.has(id)) {
+        seen.add(id)
+        handled.push(message.json())
+      }
+      message.ack()
+    }
+    expect(handled).toEqual(batch.map((_, index) => ({ index })))
+    expect(seen).toEqual(new Set(batch.map((message) => message.id)))
+    await sink.close()
+  })
+
   it('creates the stream with the duplicate window asked for, and raises an existing stream to it', async () => {
     const { stream, subject } = fresh('window')
     const sink = createNatsSink({ servers: url!, stream, subject, duplicateWindowSeconds: 600 })
@@ -91,12 +115,18 @@ describe.skipIf(!url)('the NATS JetStream sink', () => {
   })
 
   it('rejects with a clear error when the server cannot be reached, and tries again on the next publish', async () => {
-    const sink = createNatsSink({ servers: 'nats://127.0.0.1:1', stream: 'ADWIRE_NEVER', subject: 'adwire.never' })
+    const sink = createNatsSink({
+      servers: 'nats://127.0.0.1:1',
+      stream: 'ADWIRE_NEVER',
+      subject: 'adwire.never',
+    })
     const attempt = sink.publish(messages(1))
     await expect(attempt).rejects.toSatisfy(
       (error) => NatsSinkError.is(error) && error.code === 'sink_unavailable',
     )
-    await expect(sink.publish(messages(1))).rejects.toThrow(/cannot connect to NATS at nats:\/\/127\.0\.0\.1:1\?stream=ADWIRE_NEVER/u)
+    await expect(sink.publish(messages(1))).rejects.toThrow(
+      /cannot connect to NATS at nats:\/\/127\.0\.0\.1:1\?stream=ADWIRE_NEVER/u,
+    )
     await sink.close()
   })
 
@@ -104,16 +134,24 @@ describe.skipIf(!url)('the NATS JetStream sink', () => {
     const { stream, subject } = fresh('reopen')
     const target = new URL(url!)
     const proxy = await startProxy(target.hostname, Number(target.port || 4222))
-    const sink = createNatsSink({ servers: `nats://127.0.0.1:${proxy.port}`, stream, subject, maxReconnectAttempts: 0 })
+    const sink = createNatsSink({
+      servers: `nats://127.0.0.1:${proxy.port}`,
+      stream,
+      subject,
+      maxReconnectAttempts: 0,
+    })
     expect(await sink.publish(messages(1))).toEqual([{ ok: true }])
     // The broker goes away: after its one failed reconnect attempt the client closes its connection.
     await proxy.stop()
     // Publishes before the client noticed are refused one by one; once it closed, publish rejects as a whole.
-    await vi.waitFor(async () => {
-      await expect(sink.publish(messages(2))).rejects.toSatisfy(
-        (error) => NatsSinkError.is(error) && error.code === 'sink_unavailable',
-      )
-    }, { timeout: 10_000, interval: 250 }) // the client waits 2 s before its one reconnect attempt
+    await vi.waitFor(
+      async () => {
+        await expect(sink.publish(messages(2))).rejects.toSatisfy(
+          (error) => NatsSinkError.is(error) && error.code === 'sink_unavailable',
+        )
+      },
+      { timeout: 10_000, interval: 250 },
+    ) // the client waits 2 s before its one reconnect attempt
     // It is back: the next publish opens a new connection.
     const again = await startProxy(target.hostname, Number(target.port || 4222), proxy.port)
     expect(await sink.publish(messages(2))).toEqual([{ ok: true }, { ok: true }])

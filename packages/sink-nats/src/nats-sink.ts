@@ -28,9 +28,13 @@ async function open(options: ResolvedNatsSinkOptions): Promise<Connection> {
       ...(options.token === undefined ? {} : { token: options.token }),
     })
   } catch (error) {
-    throw new NatsSinkError('sink_unavailable', `cannot connect to NATS at ${options.target}: ${describe(error)}`, {
-      cause: error,
-    })
+    throw new NatsSinkError(
+      'sink_unavailable',
+      `cannot connect to NATS at ${options.target}: ${describe(error)}`,
+      {
+        cause: error,
+      },
+    )
   }
   try {
     if (options.createStream) await ensureStream(await jetstreamManager(connection), options)
@@ -38,9 +42,13 @@ async function open(options: ResolvedNatsSinkOptions): Promise<Connection> {
     await connection.close().catch(() => undefined)
     throw NatsSinkError.is(error)
       ? error
-      : new NatsSinkError('sink_unavailable', `JetStream is not available at ${options.target}: ${describe(error)}`, {
-          cause: error,
-        })
+      : new NatsSinkError(
+          'sink_unavailable',
+          `JetStream is not available at ${options.target}: ${describe(error)}`,
+          {
+            cause: error,
+          },
+        )
   }
   return { connection, client: jetstream(connection, { timeout: options.ackTimeoutMs }) }
 }

@@ -7,13 +7,17 @@ const invalidOptions = (error: unknown) => NatsSinkError.is(error) && error.code
 
 describe('the NATS sink options', () => {
   it('reads a sink URL', () => {
-    expect(natsSinkOptionsFromUrl('nats://127.0.0.1:4222?stream=ADCP_WEBHOOKS&subject=adcp.webhooks')).toEqual({
+    expect(
+      natsSinkOptionsFromUrl('nats://127.0.0.1:4222?stream=ADCP_WEBHOOKS&subject=adcp.webhooks'),
+    ).toEqual({
       servers: 'nats://127.0.0.1:4222',
       stream: 'ADCP_WEBHOOKS',
       subject: 'adcp.webhooks',
     })
     expect(
-      natsSinkOptionsFromUrl('tls://u:p@nats.example:4443?stream=S&subject=a.b&duplicate_window=86400&create_stream=false'),
+      natsSinkOptionsFromUrl(
+        'tls://u:p@nats.example:4443?stream=S&subject=a.b&duplicate_window=86400&create_stream=false',
+      ),
     ).toEqual({
       servers: 'tls://u:p@nats.example:4443',
       stream: 'S',
@@ -24,7 +28,11 @@ describe('the NATS sink options', () => {
   })
 
   it('applies the defaults and takes credentials out of the server URLs, the target redacted', () => {
-    const resolved = resolveNatsSinkOptions({ servers: 'nats://svc:secret@nats.example:4222', stream: 'S', subject: 'a.b' })
+    const resolved = resolveNatsSinkOptions({
+      servers: 'nats://svc:secret@nats.example:4222',
+      stream: 'S',
+      subject: 'a.b',
+    })
     expect(resolved).toMatchObject({
       servers: ['nats://nats.example:4222'],
       user: 'svc',
@@ -58,7 +66,8 @@ describe('the NATS sink options', () => {
       () => createNatsSink({ servers: 'nats://h:4222', stream: 'A.B', subject: 'a' }),
       () => createNatsSink({ servers: 'nats://h:4222', stream: 'S', subject: 'a.*' }),
       () => createNatsSink({ servers: 'nats://h:4222', stream: 'S', subject: 'a..b' }),
-      () => createNatsSink({ servers: 'nats://h:4222', stream: 'S', subject: 'a', duplicateWindowSeconds: 0 }),
+      () =>
+        createNatsSink({ servers: 'nats://h:4222', stream: 'S', subject: 'a', duplicateWindowSeconds: 0 }),
       () => createNatsSink({ servers: 'nats://h:4222', stream: 'S', subject: 'a', concurrency: 1.5 }),
       () => createNatsSink({ servers: 'nats://h:4222', stream: 'S', subject: 'a', maxReconnectAttempts: -2 }),
     ]

@@ -64,7 +64,9 @@ function positive(name: string, value: number | undefined, fallback: number, int
 function reconnectAttempts(value: number | undefined): number {
   if (value === undefined) return 10
   if (!Number.isInteger(value) || value < -1) {
-    throw invalid(`maxReconnectAttempts must be an integer of -1 (never give up) or more, got ${String(value)}`)
+    throw invalid(
+      `maxReconnectAttempts must be an integer of -1 (never give up) or more, got ${String(value)}`,
+    )
   }
   return value
 }
@@ -82,7 +84,9 @@ export function resolveNatsSinkOptions(options: NatsSinkOptions): ResolvedNatsSi
     try {
       url = new URL(withScheme)
     } catch (cause) {
-      throw new NatsSinkError('sink_invalid_options', `not a NATS server URL: ${redactUrl(withScheme)}`, { cause })
+      throw new NatsSinkError('sink_invalid_options', `not a NATS server URL: ${redactUrl(withScheme)}`, {
+        cause,
+      })
     }
     if (url.protocol !== 'nats:' && url.protocol !== 'tls:') {
       throw invalid(`a NATS server URL starts with nats:// or tls://, got ${url.protocol}//`)
@@ -97,16 +101,22 @@ export function resolveNatsSinkOptions(options: NatsSinkOptions): ResolvedNatsSi
     return `${url.protocol}//${url.host}`
   })
   if (!/^[^\s.*>/\\]+$/u.test(options.stream)) {
-    throw invalid(`stream must be a JetStream stream name (no spaces, '.', '*', '>', '/' or '\\'), got '${options.stream}'`)
+    throw invalid(
+      `stream must be a JetStream stream name (no spaces, '.', '*', '>', '/' or '\\'), got '${options.stream}'`,
+    )
   }
   if (!options.subject.split('.').every((token) => /^[^\s*>]+$/u.test(token))) {
-    throw invalid(`subject must be a literal NATS subject (tokens separated by '.', no wildcards), got '${options.subject}'`)
+    throw invalid(
+      `subject must be a literal NATS subject (tokens separated by '.', no wildcards), got '${options.subject}'`,
+    )
   }
   const duplicateWindowSeconds =
     options.duplicateWindowSeconds === undefined
       ? undefined
       : positive('duplicateWindowSeconds', options.duplicateWindowSeconds, 120, false)
-  const redacted = list.map((server) => redactUrl(/^[a-z]+:\/\//iu.test(server) ? server : `nats://${server}`))
+  const redacted = list.map((server) =>
+    redactUrl(/^[a-z]+:\/\//iu.test(server) ? server : `nats://${server}`),
+  )
   const query = `stream=${encodeURIComponent(options.stream)}&subject=${encodeURIComponent(options.subject)}`
   return {
     servers,
@@ -145,7 +155,8 @@ export function natsSinkOptionsFromUrl(url: string): NatsSinkOptions {
   }
   const known = new Set(['stream', 'subject', 'duplicate_window', 'create_stream'])
   for (const key of parsed.searchParams.keys()) {
-    if (!known.has(key)) throw invalid(`unknown NATS sink URL parameter '${key}' (known: ${[...known].join(', ')})`)
+    if (!known.has(key))
+      throw invalid(`unknown NATS sink URL parameter '${key}' (known: ${[...known].join(', ')})`)
   }
   const stream = parsed.searchParams.get('stream')
   const subject = parsed.searchParams.get('subject')

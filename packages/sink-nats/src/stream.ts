@@ -22,7 +22,8 @@ function isStreamNotFound(error: unknown): boolean {
  * await ensureStream(await jetstreamManager(connection), { stream: 'ADCP_WEBHOOKS', subject: 'adcp.webhooks', duplicateWindowSeconds: 3600 })
  */
 export async function ensureStream(manager: JetStreamManager, target: StreamTarget): Promise<void> {
-  const window = target.duplicateWindowSeconds === undefined ? undefined : nanos(target.duplicateWindowSeconds * 1000)
+  const window =
+    target.duplicateWindowSeconds === undefined ? undefined : nanos(target.duplicateWindowSeconds * 1000)
   try {
     let info
     try {
