@@ -16,6 +16,7 @@ import {
   type ServiceSettings,
 } from '@adwire/service-env'
 import { z } from 'zod'
+import { SINK_SCHEMES, sinkScheme } from './sinks.js'
 
 export { EnvError, type DatabaseConfig } from '@adwire/service-env'
 
@@ -23,8 +24,13 @@ export { EnvError, type DatabaseConfig } from '@adwire/service-env'
 export interface ReceiverEnv extends ServiceSettings {
   /** Set: this token; unset: the one stored in the database, generated at first start. */
   readonly adminToken?: string
-  /** Every published event is POSTed here as JSON, with retries until it is accepted. */
+  /** Every published event is POSTed here as JSON, with retries until it is accepted (SINK_URL's HTTP alias). */
   readonly downstreamUrl?: string
+  /**
+   * Where every published event is relayed: `amqp(s)://…?queue=…` (RabbitMQ), `redis(s)://…?stream=…` (Redis
+   * Streams), `nats://…?stream=…&subject=…` (NATS JetStream) or `http(s)://…` (a JSON POST, as DOWNSTREAM_URL).
+   */
+  readonly sinkUrl?: string
   /** The base of registration URLs (`{PUBLIC_URL}/webhooks/{id}`) and of the signed `@target-uri`. */
   readonly publicUrl?: string
   /** Development only: key URLs may be plain http and point at loopback or private addresses. */
@@ -55,9 +61,15 @@ const EnvSchema = z.object({
     message: 'STREAM_TICKET_SECRET must be at least 32 printable ASCII characters without spaces',
   }),
   DOWNSTREAM_URL: optionalHttpUrl('DOWNSTREAM_URL'),
+  SINK_URL: optionalText.refine((value) => value === undefined || sinkScheme(value) !== undefined, {
+    message: `SINK_URL must be an absolute URL with one of the schemes ${SINK_SCHEMES.join(', ')}`,
+  }),
   ALLOW_INSECURE_KEY_URLS: flag(),
   DELIVERY_LEASE_SECONDS: intIn('DELIVERY_LEASE_SECONDS', 1, 600, 30),
   ...httpFields(),
+}).refine((values) => !(values.SINK_URL && values.DOWNSTREAM_URL), {
+  message: 'set SINK_URL or DOWNSTREAM_URL (its HTTP alias), not both',
+  path: ['SINK_URL'],
 })
 
 /**
@@ -73,6 +85,7 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
     ...serviceSettings(values),
     ...(values.ADMIN_TOKEN ? { adminToken: values.ADMIN_TOKEN } : {}),
     ...(values.DOWNSTREAM_URL ? { downstreamUrl: values.DOWNSTREAM_URL } : {}),
+    ...(values.SINK_URL ? { sinkUrl: values.SINK_URL } : {}),
     allowInsecureKeyUrls: values.ALLOW_INSECURE_KEY_URLS,
     deliveryLeaseSeconds: values.DELIVERY_LEASE_SECONDS,
     ...(values.STREAM_TICKET_SECRET ? { streamTicketSecret: values.STREAM_TICKET_SECRET } : {}),
