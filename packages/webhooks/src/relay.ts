@@ -94,6 +94,8 @@ export interface Relay {
   start(): void
   /** Looks for due events now (an event was just accepted). */
   kick(): void
+  /** {@link Relay.kick}, resolving once the pass (and any it joined) has ended. */
+  drain(): Promise<void>
   /** Stops after the batch in progress; leased events not yet published are given back. */
   stop(): Promise<void>
   status(): Promise<RelayStatus>
@@ -216,20 +218,22 @@ export function createRelay(options: RelayOptions): Relay {
       again = true
       return
     }
-    running = (async () => {
-      do {
-        again = false
-        try {
-          await drain()
-        } catch (error) {
-          const message = error instanceof Error ? error.message : String(error)
-          lastError = { message, at: now() }
-          log({ relay: 'error', sink: sink.kind, error: message })
-        }
-      } while (again && !stopped)
-    })().finally(() => {
-      running = undefined
-    })
+    running = passes()
+  }
+
+  /** Drains until no kick arrived meanwhile; `running` is cleared in the same turn as the last check. */
+  async function passes(): Promise<void> {
+    do {
+      again = false
+      try {
+        await drain()
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error)
+        lastError = { message, at: now() }
+        log({ relay: 'error', sink: sink.kind, error: message })
+      }
+    } while (again && !stopped)
+    running = undefined
   }
 
   return {
@@ -243,6 +247,10 @@ export function createRelay(options: RelayOptions): Relay {
       run()
     },
     kick: run,
+    async drain() {
+      run()
+      await running
+    },
     async stop() {
       stopped = true
       const ticking = timer?.stop()
