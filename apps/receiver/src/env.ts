@@ -28,7 +28,7 @@ export interface ReceiverEnv extends ServiceSettings {
   readonly downstreamUrl?: string
   /**
    * Where every published event is relayed: `amqp(s)://…?queue=…` (RabbitMQ), `redis(s)://…?stream=…` (Redis
-   * Streams), `nats://…?stream=…&subject=…` (NATS JetStream) or `http(s)://…` (a JSON POST, as DOWNSTREAM_URL).
+   * Streams), `nats://` or `tls://…?stream=…&subject=…` (NATS JetStream) or `http(s)://…` (a JSON POST, as DOWNSTREAM_URL).
    */
   readonly sinkUrl?: string
   /** The base of registration URLs (`{PUBLIC_URL}/webhooks/{id}`) and of the signed `@target-uri`. */
@@ -52,25 +52,27 @@ export interface ReceiverEnv extends ServiceSettings {
 const printable = (min: number) => (value: string | undefined) =>
   value === undefined || (value.length >= min && /^[\x21-\x7e]+$/.test(value))
 
-const EnvSchema = z.object({
-  ...serviceFields({ name: 'receiver', port: 4300 }),
-  ADMIN_TOKEN: optionalText.refine(printable(16), {
-    message: 'ADMIN_TOKEN must be at least 16 printable ASCII characters without spaces',
-  }),
-  STREAM_TICKET_SECRET: optionalText.refine(printable(32), {
-    message: 'STREAM_TICKET_SECRET must be at least 32 printable ASCII characters without spaces',
-  }),
-  DOWNSTREAM_URL: optionalHttpUrl('DOWNSTREAM_URL'),
-  SINK_URL: optionalText.refine((value) => value === undefined || sinkScheme(value) !== undefined, {
-    message: `SINK_URL must be an absolute URL with one of the schemes ${SINK_SCHEMES.join(', ')}`,
-  }),
-  ALLOW_INSECURE_KEY_URLS: flag(),
-  DELIVERY_LEASE_SECONDS: intIn('DELIVERY_LEASE_SECONDS', 1, 600, 30),
-  ...httpFields(),
-}).refine((values) => !(values.SINK_URL && values.DOWNSTREAM_URL), {
-  message: 'set SINK_URL or DOWNSTREAM_URL (its HTTP alias), not both',
-  path: ['SINK_URL'],
-})
+const EnvSchema = z
+  .object({
+    ...serviceFields({ name: 'receiver', port: 4300 }),
+    ADMIN_TOKEN: optionalText.refine(printable(16), {
+      message: 'ADMIN_TOKEN must be at least 16 printable ASCII characters without spaces',
+    }),
+    STREAM_TICKET_SECRET: optionalText.refine(printable(32), {
+      message: 'STREAM_TICKET_SECRET must be at least 32 printable ASCII characters without spaces',
+    }),
+    DOWNSTREAM_URL: optionalHttpUrl('DOWNSTREAM_URL'),
+    SINK_URL: optionalText.refine((value) => value === undefined || sinkScheme(value) !== undefined, {
+      message: `SINK_URL must be an absolute URL with one of the schemes ${SINK_SCHEMES.join(', ')}`,
+    }),
+    ALLOW_INSECURE_KEY_URLS: flag(),
+    DELIVERY_LEASE_SECONDS: intIn('DELIVERY_LEASE_SECONDS', 1, 600, 30),
+    ...httpFields(),
+  })
+  .refine((values) => !(values.SINK_URL && values.DOWNSTREAM_URL), {
+    message: 'set SINK_URL or DOWNSTREAM_URL (its HTTP alias), not both',
+    path: ['SINK_URL'],
+  })
 
 /**
  * Reads and checks the receiver's environment variables; throws {@link EnvError} naming each bad variable.

@@ -126,11 +126,12 @@ describe.skipIf(!available)('the page in chromium', () => {
       publish: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5672')),
       close: () => Promise.resolve(),
     }
-    const relaying = await startTestReceiver({}, { sink: down, forwarder: { intervalMs: 50, baseDelaySeconds: 60 } })
+    const relaying = await startTestReceiver(
+      {},
+      { sink: down, forwarder: { intervalMs: 50, baseDelaySeconds: 60 } },
+    )
     try {
-      const { url } = (
-        await api(relaying, '/api/registrations', { body: { auth: 'rfc9421', jwks } })
-      ).body
+      const { url } = (await api(relaying, '/api/registrations', { body: { auth: 'rfc9421', jwks } })).body
       expect((await sendSigned(url, envelope(), privateJwk)).status).toBe(200)
       await relaying.runtime.forwarder!.drain()
       const page = await browser.newPage()

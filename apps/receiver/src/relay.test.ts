@@ -4,12 +4,7 @@
  * until it is back, and a crash between the publish and the mark repeats the publish with the same id.
  */
 import { join } from 'node:path'
-import {
-  sinkMessageId,
-  type Sink,
-  type SinkMessage,
-  type SinkOutcome,
-} from '@adwire/webhooks'
+import { sinkMessageId, type Sink, type SinkMessage, type SinkOutcome } from '@adwire/webhooks'
 import { afterEach, describe, expect, it } from 'vitest'
 import { openStorage, type Storage } from './db/open.js'
 import type { NewEvent, ReceiverDatabase } from './db/types.js'
@@ -98,13 +93,30 @@ describe('the relay into a sink', () => {
 
     await forwarder.drain()
     await forwarder.drain()
-    expect(sink.attempts.map((message) => JSON.parse(message.body).idempotency_key)).toEqual(['k1', 'k2', 'k3'])
+    expect(sink.attempts.map((message) => JSON.parse(message.body).idempotency_key)).toEqual([
+      'k1',
+      'k2',
+      'k3',
+    ])
     const [first] = sink.confirmed
     expect(first!.id).toBe(await sinkMessageId(SENDER, 'k1'))
-    expect(JSON.parse(first!.body)).toEqual(
-      JSON.parse(JSON.stringify(forwardBody({ ...event('k1'), operationId: 'op_1', taskId: 'task_1', taskType: 'create_media_buy', status: 'completed' }))),
-    )
-    expect(first!.headers).toEqual({ registration_id: 'reg_1', task_type: 'create_media_buy', status: 'completed' })
+    const job = { ...event('k1'), seq: 1, fence: 'f', attempts: 0 }
+    expect(JSON.parse(first!.body)).toEqual({
+      ...forwardBody({
+        ...job,
+        operationId: 'op_1',
+        taskId: 'task_1',
+        taskType: 'create_media_buy',
+        status: 'completed',
+      }),
+      received_at: '2026-04-18T14:00:00.000Z',
+      payload: { idempotency_key: 'k1', status: 'completed' },
+    })
+    expect(first!.headers).toEqual({
+      registration_id: 'reg_1',
+      task_type: 'create_media_buy',
+      status: 'completed',
+    })
     expect(await forwarder.status()).toEqual({
       sink: 'test',
       pending: 0,
@@ -214,7 +226,10 @@ describe('/health', () => {
   it("shows the relay's sink, lag and last error, and closes the sink on close", async () => {
     const sink = new TestSink()
     sink.down = true
-    const receiver = await startTestReceiver({}, { sink, forwarder: { intervalMs: 50, baseDelaySeconds: 60 } })
+    const receiver = await startTestReceiver(
+      {},
+      { sink, forwarder: { intervalMs: 50, baseDelaySeconds: 60 } },
+    )
     cleanup.push(() => receiver.close())
     const { deps } = receiver.runtime
     await deps.storage.db.recordEvent(event('k1', { receivedAt: Date.now() / 1000 - 3 }))

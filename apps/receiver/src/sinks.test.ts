@@ -6,7 +6,9 @@ import { sinkFromUrl } from './sinks.js'
 
 describe('sinkFromUrl', () => {
   it('opens the HTTP sink for http(s) URLs, credentials redacted from its target', async () => {
-    const sink = await sinkFromUrl('https://user:secret@events.buyer.example/adcp', { fetch: globalThis.fetch })
+    const sink = await sinkFromUrl('https://user:secret@events.buyer.example/adcp', {
+      fetch: globalThis.fetch,
+    })
     expect(sink.kind).toBe('http')
     expect(sink.target).toBe('https://***@events.buyer.example/adcp')
     await sink.close()
@@ -15,7 +17,9 @@ describe('sinkFromUrl', () => {
   it('refuses an unknown scheme with an EnvError naming the accepted ones', async () => {
     const opening = sinkFromUrl('kafka://127.0.0.1:9092?topic=adcp')
     await expect(opening).rejects.toThrow(EnvError)
-    await expect(opening).rejects.toThrow(/SINK_URL must be an absolute URL with one of the schemes amqp, amqps/)
+    await expect(opening).rejects.toThrow(
+      /SINK_URL must be an absolute URL with one of the schemes amqp, amqps/,
+    )
     await expect(sinkFromUrl('not a url')).rejects.toThrow(EnvError)
   })
 
@@ -30,7 +34,12 @@ describe('sinkFromUrl', () => {
   })
 
   it("calls the broker package's factory with the URL", async () => {
-    const sink: Sink = { kind: 'redis', target: 'redis://127.0.0.1:6379', publish: async () => [], close: async () => {} }
+    const sink: Sink = {
+      kind: 'redis',
+      target: 'redis://127.0.0.1:6379',
+      publish: async () => [],
+      close: async () => {},
+    }
     const seen: string[] = []
     const load = async (specifier: string) => ({
       redisSinkFromUrl: (url: string) => {

@@ -21,6 +21,7 @@ const BROKERS: Readonly<Record<string, BrokerSink>> = {
   redis: REDIS,
   rediss: REDIS,
   nats: NATS,
+  tls: NATS,
 }
 
 /** The schemes SINK_URL accepts. */
@@ -70,7 +71,8 @@ export async function sinkFromUrl(url: string, options: SinkFromUrlOptions = {})
     })
   }
   const broker = BROKERS[scheme]!
-  const load = options.load ?? ((specifier: string) => import(/* @vite-ignore */ specifier) as Promise<unknown>)
+  const load =
+    options.load ?? ((specifier: string) => import(/* @vite-ignore */ specifier) as Promise<unknown>)
   let loaded: SinkModule
   try {
     loaded = (await load(broker.specifier)) as SinkModule
