@@ -78,7 +78,7 @@ export async function sinkFromUrl(url: string, options: SinkFromUrlOptions = {})
     loaded = (await load(broker.specifier)) as SinkModule
   } catch (cause) {
     throw new EnvError(
-      `SINK_URL is a ${scheme}: URL, which needs the package ${broker.specifier}; install it beside the receiver ` +
+      `SINK_URL names a ${scheme}:// sink, which needs the package ${broker.specifier}; install it beside the receiver ` +
         `(${(cause as Error).message})`,
       { cause },
     )
