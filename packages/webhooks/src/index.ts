@@ -32,15 +32,13 @@ export { every, type Every } from './every.js'
 export { redactUrl, sinkMessageId, type Sink, type SinkMessage, type SinkOutcome } from './sink.js'
 export {
   createRelay,
-  relayBody,
-  relayMessage,
   type Relay,
   type RelayBacklog,
-  type RelayEvent,
   type RelayOptions,
   type RelaySource,
   type RelayStatus,
 } from './relay.js'
+export { relayBody, relayMessage, type RelayEvent } from './relay-message.js'
 export { httpSink, type HttpSinkOptions } from './http-sink.js'
 export { WebhookError, type WebhookErrorCode } from './errors.js'
 export { createWebhookSender } from './sender/sender.js'
