@@ -29,7 +29,7 @@ export function createApp(deps: ReceiverDeps, receiver: WebhookReceiver = create
       return c.json({
         status: 'ok',
         database: db.kind,
-        ...(deps.forwarding ? { forwarding: { pending: await db.pendingForwards() } } : {}),
+        ...(deps.forwarding ? { forwarding: await forwardingHealth(deps) } : {}),
       })
     } catch {
       return c.json({ status: 'unavailable', database: db.kind }, 503)
@@ -51,6 +51,23 @@ export function createApp(deps: ReceiverDeps, receiver: WebhookReceiver = create
     return errorResponse(c, 500, 'internal_error', 'the receiver failed to answer; see its log')
   })
   return app
+}
+
+/**
+ * The relay's part of /health: the sink, the lag (events pending, the oldest one's age in seconds), how many
+ * this process published, and the last refusal or failure with its time.
+ */
+async function forwardingHealth(deps: ReceiverDeps) {
+  if (!deps.relayStatus) return { pending: await deps.storage.db.pendingForwards() }
+  const status = await deps.relayStatus()
+  return {
+    sink: status.sink,
+    pending: status.pending,
+    oldest_pending_s: status.oldestPendingSeconds === null ? null : Math.round(status.oldestPendingSeconds),
+    published: status.published,
+    last_error: status.lastError?.message ?? null,
+    last_error_at: status.lastError ? new Date(Math.round(status.lastError.at * 1000)).toISOString() : null,
+  }
 }
 
 /**

@@ -1,16 +1,19 @@
 /**
  * The real dependencies of the receiver, built from its environment: the stores on SQLite or PostgreSQL, the
- * admin token, the SSRF-safe fetch for sellers' keys, the live event hub and the downstream forwarder.
+ * admin token, the SSRF-safe fetch for sellers' keys, the live event hub and the relay into the sink
+ * (SINK_URL or DOWNSTREAM_URL).
  */
 import type { SafeFetch } from '@adwire/http-signatures'
 import type { TargetPolicy } from '@adwire/http-signatures/node'
+import type { RelayStatus, Sink } from '@adwire/webhooks'
 import { resolveAdminToken, type AdminAuth, type ResolvedAdmin } from './admin.js'
 import { openStorage, type Storage } from './db/open.js'
 import type { ReceiverDatabase } from './db/types.js'
 import type { ReceiverEnv } from './env.js'
-import { createForwarder, type Forwarder, type ForwarderOptions } from './forwarder.js'
+import { createForwarder, type Forwarder, type RelaySettings } from './forwarder.js'
 import { createEventHub, type EventHub } from './hub.js'
 import { outboundFetches } from './outbound.js'
+import { sinkFromUrl } from './sinks.js'
 
 /** A structured log line (printed as JSON by the server; collected or dropped by tests). */
 export type Log = (entry: Record<string, unknown>) => void
@@ -30,8 +33,10 @@ export interface ReceiverDeps {
   readonly publicUrl?: string
   /** How long a delivery owns its event before a retry may take it over, seconds. */
   readonly deliveryLeaseSeconds: number
-  /** Whether published events are queued for the downstream forwarder. */
+  /** Whether published events are queued for the relay into the sink. */
   readonly forwarding: boolean
+  /** The relay's lag and last error, for /health and the page (set when forwarding). */
+  readonly relayStatus?: () => Promise<RelayStatus>
   /**
    * `'inbox'` (default): each delivery's nonce, claim, convergence record and event commit in one transaction
    * of the storage's inbox, shared by the deliveries arriving together. `'claims'`: claim → publish →
@@ -54,7 +59,10 @@ export interface DepsOverrides {
   readonly log?: Log
   readonly now?: () => number
   readonly hubPollMs?: number
-  readonly forwarder?: Partial<Omit<ForwarderOptions, 'db' | 'url'>>
+  /** The relay's timings (and the HTTP sink's timeout). */
+  readonly forwarder?: RelaySettings
+  /** A sink in place of the one SINK_URL names (tests); forwarding is on with it. */
+  readonly sink?: Sink
   /** Wraps the receiver's tables (fault injection in the crash tests). */
   readonly database?: (db: ReceiverDatabase) => ReceiverDatabase
   /** See {@link ReceiverDeps.publication}. */
@@ -66,7 +74,7 @@ export interface Runtime {
   readonly deps: ReceiverDeps
   readonly admin: ResolvedAdmin
   readonly forwarder?: Forwarder
-  /** Stops the hub and the forwarder and closes the database. */
+  /** Stops the hub and the relay, closes the sink and the database. */
   close(): Promise<void>
 }
 
@@ -89,11 +97,19 @@ export async function openDeps(env: ReceiverEnv, overrides: DepsOverrides = {}):
       allowInsecure: env.allowInsecureKeyUrls,
       ...(overrides.lookup ? { lookup: overrides.lookup } : {}),
     })
-    const forwarder = env.downstreamUrl
+    const sinkUrl = env.sinkUrl ?? env.downstreamUrl
+    const sink =
+      overrides.sink ??
+      (sinkUrl
+        ? await sinkFromUrl(sinkUrl, {
+            fetch: outbound.forwardFetch,
+            ...(overrides.forwarder?.timeoutMs ? { timeoutMs: overrides.forwarder.timeoutMs } : {}),
+          })
+        : undefined)
+    const forwarder = sink
       ? createForwarder({
           db: storage.db,
-          url: env.downstreamUrl,
-          fetch: outbound.forwardFetch,
+          sink,
           log,
           ...(overrides.now ? { now: overrides.now } : {}),
           ...overrides.forwarder,
@@ -109,6 +125,7 @@ export async function openDeps(env: ReceiverEnv, overrides: DepsOverrides = {}):
       deliveryLeaseSeconds: env.deliveryLeaseSeconds,
       ...(env.publicUrl ? { publicUrl: env.publicUrl } : {}),
       forwarding: forwarder !== undefined,
+      ...(forwarder ? { relayStatus: () => forwarder.status() } : {}),
       ...(overrides.publication ? { publication: overrides.publication } : {}),
       onWrite: () => {
         hub.kick()
@@ -126,6 +143,7 @@ export async function openDeps(env: ReceiverEnv, overrides: DepsOverrides = {}):
         closing ??= (async () => {
           hub.close()
           await forwarder?.stop()
+          await sink?.close().catch((error: unknown) => log({ sink: 'close_failed', error: String(error) }))
           await storage.close()
         })()
         return closing

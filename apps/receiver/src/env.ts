@@ -16,6 +16,7 @@ import {
   type ServiceSettings,
 } from '@adwire/service-env'
 import { z } from 'zod'
+import { SINK_SCHEMES, sinkScheme } from './sinks.js'
 
 export { EnvError, type DatabaseConfig } from '@adwire/service-env'
 
@@ -23,8 +24,13 @@ export { EnvError, type DatabaseConfig } from '@adwire/service-env'
 export interface ReceiverEnv extends ServiceSettings {
   /** Set: this token; unset: the one stored in the database, generated at first start. */
   readonly adminToken?: string
-  /** Every published event is POSTed here as JSON, with retries until it is accepted. */
+  /** Every published event is POSTed here as JSON, with retries until it is accepted (SINK_URL's HTTP alias). */
   readonly downstreamUrl?: string
+  /**
+   * Where every published event is relayed: `amqp(s)://…?queue=…` (RabbitMQ), `redis(s)://…?stream=…` (Redis
+   * Streams), `nats://` or `tls://…?stream=…&subject=…` (NATS JetStream) or `http(s)://…` (a JSON POST, as DOWNSTREAM_URL).
+   */
+  readonly sinkUrl?: string
   /** The base of registration URLs (`{PUBLIC_URL}/webhooks/{id}`) and of the signed `@target-uri`. */
   readonly publicUrl?: string
   /** Development only: key URLs may be plain http and point at loopback or private addresses. */
@@ -46,19 +52,27 @@ export interface ReceiverEnv extends ServiceSettings {
 const printable = (min: number) => (value: string | undefined) =>
   value === undefined || (value.length >= min && /^[\x21-\x7e]+$/.test(value))
 
-const EnvSchema = z.object({
-  ...serviceFields({ name: 'receiver', port: 4300 }),
-  ADMIN_TOKEN: optionalText.refine(printable(16), {
-    message: 'ADMIN_TOKEN must be at least 16 printable ASCII characters without spaces',
-  }),
-  STREAM_TICKET_SECRET: optionalText.refine(printable(32), {
-    message: 'STREAM_TICKET_SECRET must be at least 32 printable ASCII characters without spaces',
-  }),
-  DOWNSTREAM_URL: optionalHttpUrl('DOWNSTREAM_URL'),
-  ALLOW_INSECURE_KEY_URLS: flag(),
-  DELIVERY_LEASE_SECONDS: intIn('DELIVERY_LEASE_SECONDS', 1, 600, 30),
-  ...httpFields(),
-})
+const EnvSchema = z
+  .object({
+    ...serviceFields({ name: 'receiver', port: 4300 }),
+    ADMIN_TOKEN: optionalText.refine(printable(16), {
+      message: 'ADMIN_TOKEN must be at least 16 printable ASCII characters without spaces',
+    }),
+    STREAM_TICKET_SECRET: optionalText.refine(printable(32), {
+      message: 'STREAM_TICKET_SECRET must be at least 32 printable ASCII characters without spaces',
+    }),
+    DOWNSTREAM_URL: optionalHttpUrl('DOWNSTREAM_URL'),
+    SINK_URL: optionalText.refine((value) => value === undefined || sinkScheme(value) !== undefined, {
+      message: `SINK_URL must be an absolute URL with one of the schemes ${SINK_SCHEMES.join(', ')}`,
+    }),
+    ALLOW_INSECURE_KEY_URLS: flag(),
+    DELIVERY_LEASE_SECONDS: intIn('DELIVERY_LEASE_SECONDS', 1, 600, 30),
+    ...httpFields(),
+  })
+  .refine((values) => !(values.SINK_URL && values.DOWNSTREAM_URL), {
+    message: 'set SINK_URL or DOWNSTREAM_URL (its HTTP alias), not both',
+    path: ['SINK_URL'],
+  })
 
 /**
  * Reads and checks the receiver's environment variables; throws {@link EnvError} naming each bad variable.
@@ -73,6 +87,7 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
     ...serviceSettings(values),
     ...(values.ADMIN_TOKEN ? { adminToken: values.ADMIN_TOKEN } : {}),
     ...(values.DOWNSTREAM_URL ? { downstreamUrl: values.DOWNSTREAM_URL } : {}),
+    ...(values.SINK_URL ? { sinkUrl: values.SINK_URL } : {}),
     allowInsecureKeyUrls: values.ALLOW_INSECURE_KEY_URLS,
     deliveryLeaseSeconds: values.DELIVERY_LEASE_SECONDS,
     ...(values.STREAM_TICKET_SECRET ? { streamTicketSecret: values.STREAM_TICKET_SECRET } : {}),

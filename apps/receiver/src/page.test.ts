@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { generateSigningKey, type AdcpJwk, type Jwks } from '@adwire/http-signatures'
+import type { Sink } from '@adwire/webhooks'
 import { chromium, type Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunningReceiver } from './service.js'
@@ -116,5 +117,34 @@ describe.skipIf(!available)('the page in chromium', () => {
     console.log(`receiver page screenshot: ${screenshot}`)
     expect(errors).toEqual([])
     await page.close()
+  })
+
+  it("shows the relay's lag and last error", async () => {
+    const down: Sink = {
+      kind: 'rabbitmq',
+      target: 'amqp://127.0.0.1:5672/',
+      publish: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5672')),
+      close: () => Promise.resolve(),
+    }
+    const relaying = await startTestReceiver(
+      {},
+      { sink: down, forwarder: { intervalMs: 50, baseDelaySeconds: 60 } },
+    )
+    try {
+      const { url } = (await api(relaying, '/api/registrations', { body: { auth: 'rfc9421', jwks } })).body
+      expect((await sendSigned(url, envelope(), privateJwk)).status).toBe(200)
+      await relaying.runtime.forwarder!.drain()
+      const page = await browser.newPage()
+      await page.goto(`${relaying.url}/`)
+      await page.fill('#token', ADMIN_TOKEN)
+      await page.click('button[type=submit]')
+      await expect.poll(() => page.isVisible('#relay')).toBe(true)
+      expect(await page.textContent('#relay-sink')).toBe('into rabbitmq')
+      expect(await page.textContent('#relay-pending')).toBe('1')
+      expect(await page.textContent('#relay-error')).toMatch(/rabbitmq unavailable: connect ECONNREFUSED/)
+      await page.close()
+    } finally {
+      await relaying.close()
+    }
   })
 })

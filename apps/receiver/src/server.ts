@@ -4,6 +4,7 @@
  * down gracefully on SIGTERM and SIGINT.
  */
 import { describeListening, runService } from '@adwire/service-kit'
+import { redactUrl } from '@adwire/webhooks'
 import { parseEnv } from './env.js'
 import { startReceiver } from './service.js'
 
@@ -34,7 +35,8 @@ void runService({
     if (admin.ticketKey === 'process') {
       print('stream tickets open this process only: set STREAM_TICKET_SECRET for several instances')
     }
-    if (deps.forwarding) print(`forwarding events to ${env.downstreamUrl}`)
+    const sinkUrl = env.sinkUrl ?? env.downstreamUrl
+    if (deps.forwarding && sinkUrl) print(`relaying events to ${redactUrl(sinkUrl)}`)
     return receiver
   },
 })

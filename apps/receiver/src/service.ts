@@ -1,5 +1,5 @@
 /**
- * Runs the receiver: dependencies from the environment, the app on @hono/node-server, the forwarder, and a
+ * Runs the receiver: dependencies from the environment, the app on @hono/node-server, the relay, and a
  * periodic sweep of expired dedup records; `close()` shuts it all down in order. server.ts calls it with
  * process.env; the tests call it with their own env on port 0.
  */

@@ -30,6 +30,16 @@ export type {
 export { createSweeper, type Sweepable, type Sweeper, type SweeperOptions } from './sweeper.js'
 export { every, type Every } from './every.js'
 export { redactUrl, sinkMessageId, type Sink, type SinkMessage, type SinkOutcome } from './sink.js'
+export {
+  createRelay,
+  type Relay,
+  type RelayBacklog,
+  type RelayOptions,
+  type RelaySource,
+  type RelayStatus,
+} from './relay.js'
+export { relayBody, relayMessage, type RelayEvent } from './relay-message.js'
+export { httpSink, type HttpSinkOptions } from './http-sink.js'
 export { WebhookError, type WebhookErrorCode } from './errors.js'
 export { createWebhookSender } from './sender/sender.js'
 export {

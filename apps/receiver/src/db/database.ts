@@ -297,6 +297,13 @@ export async function openReceiverDatabase(target: ReceiverTarget): Promise<Rece
       )
       return Number(row!.count)
     },
+    async forwardingBacklog() {
+      const row = await driver.one<{ count: number | string; oldest: number | string | null }>(
+        `SELECT COUNT(*) AS count, MIN(received_at) AS oldest FROM ${events} WHERE forward_state = 'pending'`,
+      )
+      const count = Number(row!.count)
+      return row!.oldest === null ? { count } : { count, oldestReceivedAt: Number(row!.oldest) }
+    },
     sweep: (before) => driver.run(`DELETE FROM ${failures} WHERE at < ?`, [before]),
   }
   return database

@@ -176,6 +176,8 @@ export interface ReceiverDatabase {
   releaseForwarding(seq: number, fence: string): Promise<void>
   /** How many events wait for the forwarder. */
   pendingForwards(): Promise<number>
+  /** The events waiting for the forwarder: how many, and `receivedAt` of the oldest (the relay's lag). */
+  forwardingBacklog(): Promise<{ count: number; oldestReceivedAt?: number }>
 
   /** Deletes verification failures older than `before`; resolves with how many. */
   sweep(before: number): Promise<number>

@@ -1,7 +1,7 @@
 /**
  * `GET /`: one self-contained HTML page (inline style and script under a per-response CSP nonce; no external
- * assets, no framework): registrations, then per registration and operation a live timeline of events, and
- * the verification failures with their codes.
+ * assets, no framework): the relay's lag and last error (when SINK_URL is set), registrations, then per
+ * registration and operation a live timeline of events, and the verification failures with their codes.
  */
 import { script } from './script.js'
 import { styles } from './styles.js'
@@ -52,6 +52,12 @@ export function renderPage(): { html: string; csp: string } {
       <code>pnpm adwire receiver register</code> or <code>POST /api/registrations</code>.</p>
   </section>
   <div id="content" hidden>
+    <section class="panel" id="relay" hidden>
+      <h2>Relay</h2>
+      <p><span id="relay-sink"></span> · pending <strong id="relay-pending"></strong>
+        <span id="relay-oldest"></span> · published <span id="relay-published"></span> since start</p>
+      <p id="relay-error" class="error"></p>
+    </section>
     <section class="panel">
       <h2>Registrations</h2>
       <table>

@@ -8,7 +8,8 @@ export const script = `
 (function () {
   'use strict';
   var TOKEN_KEY = 'adwire-receiver-token';
-  var state = { token: null, source: null, lastId: null, registrations: {}, events: {}, failures: {}, reloading: null };
+  var state = { token: null, source: null, lastId: null, registrations: {}, events: {}, failures: {}, reloading: null,
+    relayTimer: null };
   var byId = function (id) { return document.getElementById(id); };
 
   function el(tag, props, children) {
@@ -183,6 +184,26 @@ export const script = `
       });
     }));
   }
+  // The relay's lag and last error, from /health (no token), every five seconds while connected.
+  function showRelay() {
+    return fetch('/health').then(function (response) { return response.json(); }).then(function (health) {
+      var relay = health.forwarding;
+      byId('relay').hidden = !relay;
+      if (!relay) return;
+      byId('relay-sink').textContent = 'into ' + (relay.sink || 'the sink');
+      byId('relay-pending').textContent = String(relay.pending);
+      byId('relay-oldest').textContent = relay.oldest_pending_s === null || relay.oldest_pending_s === undefined
+        ? '' : '(oldest ' + relay.oldest_pending_s + ' s)';
+      byId('relay-published').textContent = String(relay.published || 0);
+      byId('relay-error').textContent = relay.last_error
+        ? 'last error at ' + relay.last_error_at + ': ' + relay.last_error : '';
+    }).catch(function () {});
+  }
+  function followRelay() {
+    if (state.relayTimer) return;
+    showRelay();
+    state.relayTimer = setInterval(showRelay, 5000);
+  }
   function connect(token) {
     state.token = token;
     byId('auth-error').textContent = '';
@@ -190,6 +211,7 @@ export const script = `
       sessionStorage.setItem(TOKEN_KEY, token);
       byId('content').hidden = false;
       byId('forget').hidden = false;
+      followRelay();
       return openStream();
     }).then(loadHistory).catch(function (error) {
       byId('auth-error').textContent = error.status === 401 || error.status === 403
