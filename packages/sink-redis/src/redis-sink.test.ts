@@ -82,18 +82,29 @@ describe.skipIf(!url)('the Redis streams sink', () => {
     const batch = messages(10)
     await sink.publish(batch)
     await sink.publish(batch.slice(0, 5)) // a relay's repeat: nothing appended
-    await admin.xGroupCreate(stream, 'billing', '0')
+    await admin.xGroupCreate(stream, 'billing', '0', { MKSTREAM: true })
     const seen = new Set<string>()
     const handled: unknown[] = []
-    const reply = await admin.xReadGroup('billing', 'worker-1', { key: stream, id: '>' }, { COUNT: 100 })
-    const read = reply as { name: string; messages: { id: string; message: Record<string, string> }[] }[]
-    for (const entry of read[0]!.messages) {
-      const id = entry.message.id!
-      if (!seen.has(id)) {
-        seen.add(id)
-        handled.push(JSON.parse(entry.message.body!))
+    // The README's loop: this consumer's own pending entries first ('0'), then new ones ('>'), until none come.
+    let cursor = '0'
+    for (;;) {
+      const reply = (await admin.xReadGroup(
+        'billing',
+        'worker-1',
+        { key: stream, id: cursor },
+        { COUNT: 4, BLOCK: 100 },
+      )) as { messages: { id: string; message: Record<string, string> }[] }[] | null
+      const entries = reply?.[0]?.messages ?? []
+      if (entries.length === 0 && cursor === '>') break
+      if (cursor === '0' && entries.length === 0) cursor = '>'
+      for (const { id: entryId, message } of entries) {
+        if (!seen.has(message.id!)) {
+          seen.add(message.id!)
+          handled.push(JSON.parse(message.body!))
+          expect(JSON.parse(message.headers!)).toEqual(batch[0]!.headers)
+        }
+        await admin.xAck(stream, 'billing', entryId)
       }
-      await admin.xAck(stream, 'billing', entry.id)
     }
     expect(handled).toEqual(batch.map((_, index) => ({ index })))
     const pending = await admin.xPending(stream, 'billing')
