@@ -3,8 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { createRedisSink, RedisSinkError, redisSinkFromUrl, redisSinkOptionsFromUrl } from './index.js'
 import { resolveRedisSinkOptions } from './options.js'
 
-const invalidOptions = (error: unknown) =>
-  RedisSinkError.is(error) && error.code === 'sink_invalid_options'
+const invalidOptions = (error: unknown) => RedisSinkError.is(error) && error.code === 'sink_invalid_options'
 
 describe('the Redis sink options', () => {
   it('reads a sink URL', () => {

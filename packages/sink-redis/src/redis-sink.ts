@@ -9,7 +9,6 @@ import {
 } from './options.js'
 import { dedupeKey, IDEMPOTENT_XADD, IDEMPOTENT_XADD_SHA } from './script.js'
 
-
 /** The client's name on the server (`CLIENT LIST`). */
 export const CLIENT_NAME = 'adwire-sink-redis'
 
