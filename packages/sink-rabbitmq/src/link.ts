@@ -85,16 +85,20 @@ export async function openLink(options: ResolvedRabbitSinkOptions): Promise<Link
     channel.on('error', down)
     channel.on('close', () => down())
     const link: Link = { connection, channel, alive: () => alive, reason: () => reason, returned: new Map() }
-    channel.on('return', (message: { properties: { messageId?: unknown }; fields: { replyText?: unknown } }) => {
-      const id = String(message.properties.messageId)
-      const why = `RabbitMQ returned the message as unroutable (${String(message.fields.replyText)})`
-      link.returned.set(id, [...(link.returned.get(id) ?? []), why])
-    })
+    channel.on(
+      'return',
+      (message: { properties: { messageId?: unknown }; fields: { replyText?: unknown } }) => {
+        const id = String(message.properties.messageId)
+        const why = `RabbitMQ returned the message as unroutable (${String(message.fields.replyText)})`
+        link.returned.set(id, [...(link.returned.get(id) ?? []), why])
+      },
+    )
     await ensureDestination(link, options)
     return link
   } catch (error) {
     await connection.close().catch(() => undefined)
-    const what = options.queue === undefined ? `the exchange '${options.exchange}'` : `the queue '${options.queue.name}'`
+    const what =
+      options.queue === undefined ? `the exchange '${options.exchange}'` : `the queue '${options.queue.name}'`
     throw new RabbitSinkError(
       'sink_unavailable',
       `cannot use ${what} on RabbitMQ at ${options.target}: ${describe(error)}`,

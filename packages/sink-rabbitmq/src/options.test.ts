@@ -11,12 +11,16 @@ describe('the RabbitMQ sink options', () => {
       url: 'amqp://guest:guest@127.0.0.1:5672/',
       queue: 'adcp.webhooks',
     })
-    expect(rabbitSinkOptionsFromUrl('amqps://u:p@mq.example/prod?queue=q&queue_type=classic&heartbeat=30')).toEqual({
+    expect(
+      rabbitSinkOptionsFromUrl('amqps://u:p@mq.example/prod?queue=q&queue_type=classic&heartbeat=30'),
+    ).toEqual({
       url: 'amqps://u:p@mq.example/prod?heartbeat=30',
       queue: 'q',
       quorum: false,
     })
-    expect(rabbitSinkOptionsFromUrl('amqp://mq.example?exchange=adcp&routing_key=webhooks.media_buy')).toEqual({
+    expect(
+      rabbitSinkOptionsFromUrl('amqp://mq.example?exchange=adcp&routing_key=webhooks.media_buy'),
+    ).toEqual({
       url: 'amqp://mq.example',
       exchange: 'adcp',
       routingKey: 'webhooks.media_buy',
@@ -24,7 +28,9 @@ describe('the RabbitMQ sink options', () => {
   })
 
   it('applies the defaults (a quorum queue, 10 s for a confirm, 5 s to connect); the target has no password', () => {
-    expect(resolveRabbitSinkOptions({ url: 'amqp://svc:secret@mq.example:5672/', queue: 'adcp.webhooks' })).toEqual({
+    expect(
+      resolveRabbitSinkOptions({ url: 'amqp://svc:secret@mq.example:5672/', queue: 'adcp.webhooks' }),
+    ).toEqual({
       url: 'amqp://svc:secret@mq.example:5672/',
       exchange: '',
       routingKey: 'adcp.webhooks',

@@ -101,16 +101,19 @@ export function resolveRabbitSinkOptions(options: RabbitSinkOptions): ResolvedRa
   if (options.exchange !== undefined) {
     const exchange = shortString('exchange', options.exchange, false)
     const routingKey = shortString('routingKey', options.routingKey ?? '', true)
-    if (options.quorum !== undefined) throw invalid('quorum applies to a queue the sink declares, not to an exchange')
+    if (options.quorum !== undefined)
+      throw invalid('quorum applies to a queue the sink declares, not to an exchange')
     target.searchParams.set('exchange', exchange)
     target.searchParams.set('routing_key', routingKey)
     const common = { url, confirmTimeoutMs, connectTimeoutMs, target: target.toString() }
     return { ...common, exchange, routingKey, queue: undefined }
   }
-  if (options.queue === undefined) throw invalid('name the queue (queue) or the exchange (exchange) to publish to')
+  if (options.queue === undefined)
+    throw invalid('name the queue (queue) or the exchange (exchange) to publish to')
   const queue = shortString('queue', options.queue, false)
   if (options.routingKey !== undefined) throw invalid('routingKey goes with exchange; a queue is its own key')
-  if (options.quorum !== undefined && typeof options.quorum !== 'boolean') throw invalid('quorum is true or false')
+  if (options.quorum !== undefined && typeof options.quorum !== 'boolean')
+    throw invalid('quorum is true or false')
   const type = options.quorum === false ? 'classic' : 'quorum'
   target.searchParams.set('queue', queue)
   target.searchParams.set('queue_type', type)

@@ -43,7 +43,10 @@ function publishOne(
       resolve(result)
     }
     const timer = setTimeout(() => {
-      settle({ ok: false, error: `RabbitMQ did not confirm the message within ${options.confirmTimeoutMs} ms` })
+      settle({
+        ok: false,
+        error: `RabbitMQ did not confirm the message within ${options.confirmTimeoutMs} ms`,
+      })
     }, options.confirmTimeoutMs)
     try {
       flushed = link.channel.publish(

@@ -53,7 +53,8 @@ export function createRabbitSink(options: RabbitSinkOptions): Sink {
     kind: 'rabbitmq',
     target: resolved.target,
     async publish(messages): Promise<readonly SinkOutcome[]> {
-      if (closed) throw new RabbitSinkError('sink_closed', `the RabbitMQ sink for ${resolved.target} is closed`)
+      if (closed)
+        throw new RabbitSinkError('sink_closed', `the RabbitMQ sink for ${resolved.target} is closed`)
       if (messages.length === 0) return []
       const run = connection().then((link) => publishBatch(link, messages, resolved))
       inFlight.add(run)
