@@ -24,6 +24,8 @@ export interface Link {
   readonly alive: () => boolean
   /** Why the channel or connection closed, when it did with an error. */
   readonly reason: () => string | undefined
+  /** Marks the link down (a confirm never came): the next publish opens a new one. */
+  readonly abandon: (reason: string) => void
   /** Why the broker returned each message not yet confirmed, by message id, oldest first. */
   readonly returned: Map<string, string[]>
 }
@@ -84,7 +86,14 @@ export async function openLink(options: ResolvedRabbitSinkOptions): Promise<Link
     const channel = await connection.createConfirmChannel()
     channel.on('error', down)
     channel.on('close', () => down())
-    const link: Link = { connection, channel, alive: () => alive, reason: () => reason, returned: new Map() }
+    const link: Link = {
+      connection,
+      channel,
+      alive: () => alive,
+      reason: () => reason,
+      abandon: (why) => down(new Error(why)),
+      returned: new Map(),
+    }
     channel.on(
       'return',
       (message: { properties: { messageId?: unknown }; fields: { replyText?: unknown } }) => {
@@ -104,5 +113,28 @@ export async function openLink(options: ResolvedRabbitSinkOptions): Promise<Link
       `cannot use ${what} on RabbitMQ at ${options.target}: ${describe(error)}`,
       { cause: error },
     )
+  }
+}
+
+/**
+ * Closes the link's connection, waiting at most `timeoutMs` for the broker's answer (a broker that stopped
+ * answering never sends it); then destroys the socket.
+ */
+export async function shutdown(link: Link, timeoutMs: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const closed = await Promise.race([
+    link.connection.close().then(
+      () => true,
+      () => true, // already closed
+    ),
+    new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs)
+    }),
+  ])
+  clearTimeout(timer)
+  if (!closed) {
+    // amqplib's connection keeps its socket as `stream`; the typings do not show it.
+    const socket = (link.connection.connection as unknown as { stream?: { destroy(): void } }).stream
+    socket?.destroy()
   }
 }

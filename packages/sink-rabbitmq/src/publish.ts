@@ -43,10 +43,10 @@ function publishOne(
       resolve(result)
     }
     const timer = setTimeout(() => {
-      settle({
-        ok: false,
-        error: `RabbitMQ did not confirm the message within ${options.confirmTimeoutMs} ms`,
-      })
+      const error = `RabbitMQ did not confirm the message within ${options.confirmTimeoutMs} ms`
+      // A connection that stopped answering: the next publish opens a new one.
+      link.abandon(error)
+      settle({ ok: false, error })
     }, options.confirmTimeoutMs)
     try {
       flushed = link.channel.publish(

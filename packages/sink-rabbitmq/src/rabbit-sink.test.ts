@@ -11,8 +11,11 @@ const url = await resolveTestBroker('rabbitmq')
 /** A TCP proxy to the broker whose connections the test can cut. */
 async function startProxy(host: string, port: number) {
   const sockets = new Set<Socket>()
+  const upstreams = new Map<Socket, Socket>()
   const server = createServer((client) => {
     const upstream = tcpConnect({ host, port })
+    upstreams.set(upstream, client)
+    upstream.on('close', () => upstreams.delete(upstream))
     for (const socket of [client, upstream]) {
       sockets.add(socket)
       socket.on('close', () => sockets.delete(socket))
@@ -26,6 +29,13 @@ async function startProxy(host: string, port: number) {
   const address = server.address()
   return {
     port: typeof address === 'object' && address !== null ? address.port : 0,
+    /** Stops passing the broker's frames (its confirms) to the open connections; new ones pass. */
+    hold: () => {
+      for (const [upstream, client] of upstreams) {
+        upstream.unpipe(client)
+        upstream.pause()
+      }
+    },
     /** Drops every open connection; the proxy goes on accepting new ones. */
     cut: () => {
       for (const socket of sockets) socket.destroy()
@@ -218,6 +228,48 @@ describe.skipIf(!url)('the RabbitMQ sink', () => {
     expect(ids.slice(0, 1)).toEqual(['before-000'])
     expect(ids.slice(-2)).toEqual(['after-000', 'after-001'])
     await sink.close()
+    await proxy.stop()
+  })
+
+  it('refuses every message whose confirm had not come when the connection dropped (the broker may hold them)', async () => {
+    const queue = fresh('cut')
+    const broker = new URL(url!)
+    const proxy = await startProxy(broker.hostname, Number(broker.port || 5672))
+    const sink = createRabbitSink({ url: withPort(proxy.port), queue })
+    expect(await sink.publish(messages(1, 'open'))).toEqual(allOk(1))
+    proxy.hold()
+    const outcomes = sink.publish(messages(3))
+    await vi.waitFor(async () => expect((await channel.checkQueue(queue)).messageCount).toBe(4))
+    proxy.cut()
+    for (const outcome of await outcomes) {
+      expect(outcome).toMatchObject({ ok: false, error: expect.stringMatching(/did not confirm/u) })
+    }
+    // The relay repeats them under the same ids: the queue then holds each twice, for the consumer to skip.
+    await vi.waitFor(async () => expect(await sink.publish(messages(3))).toEqual(allOk(3)), { timeout: 5000 })
+    await sink.close()
+    await proxy.stop()
+  })
+
+  it('refuses a message whose confirm does not come within confirmTimeoutMs, then opens a new connection', async () => {
+    const queue = fresh('timeout')
+    const broker = new URL(url!)
+    const proxy = await startProxy(broker.hostname, Number(broker.port || 5672))
+    const sink = createRabbitSink({
+      url: withPort(proxy.port),
+      queue,
+      confirmTimeoutMs: 300,
+      connectTimeoutMs: 500,
+    })
+    expect(await sink.publish(messages(1, 'open'))).toEqual(allOk(1))
+    proxy.hold() // the broker's answers stop reaching the client; its socket stays open
+    expect(await sink.publish(messages(2))).toEqual([
+      { ok: false, error: 'RabbitMQ did not confirm the message within 300 ms' },
+      { ok: false, error: 'RabbitMQ did not confirm the message within 300 ms' },
+    ])
+    expect(await sink.publish(messages(2, 'fresh'))).toEqual(allOk(2))
+    const started = Date.now()
+    await sink.close()
+    expect(Date.now() - started).toBeLessThan(2000)
     await proxy.stop()
   })
 

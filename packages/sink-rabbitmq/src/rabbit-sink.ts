@@ -1,6 +1,6 @@
 import type { Sink, SinkOutcome } from '@adwire/webhooks'
 import { RabbitSinkError } from './errors.js'
-import { openLink, type Link } from './link.js'
+import { openLink, shutdown, type Link } from './link.js'
 import { rabbitSinkOptionsFromUrl, resolveRabbitSinkOptions, type RabbitSinkOptions } from './options.js'
 import { publishBatch } from './publish.js'
 
@@ -38,7 +38,7 @@ export function createRabbitSink(options: RabbitSinkOptions): Sink {
       if (link?.alive()) return link
       if (current !== pending) continue // another publish replaced it meanwhile
       current = undefined
-      if (link !== undefined) void link.connection.close().catch(() => undefined)
+      if (link !== undefined) void shutdown(link, resolved.connectTimeoutMs)
       break
     }
     const opening = openLink(resolved)
@@ -72,7 +72,7 @@ export function createRabbitSink(options: RabbitSinkOptions): Sink {
         const pending = current
         current = undefined
         const link = await pending?.catch(() => undefined)
-        if (link !== undefined) await link.connection.close().catch(() => undefined)
+        if (link !== undefined) await shutdown(link, resolved.connectTimeoutMs)
       })()
       return closing
     },
