@@ -1,13 +1,14 @@
 /**
  * The receiver with a broker SINK_URL, end to end, on the real brokers: signed webhooks sent to the service
  * (one of them twice) reach the broker once each, under the message id of their sender and idempotency key, and
- * /health names the sink with nothing pending.
+ * /health names the sink with nothing pending. NATS JetStream, Redis Streams and RabbitMQ (a quorum queue).
  */
 import { generateSigningKey, signWebhook } from '@adwire/http-signatures'
 import { resolveTestBroker } from '@adwire/vitest-config/brokers'
 import { sinkMessageId } from '@adwire/webhooks'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { connect } from '@nats-io/transport-node'
+import amqp from 'amqplib'
 import { createClient } from 'redis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { api, envelope, startTestReceiver } from './testing/receiver.js'
@@ -20,7 +21,7 @@ interface Published {
 
 /** A broker under test: the SINK_URL naming a fresh queue, stream or subject, and how to read it back. */
 interface BrokerCase {
-  readonly kind: 'nats' | 'redis'
+  readonly kind: 'nats' | 'redis' | 'rabbitmq'
   readonly url: string | undefined
   readonly sinkUrl: (url: string) => string
   readonly read: (url: string) => Promise<Published[]>
@@ -79,6 +80,35 @@ const cases: BrokerCase[] = [
   },
 ]
 
+cases.push({
+  kind: 'rabbitmq',
+  url: await resolveTestBroker('rabbitmq'),
+  sinkUrl: (url) => `${url}?queue=adwire.receiver.${name}`,
+  async read(url) {
+    const connection = await amqp.connect(url)
+    try {
+      const channel = await connection.createChannel()
+      const out: Published[] = []
+      for (;;) {
+        const message = await channel.get(`adwire.receiver.${name}`, { noAck: true })
+        if (!message) return out
+        out.push({
+          id: String(message.properties.messageId),
+          body: JSON.parse(message.content.toString('utf8')) as Published['body'],
+        })
+      }
+    } finally {
+      await connection.close()
+    }
+  },
+  async drop(url) {
+    const connection = await amqp.connect(url)
+    const channel = await connection.createChannel()
+    await channel.deleteQueue(`adwire.receiver.${name}`).catch(() => {})
+    await connection.close().catch(() => {})
+  },
+})
+
 const cleanup: (() => Promise<unknown>)[] = []
 afterAll(async () => {
   for (const close of cleanup.reverse()) await close()
@@ -131,4 +161,35 @@ describe.each(cases)('the receiver publishing into $kind', (broker) => {
         expect(message.id).toBe(await sinkMessageId(message.body.sender, message.body.idempotency_key))
     },
   )
+})
+
+describe('a broker that is down', () => {
+  it('never fails a delivery: the webhook is accepted, kept pending, and the error shows in /health', async () => {
+    const key = await generateSigningKey({ alg: 'ed25519', kid: 'sink-down' })
+    // Port 1 answers nothing: the broker is down for the whole test.
+    const receiver = await startTestReceiver(
+      { SINK_URL: 'redis://127.0.0.1:1/0?stream=adwire:down' },
+      { forwarder: { intervalMs: 50, baseDelaySeconds: 60 } },
+    )
+    cleanup.push(() => receiver.close())
+    const created = await api(receiver, '/api/registrations', { body: { auth: 'rfc9421', jwks: key.jwks } })
+    const delivery = `${receiver.url}/webhooks/${created.body.id}`
+    const body = JSON.stringify(envelope({ idempotency_key: 'whk_sink_down_000001' }))
+    const headers = { 'content-type': 'application/json' }
+    const signed = await signWebhook(
+      { method: 'POST', url: delivery, headers, body },
+      { key: key.privateJwk },
+    )
+    expect((await fetch(delivery, { method: 'POST', headers: signed.headers, body })).status).toBe(200)
+
+    const deadline = Date.now() + 15_000
+    let forwarding: Record<string, unknown> = {}
+    while (Date.now() < deadline) {
+      forwarding = (await api(receiver, '/health')).body.forwarding ?? {}
+      if (forwarding.last_error) break
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(forwarding).toMatchObject({ sink: 'redis', pending: 1, published: 0 })
+    expect(String(forwarding.last_error)).toMatch(/127\.0\.0\.1:1|ECONNREFUSED|connect/i)
+  })
 })
