@@ -6,6 +6,7 @@
 import { generateSigningKey } from '@adwire/http-signatures'
 import { createWebhookSender, type OutboxStore, type WebhookRegistration } from '@adwire/webhooks'
 import { expect } from 'vitest'
+import { report } from './reports.js'
 
 /** What the check needs of a store: its outbox and the caller transaction the outbox joins. */
 export interface TransactionalOutbox {
@@ -13,21 +14,7 @@ export interface TransactionalOutbox {
   transaction<T>(body: () => Promise<T>): Promise<T>
 }
 
-const finalReport = (mediaBuyId: string) => ({
-  result: {
-    notification_type: 'final',
-    reporting_period: { start: '2026-04-17T00:00:00Z', end: '2026-04-17T23:59:59Z' },
-    currency: 'USD',
-    media_buy_deliveries: [
-      {
-        media_buy_id: mediaBuyId,
-        status: 'completed',
-        totals: { impressions: 10, spend: 1 },
-        by_package: [],
-      },
-    ],
-  },
-})
+const finalReport = (mediaBuyId: string) => report(mediaBuyId, 'final')
 
 /**
  * Runs the check on `stores` with the buy `mediaBuyId` (a name no other test of the store uses).

@@ -16,6 +16,7 @@ import {
   type WebhookRegistration,
 } from '@adwire/webhooks'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { report } from './reports.js'
 
 /** One outbox's data, reachable through two handles, that a test can restart. */
 export interface SenderStores {
@@ -83,23 +84,6 @@ const rejection = (promise: Promise<unknown>) =>
     () => undefined,
     (error: unknown) => (WebhookError.is(error) ? error.code : String(error)),
   )
-
-const report = (mediaBuyId: string, type: string) => ({
-  result: {
-    notification_type: type,
-    ...(type === 'scheduled' ? { sequence_number: 1 } : {}),
-    reporting_period: { start: '2026-04-17T00:00:00Z', end: '2026-04-17T23:59:59Z' },
-    currency: 'USD',
-    media_buy_deliveries: [
-      {
-        media_buy_id: mediaBuyId,
-        status: 'completed',
-        totals: { impressions: 10, spend: 1 },
-        by_package: [],
-      },
-    ],
-  },
-})
 
 const impairment = (id: string) => ({
   task_id: `task_${id}`,

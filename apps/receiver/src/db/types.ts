@@ -5,7 +5,7 @@
  *
  * Times are Unix seconds (fractional allowed).
  */
-import type { PayloadShape } from '@adwire/webhooks'
+import type { PayloadShape, RelayEvent } from '@adwire/webhooks'
 
 /** How a registration's deliveries authenticate, as stored (secrets included: never sent out by the API). */
 export type AuthConfig =
@@ -108,22 +108,8 @@ export interface FailureRecord extends NewFailure {
   readonly seq: number
 }
 
-/** An event leased to one forwarder until `leaseUntil`; `fence` proves the lease. */
-export interface ForwardJob {
-  readonly seq: number
-  readonly fence: string
-  readonly attempts: number
-  readonly registrationId: string
-  readonly sender: string
-  readonly idempotencyKey: string
-  readonly operationId: string | null
-  readonly taskId: string | null
-  readonly taskType: string | null
-  readonly status: string | null
-  readonly terminal: boolean
-  readonly receivedAt: number
-  readonly payload: string
-}
+/** An event leased to one relay (the lease's `fence` proves it): the relay's event of @adwire/webhooks. */
+export type ForwardJob = RelayEvent
 
 /** Where the stream stands: the last event and failure sequence numbers seen. */
 export interface StreamCursor {
