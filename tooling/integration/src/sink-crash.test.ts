@@ -30,7 +30,14 @@ import amqp from 'amqplib'
 import { createClient } from 'redis'
 import { describe, expect, it } from 'vitest'
 import { sellerKey } from './fixtures.js'
-import { api, dropSchema, events, freshSchema, spawnReceiver, type ReceiverProcess } from './receiver-support.js'
+import {
+  api,
+  dropSchema,
+  events,
+  freshSchema,
+  spawnReceiver,
+  type ReceiverProcess,
+} from './receiver-support.js'
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'sink-crash-child.ts')
 const EVENTS = Number(process.env.ADWIRE_SINK_CRASH_EVENTS ?? 60)
@@ -140,148 +147,157 @@ const rabbitmq: BrokerCase = {
   },
 }
 
-describe.each([nats, redis, rabbitmq])('the receiver relaying into $kind while its processes are killed', (broker) => {
-  it.skipIf(!broker.url || !postgresUrl)(
-    `publishes every accepted webhook at least once under its stable id (${EVENTS} events)`,
-    async () => {
-      const name = crypto.randomUUID().replaceAll('-', '').slice(0, 12)
-      const schema = freshSchema('adwire_sink_crash')
-      const env = {
-        DATABASE_URL: postgresUrl!,
-        DATABASE_SCHEMA: schema,
-        SINK_URL: broker.sinkUrl(broker.url!, name),
-        DELIVERY_LEASE_SECONDS: '1',
-        RELAY_LEASE_SECONDS: '3',
-      }
-      // One after the other: the first creates the schema, the second finds it.
-      const receivers: ReceiverProcess[] = [await spawnReceiver(env, 0, CHILD)]
-      receivers.push(await spawnReceiver(env, 0, CHILD))
-      const ports = receivers.map((receiver) => receiver.port)
-      const key = await sellerKey()
-      const directory = mkdtempSync(path.join(tmpdir(), 'adwire-sink-crash-'))
-      const stores = openSqliteStores({ path: path.join(directory, 'seller-outbox.sqlite') })
-      let kills = 0
-      try {
-        const created = await api(receivers[0]!.url, '/api/registrations', { auth: 'rfc9421', jwks: key.jwks })
-        expect(created.status).toBe(201)
-        const id: string = created.body.id
-        const targets = ports.map((port) => `http://127.0.0.1:${port}/webhooks/${id}`)
-
-        /** The sender's fetch: each attempt goes to its process and, signed afresh, to the other one. */
-        const mirrored: typeof fetch = async (input, init) => {
-          const url = String(input)
-          const other = url === targets[0] ? targets[1]! : targets[0]!
-          const body = new TextDecoder().decode(init?.body as Uint8Array)
-          const mirror = (async () => {
-            const headers = { 'content-type': 'application/json' }
-            const signed = await signWebhook({ method: 'POST', url: other, headers, body }, { key: key.privateJwk })
-            const response = await fetch(other, {
-              method: 'POST',
-              headers: signed.headers as Record<string, string>,
-              body,
-              signal: AbortSignal.timeout(5_000),
-            })
-            await response.arrayBuffer()
-          })().catch(() => {})
-          try {
-            return await fetch(input, init)
-          } finally {
-            await mirror
-          }
+describe.each([nats, redis, rabbitmq])(
+  'the receiver relaying into $kind while its processes are killed',
+  (broker) => {
+    it.skipIf(!broker.url || !postgresUrl)(
+      `publishes every accepted webhook at least once under its stable id (${EVENTS} events)`,
+      async () => {
+        const name = crypto.randomUUID().replaceAll('-', '').slice(0, 12)
+        const schema = freshSchema('adwire_sink_crash')
+        const env = {
+          DATABASE_URL: postgresUrl!,
+          DATABASE_SCHEMA: schema,
+          SINK_URL: broker.sinkUrl(broker.url!, name),
+          DELIVERY_LEASE_SECONDS: '1',
+          RELAY_LEASE_SECONDS: '3',
         }
-        const sender = createWebhookSender({
-          outbox: stores.outbox,
-          key: key.privateJwk,
-          fetch: mirrored,
-          concurrency: 8,
-          pollIntervalMs: 10,
-          timeoutMs: 5_000,
-          retry: { baseDelaySeconds: 0.05, maxDelaySeconds: 0.3, maxRetryAfterSeconds: 0.3 },
-        })
+        // One after the other: the first creates the schema, the second finds it.
+        const receivers: ReceiverProcess[] = [await spawnReceiver(env, 0, CHILD)]
+        receivers.push(await spawnReceiver(env, 0, CHILD))
+        const ports = receivers.map((receiver) => receiver.port)
+        const key = await sellerKey()
+        const directory = mkdtempSync(path.join(tmpdir(), 'adwire-sink-crash-'))
+        const stores = openSqliteStores({ path: path.join(directory, 'seller-outbox.sqlite') })
+        let kills = 0
         try {
-          const keys: string[] = []
-          for (let index = 0; index < EVENTS; index += 1) {
-            const side = index % 2
-            keys.push(
-              await sender.notify(
-                {
-                  channel: 'adcp',
-                  config: { url: targets[side]!, operation_id: `op_sink_${side}` },
-                  destination: `buyer_${side}`,
-                },
-                {
-                  task_id: `task_sink_${index}`,
-                  task_type: 'create_media_buy',
-                  status: index % 3 ? 'working' : 'completed',
-                  ...(index % 3 ? {} : { result: { media_buy_id: `mb_${index}`, packages: [] } }),
-                },
-              ),
+          const created = await api(receivers[0]!.url, '/api/registrations', {
+            auth: 'rfc9421',
+            jwks: key.jwks,
+          })
+          expect(created.status).toBe(201)
+          const id: string = created.body.id
+          const targets = ports.map((port) => `http://127.0.0.1:${port}/webhooks/${id}`)
+
+          /** The sender's fetch: each attempt goes to its process and, signed afresh, to the other one. */
+          const mirrored: typeof fetch = async (input, init) => {
+            const url = String(input)
+            const other = url === targets[0] ? targets[1]! : targets[0]!
+            const body = new TextDecoder().decode(init?.body as Uint8Array)
+            const mirror = (async () => {
+              const headers = { 'content-type': 'application/json' }
+              const signed = await signWebhook(
+                { method: 'POST', url: other, headers, body },
+                { key: key.privateJwk },
+              )
+              const response = await fetch(other, {
+                method: 'POST',
+                headers: signed.headers as Record<string, string>,
+                body,
+                signal: AbortSignal.timeout(5_000),
+              })
+              await response.arrayBuffer()
+            })().catch(() => {})
+            try {
+              return await fetch(input, init)
+            } finally {
+              await mirror
+            }
+          }
+          const sender = createWebhookSender({
+            outbox: stores.outbox,
+            key: key.privateJwk,
+            fetch: mirrored,
+            concurrency: 8,
+            pollIntervalMs: 10,
+            timeoutMs: 5_000,
+            retry: { baseDelaySeconds: 0.05, maxDelaySeconds: 0.3, maxRetryAfterSeconds: 0.3 },
+          })
+          try {
+            const keys: string[] = []
+            for (let index = 0; index < EVENTS; index += 1) {
+              const side = index % 2
+              keys.push(
+                await sender.notify(
+                  {
+                    channel: 'adcp',
+                    config: { url: targets[side]!, operation_id: `op_sink_${side}` },
+                    destination: `buyer_${side}`,
+                  },
+                  {
+                    task_id: `task_sink_${index}`,
+                    task_type: 'create_media_buy',
+                    status: index % 3 ? 'working' : 'completed',
+                    ...(index % 3 ? {} : { result: { media_buy_id: `mb_${index}`, packages: [] } }),
+                  },
+                ),
+              )
+            }
+            const drained = async () => (await stores.outbox.pending()).length === 0
+            sender.start()
+
+            // Kill one process or the other at random moments until the outbox is empty (twice at least).
+            const delays: number[] = []
+            const deadline = Date.now() + 60_000 + EVENTS * 60
+            while (kills < 2 || !(await drained())) {
+              if (Date.now() > deadline) throw new Error(`the outbox did not empty after ${kills} kills`)
+              const delay = 50 + Math.floor(Math.random() * 450)
+              delays.push(delay)
+              await sleep(delay)
+              const victim = Math.floor(Math.random() * 2)
+              await receivers[victim]!.kill()
+              kills += 1
+              receivers[victim] = await spawnReceiver(env, ports[victim], CHILD)
+            }
+            await sender.stop()
+
+            // Every event accepted (the receivers' events), and the relay done in both processes.
+            const accepted = (await events(receivers[0]!.url, id)).map((event) => event.idempotency_key)
+            expect(accepted.sort()).toEqual([...keys].sort())
+            await until(
+              'both receivers to show nothing pending',
+              async () => {
+                for (const receiver of receivers) {
+                  const forwarding = (await api(receiver.url, '/health')).body?.forwarding
+                  if (forwarding?.pending !== 0) return false
+                }
+                return true
+              },
+              60_000,
             )
+
+            const published = await broker.read(broker.url!, name)
+            const senders = new Set(published.map((message) => message.body.sender))
+            expect(senders.size).toBe(1)
+            const [sender_] = senders
+            for (const message of published)
+              expect(message.id).toBe(await sinkMessageId(message.body.sender, message.body.idempotency_key))
+            const ids = new Set(published.map((message) => message.id))
+            const lost: string[] = []
+            for (const idempotencyKey of keys)
+              if (!ids.has(await sinkMessageId(sender_!, idempotencyKey))) lost.push(idempotencyKey)
+            expect(lost).toEqual([])
+            expect(ids.size).toBe(keys.length)
+            const counts = new Map<string, number>()
+            for (const message of published) counts.set(message.id, (counts.get(message.id) ?? 0) + 1)
+            const repeated = [...counts.values()].filter((count) => count > 1).length
+            console.log(
+              `sink-crash ${broker.kind}: N=${EVENTS} kills=${kills} messages=${published.length} ` +
+                `distinct=${ids.size} repeats=${repeated} (extra messages ${published.length - ids.size}) lost=${lost.length}`,
+            )
+            // The kill moments, so that a failure can be replayed.
+            console.info(`sink-crash ${broker.kind}: kills after ${delays.join(', ')} ms`)
+          } finally {
+            await sender.stop()
           }
-          const drained = async () => (await stores.outbox.pending()).length === 0
-          sender.start()
-
-          // Kill one process or the other at random moments until the outbox is empty (twice at least).
-          const delays: number[] = []
-          const deadline = Date.now() + 60_000 + EVENTS * 60
-          while (kills < 2 || !(await drained())) {
-            if (Date.now() > deadline) throw new Error(`the outbox did not empty after ${kills} kills`)
-            const delay = 50 + Math.floor(Math.random() * 450)
-            delays.push(delay)
-            await sleep(delay)
-            const victim = Math.floor(Math.random() * 2)
-            await receivers[victim]!.kill()
-            kills += 1
-            receivers[victim] = await spawnReceiver(env, ports[victim], CHILD)
-          }
-          await sender.stop()
-
-          // Every event accepted (the receivers' events), and the relay done in both processes.
-          const accepted = (await events(receivers[0]!.url, id)).map((event) => event.idempotency_key)
-          expect(accepted.sort()).toEqual([...keys].sort())
-          await until(
-            'both receivers to show nothing pending',
-            async () => {
-              for (const receiver of receivers) {
-                const forwarding = (await api(receiver.url, '/health')).body?.forwarding
-                if (forwarding?.pending !== 0) return false
-              }
-              return true
-            },
-            60_000,
-          )
-
-          const published = await broker.read(broker.url!, name)
-          const senders = new Set(published.map((message) => message.body.sender))
-          expect(senders.size).toBe(1)
-          const [sender_] = senders
-          for (const message of published)
-            expect(message.id).toBe(await sinkMessageId(message.body.sender, message.body.idempotency_key))
-          const ids = new Set(published.map((message) => message.id))
-          const lost: string[] = []
-          for (const idempotencyKey of keys)
-            if (!ids.has(await sinkMessageId(sender_!, idempotencyKey))) lost.push(idempotencyKey)
-          expect(lost).toEqual([])
-          expect(ids.size).toBe(keys.length)
-          const counts = new Map<string, number>()
-          for (const message of published) counts.set(message.id, (counts.get(message.id) ?? 0) + 1)
-          const repeated = [...counts.values()].filter((count) => count > 1).length
-          console.log(
-            `sink-crash ${broker.kind}: N=${EVENTS} kills=${kills} messages=${published.length} ` +
-              `distinct=${ids.size} repeats=${repeated} (extra messages ${published.length - ids.size}) lost=${lost.length}`,
-          )
-          // The kill moments, so that a failure can be replayed.
-          console.info(`sink-crash ${broker.kind}: kills after ${delays.join(', ')} ms`)
         } finally {
-          await sender.stop()
+          stores.close()
+          await Promise.all(receivers.map((receiver) => receiver.kill()))
+          await broker.drop(broker.url!, name).catch(() => {})
+          await dropSchema(postgresUrl!, schema)
         }
-      } finally {
-        stores.close()
-        await Promise.all(receivers.map((receiver) => receiver.kill()))
-        await broker.drop(broker.url!, name).catch(() => {})
-        await dropSchema(postgresUrl!, schema)
-      }
-    },
-    180_000 + EVENTS * 100,
-  )
-})
+      },
+      180_000 + EVENTS * 100,
+    )
+  },
+)
