@@ -10,7 +10,8 @@
  *   after dedup on that id nothing is lost;
  * - every message's id is the one of its body's sender and idempotency_key (a repeat is the same message);
  * and prints one line per broker: N, kills, messages, distinct ids, repeats (a publish repeated after a kill
- * between the publish and its mark; JetStream drops those within its duplicate window, so it shows 0).
+ * between the publish and its mark; JetStream drops those within its duplicate window and the Redis sink's
+ * idempotent XADD within its dedupe window, so both show 0; RabbitMQ keeps them).
  *
  * The relay's lease is 3 s here (sink-crash-child.ts; the service's is 130 s) and the delivery lease 1 s, so
  * that what a killed process held is taken over within the test. N: ADWIRE_SINK_CRASH_EVENTS (default 60).
