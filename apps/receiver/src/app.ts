@@ -9,6 +9,7 @@ import type { ReceiverDeps } from './deps.js'
 import { renderPage } from './page/html.js'
 import { apiRoutes } from './routes/api.js'
 import { errorResponse } from './routes/errors.js'
+import { publicRelayStatus, relayStatus } from './relay-status.js'
 
 /**
  * @example
@@ -29,7 +30,7 @@ export function createApp(deps: ReceiverDeps, receiver: WebhookReceiver = create
       return c.json({
         status: 'ok',
         database: db.kind,
-        ...(deps.forwarding ? { forwarding: await forwardingHealth(deps) } : {}),
+        ...(deps.forwarding ? { forwarding: publicRelayStatus(await relayStatus(deps)) } : {}),
       })
     } catch {
       return c.json({ status: 'unavailable', database: db.kind }, 503)
@@ -51,23 +52,6 @@ export function createApp(deps: ReceiverDeps, receiver: WebhookReceiver = create
     return errorResponse(c, 500, 'internal_error', 'the receiver failed to answer; see its log')
   })
   return app
-}
-
-/**
- * The relay's part of /health: the sink, the lag (events pending, the oldest one's age in seconds), how many
- * this process published, and the last refusal or failure with its time.
- */
-async function forwardingHealth(deps: ReceiverDeps) {
-  if (!deps.relayStatus) return { pending: await deps.storage.db.pendingForwards() }
-  const status = await deps.relayStatus()
-  return {
-    sink: status.sink,
-    pending: status.pending,
-    oldest_pending_s: status.oldestPendingSeconds === null ? null : Math.round(status.oldestPendingSeconds),
-    published: status.published,
-    last_error: status.lastError?.message ?? null,
-    last_error_at: status.lastError ? new Date(Math.round(status.lastError.at * 1000)).toISOString() : null,
-  }
 }
 
 /**

@@ -111,6 +111,8 @@ export async function openDeps(env: ReceiverEnv, overrides: DepsOverrides = {}):
           db: storage.db,
           sink,
           log,
+          batchSize: env.sinkBatchSize,
+          ...(env.sinkLeaseSeconds ? { leaseSeconds: env.sinkLeaseSeconds } : {}),
           ...(overrides.now ? { now: overrides.now } : {}),
           ...overrides.forwarder,
         })

@@ -8,8 +8,27 @@ describe('parseEnv', () => {
       database: { kind: 'sqlite', path: './data/receiver.sqlite' },
       allowInsecureKeyUrls: false,
       deliveryLeaseSeconds: 30,
+      sinkBatchSize: 10,
       http: {},
     })
+  })
+
+  it("reads the relay's lease and batch size", () => {
+    expect(
+      parseEnv({ SINK_URL: 'nats://127.0.0.1:4222', SINK_LEASE_SECONDS: '5', SINK_BATCH_SIZE: '50' }),
+    ).toMatchObject({
+      sinkUrl: 'nats://127.0.0.1:4222',
+      sinkLeaseSeconds: 5,
+      sinkBatchSize: 50,
+    })
+    for (const [name, value] of [
+      ['SINK_LEASE_SECONDS', '0'],
+      ['SINK_LEASE_SECONDS', '2.5'],
+      ['SINK_LEASE_SECONDS', '3601'],
+      ['SINK_BATCH_SIZE', '0'],
+      ['SINK_BATCH_SIZE', '1001'],
+    ] as const)
+      expect(() => parseEnv({ [name]: value })).toThrow(new RegExp(name))
   })
 
   it('reads PostgreSQL, the token, the downstream and the public URL', () => {
@@ -39,6 +58,7 @@ describe('parseEnv', () => {
       publicUrl: 'https://hooks.buyer.example/adcp',
       allowInsecureKeyUrls: true,
       deliveryLeaseSeconds: 5,
+      sinkBatchSize: 10,
       streamTicketSecret: 'a-stream-ticket-secret-of-32-characters',
       http: { requestTimeoutMs: 60_000, maxConnections: 4000 },
     })

@@ -31,6 +31,13 @@ export interface ReceiverEnv extends ServiceSettings {
    * Streams), `nats://` or `tls://…?stream=…&subject=…` (NATS JetStream) or `http(s)://…` (a JSON POST, as DOWNSTREAM_URL).
    */
   readonly sinkUrl?: string
+  /**
+   * How long a relay instance owns a batch of events it is publishing before another instance (or its own
+   * restart) may take them over, seconds. Unset: the batch's publish timeouts plus 30 s (130 s for HTTP).
+   */
+  readonly sinkLeaseSeconds?: number
+  /** Events per publish into the sink. Default 10. */
+  readonly sinkBatchSize: number
   /** The base of registration URLs (`{PUBLIC_URL}/webhooks/{id}`) and of the signed `@target-uri`. */
   readonly publicUrl?: string
   /** Development only: key URLs may be plain http and point at loopback or private addresses. */
@@ -65,6 +72,11 @@ const EnvSchema = z
     SINK_URL: optionalText.refine((value) => value === undefined || sinkScheme(value) !== undefined, {
       message: `SINK_URL must be an absolute URL with one of the schemes ${SINK_SCHEMES.join(', ')}`,
     }),
+    SINK_LEASE_SECONDS: optionalText.refine(
+      (value) => value === undefined || (/^\d+$/.test(value) && Number(value) >= 1 && Number(value) <= 3600),
+      { message: 'SINK_LEASE_SECONDS must be a whole number from 1 to 3600' },
+    ),
+    SINK_BATCH_SIZE: intIn('SINK_BATCH_SIZE', 1, 1000, 10),
     ALLOW_INSECURE_KEY_URLS: flag(),
     DELIVERY_LEASE_SECONDS: intIn('DELIVERY_LEASE_SECONDS', 1, 600, 30),
     ...httpFields(),
@@ -88,6 +100,8 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
     ...(values.ADMIN_TOKEN ? { adminToken: values.ADMIN_TOKEN } : {}),
     ...(values.DOWNSTREAM_URL ? { downstreamUrl: values.DOWNSTREAM_URL } : {}),
     ...(values.SINK_URL ? { sinkUrl: values.SINK_URL } : {}),
+    ...(values.SINK_LEASE_SECONDS ? { sinkLeaseSeconds: Number(values.SINK_LEASE_SECONDS) } : {}),
+    sinkBatchSize: values.SINK_BATCH_SIZE,
     allowInsecureKeyUrls: values.ALLOW_INSECURE_KEY_URLS,
     deliveryLeaseSeconds: values.DELIVERY_LEASE_SECONDS,
     ...(values.STREAM_TICKET_SECRET ? { streamTicketSecret: values.STREAM_TICKET_SECRET } : {}),

@@ -222,8 +222,8 @@ describe('the relay into a sink', () => {
   })
 })
 
-describe('/health', () => {
-  it("shows the relay's sink, lag and last error, and closes the sink on close", async () => {
+describe('/health and /api/relay', () => {
+  it("show the relay's sink, lag and last error (its text to the admin only), and close the sink on close", async () => {
     const sink = new TestSink()
     sink.down = true
     const receiver = await startTestReceiver(
@@ -235,15 +235,23 @@ describe('/health', () => {
     await deps.storage.db.recordEvent(event('k1', { receivedAt: Date.now() / 1000 - 3 }))
     deps.onWrite()
     await receiver.runtime.forwarder!.drain()
-    const health = (await api(receiver, '/health')).body
-    expect(health.forwarding).toMatchObject({
+    const health = (await api(receiver, '/health', { token: null })).body
+    expect(health.forwarding).toMatchObject({ sink: 'test', pending: 1, published: 0 })
+    expect(health.forwarding.oldest_pending_s).toBeGreaterThanOrEqual(3)
+    expect(Date.parse(health.forwarding.last_error_at)).toBeLessThanOrEqual(Date.now())
+    // The error's text can name a private host: only the admin API shows it.
+    expect(health.forwarding).not.toHaveProperty('last_error')
+    expect(JSON.stringify(health)).not.toContain('connection refused')
+    expect((await api(receiver, '/api/relay', { token: null })).status).toBe(401)
+    const relay = await api(receiver, '/api/relay')
+    expect(relay.status).toBe(200)
+    expect(relay.body).toMatchObject({
       sink: 'test',
       pending: 1,
       published: 0,
       last_error: 'test unavailable: connection refused',
+      last_error_at: health.forwarding.last_error_at,
     })
-    expect(health.forwarding.oldest_pending_s).toBeGreaterThanOrEqual(3)
-    expect(Date.parse(health.forwarding.last_error_at)).toBeLessThanOrEqual(Date.now())
     await receiver.close()
     expect(sink.closed).toBe(true)
   })

@@ -184,10 +184,12 @@ export const script = `
       });
     }));
   }
-  // The relay's lag and last error, from /health (no token), every five seconds while connected.
+  // The relay's lag and last error, every five seconds while connected: /health says whether there is a
+  // sink, the admin API gives its state with the error's text.
   function showRelay() {
     return fetch('/health').then(function (response) { return response.json(); }).then(function (health) {
-      var relay = health.forwarding;
+      return health.forwarding ? api('/api/relay') : null;
+    }).then(function (relay) {
       byId('relay').hidden = !relay;
       if (!relay) return;
       byId('relay-sink').textContent = 'into ' + (relay.sink || 'the sink');

@@ -7,6 +7,7 @@ import { bodyLimit } from 'hono/body-limit'
 import { z } from 'zod'
 import type { ReceiverDeps } from '../deps.js'
 import { parseRegistrationInput } from '../registration-input.js'
+import { relayStatus } from '../relay-status.js'
 import { newRegistrationId, publicRegistration, REGISTRATION_ID } from '../registrations.js'
 import { eventView, failureView } from '../views.js'
 import { adminProblem, errorResponse } from './errors.js'
@@ -111,6 +112,12 @@ export function apiRoutes(deps: ReceiverDeps): Hono {
     if (problem) return problem
     const events = await db.listEvents(query.registration, query.limit)
     return c.json({ events: events.map(eventView) })
+  })
+
+  // The relay's state with the last error's text (which /health leaves out); 404 without a sink.
+  api.get('/relay', async (c) => {
+    if (!deps.forwarding) return errorResponse(c, 404, 'not_found', 'no sink is configured (SINK_URL)')
+    return c.json(await relayStatus(deps))
   })
 
   api.get('/failures', async (c) => {
