@@ -33,7 +33,7 @@ export interface ReceiverEnv extends ServiceSettings {
   readonly sinkUrl?: string
   /**
    * How long a relay instance owns a batch of events it is publishing before another instance (or its own
-   * restart) may take them over, seconds. Unset: the batch's publish timeouts plus 30 s (130 s for HTTP).
+   * restart) may take them over, seconds. Unset: a publish's timeout (10 s) plus 30 s.
    */
   readonly sinkLeaseSeconds?: number
   /** Events per publish into the sink. Default 10. */

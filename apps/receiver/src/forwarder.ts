@@ -59,12 +59,11 @@ export function forwardBody(job: ForwardJob) {
  */
 export function createForwarder(options: ForwarderOptions): Forwarder {
   const { db, url, sink, fetch, timeoutMs = 10_000, ...settings } = options
-  const batchSize = settings.batchSize ?? 10
   const target = sink ?? (url ? httpSink(url, { timeoutMs, ...(fetch ? { fetch } : {}) }) : undefined)
   if (!target) throw new TypeError('createForwarder needs a url or a sink')
   return createRelay({
-    // An HTTP sink posts a batch one request at a time: the lease outlasts every request timing out.
-    leaseSeconds: Math.ceil((timeoutMs / 1000) * batchSize) + 30,
+    // An HTTP sink posts a batch's requests at once: the lease outlasts them timing out.
+    leaseSeconds: Math.ceil(timeoutMs / 1000) + 30,
     ...settings,
     source: receiverQueue(db),
     sink: target,

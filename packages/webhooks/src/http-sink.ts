@@ -1,5 +1,6 @@
 /**
- * The HTTP sink: each message POSTed as JSON to one URL, one request at a time, taken on a 2xx answer. The
+ * The HTTP sink: each message POSTed as JSON to one URL, a batch's requests at once (or `concurrency` at a
+ * time), each taken on a 2xx answer. The
  * `Idempotency-Key` header is `{registration_id}:{idempotency_key}` of the relay body (the message id when the
  * body is not one), so a downstream dedupes across repeats.
  */
@@ -10,6 +11,11 @@ export interface HttpSinkOptions {
   readonly fetch?: typeof globalThis.fetch
   /** Per-request timeout, ms. Default 10 000. */
   readonly timeoutMs?: number
+  /**
+   * Requests of one batch in flight at once. Default: the whole batch, so a batch takes at most one timeout;
+   * 1 posts in the relay's order (oldest first), one after the other.
+   */
+  readonly concurrency?: number
 }
 
 /**
@@ -19,6 +25,8 @@ export interface HttpSinkOptions {
 export function httpSink(url: string, options: HttpSinkOptions = {}): Sink {
   const fetchImpl = options.fetch ?? globalThis.fetch
   const timeoutMs = options.timeoutMs ?? 10_000
+  const concurrency = options.concurrency ?? Number.POSITIVE_INFINITY
+  if (!(concurrency >= 1)) throw new TypeError('httpSink: concurrency must be at least 1')
 
   async function post(message: SinkMessage): Promise<SinkOutcome> {
     try {
@@ -39,8 +47,13 @@ export function httpSink(url: string, options: HttpSinkOptions = {}): Sink {
     kind: 'http',
     target: redactUrl(url),
     async publish(messages) {
-      const outcomes: SinkOutcome[] = []
-      for (const message of messages) outcomes.push(await post(message))
+      const outcomes: SinkOutcome[] = Array.from({ length: messages.length })
+      let next = 0
+      const worker = async () => {
+        for (let index = next++; index < messages.length; index = next++)
+          outcomes[index] = await post(messages[index]!)
+      }
+      await Promise.all(Array.from({ length: Math.min(concurrency, messages.length) }, worker))
       return outcomes
     },
     close: () => Promise.resolve(),

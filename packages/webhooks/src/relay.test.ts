@@ -1,8 +1,10 @@
 /**
  * The relay over an in-memory queue, and the HTTP sink over an injected fetch: the message of an event, a
  * batch per publish, a short answer from the sink counted as refusals, a lost lease logged, the
- * Idempotency-Key and the 2xx rule. (The receiver's tests run the relay over its SQLite event rows.)
+ * Idempotency-Key and the 2xx rule, a batch's requests at once over a real HTTP server. (The receiver's tests run the relay over its SQLite event rows.)
  */
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import {
   createRelay,
@@ -126,6 +128,46 @@ describe('httpSink', () => {
       'raw-id',
     ])
     expect(requests[0]!.init.body).toBe(messages[0]!.body)
+  })
+
+  it.each([
+    [undefined, 5],
+    [1, 1],
+    [2, 2],
+  ])(
+    'posts a batch with concurrency %s: at most %i requests at once, each outcome in its place',
+    async (concurrency, most) => {
+      let open = 0
+      let peak = 0
+      const server = createServer((request, response) => {
+        open += 1
+        peak = Math.max(peak, open)
+        request.resume()
+        request.on('end', () =>
+          setTimeout(() => {
+            open -= 1
+            response.statusCode = request.headers['idempotency-key'] === 'rg_1:whk_3' ? 500 : 200
+            response.end()
+          }, 30),
+        )
+      })
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      try {
+        const { port } = server.address() as AddressInfo
+        const sink = httpSink(`http://127.0.0.1:${port}/events`, concurrency ? { concurrency } : {})
+        const messages = await Promise.all([1, 2, 3, 4, 5].map((seq) => relayMessage(event(seq))))
+        const outcomes = await sink.publish(messages)
+        expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, true, false, true, true])
+        expect(peak).toBe(most)
+      } finally {
+        server.closeAllConnections()
+        await new Promise((resolve) => server.close(resolve))
+      }
+    },
+  )
+
+  it('refuses a concurrency below 1', () => {
+    expect(() => httpSink('http://127.0.0.1:9/', { concurrency: 0 })).toThrow(/concurrency/)
   })
 
   it('turns a network failure into a refusal, never a rejection', async () => {

@@ -13,7 +13,7 @@
  * between the publish and its mark; JetStream drops those within its duplicate window and the Redis sink's
  * idempotent XADD within its dedupe window, so both show 0; RabbitMQ keeps them).
  *
- * The relay's lease is 3 s here (SINK_LEASE_SECONDS; the service's default is 130 s) and the delivery lease 1 s, so
+ * The relay's lease is 3 s here (SINK_LEASE_SECONDS; the service's default is 40 s) and the delivery lease 1 s, so
  * that what a killed process held is taken over within the test. N: ADWIRE_SINK_CRASH_EVENTS (default 60).
  */
 import { mkdtempSync } from 'node:fs'
