@@ -12,8 +12,9 @@
  *   included), the events still pending once the service answered, the rate and the service's CPU ms per
  *   event from then on (bench/cpu.ts). On SQLite, and on PostgreSQL with ADWIRE_TEST_POSTGRES_URL.
  * - **Receiver rows**: the service on SQLite at 16 and 64 in flight (the lean load generator of bench/load.ts,
- *   unique pre-signed Ed25519 deliveries, each answered 200 accepted) without a sink, then with SINK_URL at
- *   each sink: deliveries/s, p50/p99, the ratio to the no-sink row of the same run, the service's CPU ms per
+ *   unique pre-signed Ed25519 deliveries, each answered 200 accepted) without a sink, with SINK_URL at each
+ *   sink, and without a sink again: deliveries/s, p50/p99, the ratio to the mean of the two no-sink rows of
+ *   the run (the machine drifts between the first and the last), the service's CPU ms per
  *   delivery during the load and until its relay drained, whether the relay kept up (pending when the load
  *   ended) and how long it took to drain after. Each sink's destination is read back afterwards.
  *
@@ -58,6 +59,8 @@ const POLL_MS = 50
 const DRAIN_DEADLINE_MS = 30_000 + COUNT * 20
 /** How long reading a destination back may take, ms. */
 const READ_DEADLINE_MS = 60_000 + COUNT * 10
+/** How long deleting a destination may take, ms. */
+const DROP_DEADLINE_MS = 10_000
 
 type SinkKind = 'rabbitmq' | 'redis' | 'nats' | 'http'
 const LABELS: Record<SinkKind, string> = {
@@ -368,7 +371,7 @@ async function relayRow(store: RelayStore, kind: SinkKind): Promise<RelayRow> {
   } catch (error) {
     return { ...row, note: `failed: ${error instanceof Error ? error.message : String(error)}` }
   } finally {
-    await destination.drop().catch(() => {})
+    await within(destination.drop(), DROP_DEADLINE_MS, 'deleting the destination').catch(() => {})
   }
 }
 
@@ -451,7 +454,8 @@ async function receiverRows(kind: SinkKind | 'none'): Promise<{ rows: ReceiverRo
     })
     return { rows }
   } finally {
-    await destination?.drop().catch(() => {})
+    if (destination)
+      await within(destination.drop(), DROP_DEADLINE_MS, 'deleting the destination').catch(() => {})
     await store.cleanup()
   }
 }
@@ -545,17 +549,23 @@ if (ROWS.includes('relay')) {
 if (ROWS.includes('receiver')) {
   const all: ReceiverRow[] = []
   const readBacks: string[] = []
-  for (const kind of ['none', ...sinks] as const) {
+  // No sink first and again last: the machine drifts during a run, the ratio is to the mean of both.
+  for (const kind of ['none', ...sinks, 'none'] as const) {
     const { rows, readBack } = await receiverRows(kind)
     all.push(...rows)
     if (readBack) readBacks.push(readBack)
   }
-  const baseline = (inFlight: number) =>
-    all.find((row) => row.sink === 'none' && row.inFlight === inFlight)?.result?.rate
+  const baseline = (inFlight: number) => {
+    const rates = all.flatMap((row) =>
+      row.sink === 'none' && row.inFlight === inFlight && row.result ? [row.result.rate] : [],
+    )
+    return rates.length === 0 ? undefined : rates.reduce((sum, rate) => sum + rate, 0) / rates.length
+  }
   console.log(
     [
       `Receiver on SQLite with and without a sink: ${COUNT} unique signed deliveries per row after ${WARMUP} to warm up,`,
-      'each answered 200 accepted; ratio = deliveries/s ÷ the no-sink row at the same in flight, this run.',
+      'each answered 200 accepted; ratio = deliveries/s ÷ the mean of the two no-sink rows at the same in flight',
+      '(measured first and last in this run).',
       'svc CPU = the service process per delivery, during the load / from the load until its relay drained;',
       'pending at end = events not yet in the sink when the last delivery was answered; drain s = until none was.',
       '',
