@@ -23,6 +23,7 @@ export function receiverQueue(db: ReceiverDatabase): RelaySource {
   return {
     lease: (now, limit, leaseSeconds) => db.leaseForwarding(now, limit, leaseSeconds),
     markPublished: (seq, fence, now) => db.markForwarded(seq, fence, now),
+    markPublishedMany: (events, now) => db.markForwardedMany(events, now),
     retry: (seq, fence, nextAttemptAt, error) => db.retryForwarding(seq, fence, nextAttemptAt, error),
     release: (seq, fence) => db.releaseForwarding(seq, fence),
     backlog: () => db.forwardingBacklog(),

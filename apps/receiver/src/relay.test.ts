@@ -200,6 +200,7 @@ describe('the relay into a sink', () => {
     const crashing: ReceiverDatabase = {
       ...db,
       markForwarded: () => Promise.reject(new Error('process killed')),
+      markForwardedMany: () => Promise.reject(new Error('process killed')),
     }
     const before = new TestSink()
     const clock = { now: T0 + 1 }

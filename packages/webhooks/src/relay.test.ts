@@ -107,6 +107,34 @@ describe('createRelay', () => {
   })
 })
 
+describe('createRelay with a source that marks a batch at once', () => {
+  it('marks the confirmed events of a batch in one call, and counts only the leases still held', async () => {
+    const { source } = memoryQueue([event(1), event(2), event(3), event(4)])
+    const calls: number[][] = []
+    const batched: RelaySource = {
+      ...source,
+      markPublished: () => Promise.reject(new Error('one by one is not used')),
+      markPublishedMany: async (events) => {
+        calls.push(events.map((item) => item.seq))
+        return events.map((item) => item.seq !== 2)
+      },
+    }
+    const sink: Sink = {
+      kind: 'test',
+      target: 'test://',
+      publish: async (messages) =>
+        messages.map((_, index) => (index === 2 ? { ok: false, error: 'nack' } : { ok: true })),
+      close: async () => {},
+    }
+    const log: Record<string, unknown>[] = []
+    const relay = createRelay({ source: batched, sink, now: () => 100, log: (entry) => log.push(entry) })
+    await relay.drain()
+    expect(calls).toEqual([[1, 2, 4]]) // event 3 was refused: retried, not marked
+    expect(log).toContainEqual({ relay: 'lease_lost', sink: 'test', seq: 2 })
+    expect((await relay.status()).published).toBe(2)
+  })
+})
+
 describe('httpSink', () => {
   it('posts each message with its Idempotency-Key and takes a 2xx only', async () => {
     const requests: { url: string; init: RequestInit }[] = []

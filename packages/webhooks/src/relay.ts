@@ -28,6 +28,14 @@ export interface RelaySource {
   lease(now: number, limit: number, leaseSeconds: number): Promise<readonly RelayEvent[]>
   /** Marks a leased event published; false when the lease was lost. */
   markPublished(seq: number, fence: string, now: number): Promise<boolean>
+  /**
+   * Optional: marks many leased events published in one statement or transaction (one commit a batch instead
+   * of one an event); resolves with whether each lease was still held, in the order given.
+   */
+  markPublishedMany?(
+    events: readonly { readonly seq: number; readonly fence: string }[],
+    now: number,
+  ): Promise<readonly boolean[]>
   /** Schedules another attempt at `nextAttemptAt` (Unix seconds) and records `error`; false when lost. */
   retry(seq: number, fence: string, nextAttemptAt: number, error: string): Promise<boolean>
   /** Gives a leased event back unattempted (the relay is stopping). */
@@ -116,12 +124,23 @@ export function createRelay(options: RelayOptions): Relay {
     }
   }
 
-  async function settle(event: RelayEvent, outcome: SinkOutcome): Promise<void> {
-    if (outcome.ok) {
-      if (await source.markPublished(event.seq, event.fence, now())) published += 1
+  /** Marks the confirmed events published: in one call when the source can, else one by one. */
+  async function markConfirmed(events: readonly RelayEvent[]): Promise<void> {
+    if (events.length === 0) return
+    const marked = source.markPublishedMany
+      ? await source.markPublishedMany(events, now())
+      : await (async () => {
+          const out: boolean[] = []
+          for (const event of events) out.push(await source.markPublished(event.seq, event.fence, now()))
+          return out
+        })()
+    for (const [index, event] of events.entries()) {
+      if (marked[index]) published += 1
       else log({ relay: 'lease_lost', sink: sink.kind, seq: event.seq })
-      return
     }
+  }
+
+  async function refused(event: RelayEvent, outcome: Extract<SinkOutcome, { ok: false }>): Promise<void> {
     const at = now()
     lastError = { message: outcome.error, at }
     const delay = backoffSeconds(event.attempts + 1, policy, random)
@@ -147,7 +166,11 @@ export function createRelay(options: RelayOptions): Relay {
         return
       }
       const outcomes = await publish(events)
-      for (const [index, event] of events.entries()) await settle(event, outcomes[index]!)
+      await markConfirmed(events.filter((_, index) => outcomes[index]!.ok))
+      for (const [index, event] of events.entries()) {
+        const outcome = outcomes[index]!
+        if (!outcome.ok) await refused(event, outcome)
+      }
       if (events.length < batchSize) return
     }
   }

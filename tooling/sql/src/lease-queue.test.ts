@@ -136,6 +136,44 @@ function contract(name: string, open: () => SqlDriver) {
       }
     })
 
+    it('finishes many jobs in one statement, each only while its lease holds', async () => {
+      const table = `many_${crypto.randomUUID().slice(0, 8)}`
+      const db = open()
+      try {
+        await createJobs(db, table, 5)
+        const queue = leaseQueue(db, fenced(table))
+        const leased = (await queue.claim<{ id: string }>({ now: 10, leaseUntil: 20, limit: 4 })).sort(
+          (a, b) => a.row.id.localeCompare(b.row.id),
+        )
+        expect(leased.map(({ row }) => row.id)).toEqual(['job_0000', 'job_0001', 'job_0002', 'job_0003'])
+        // job_0000's lease runs out and another worker takes it: its old fence no longer finishes it.
+        const [stolen] = await queue.claim<{ id: string }>({ now: 21, leaseUntil: 40, limit: 1 })
+        expect(stolen!.row.id).toBe('job_0000')
+        const jobs = [
+          ...leased.map(({ row, fence }) => ({ key: row.id, fence })),
+          { key: 'job_0004', fence: 'never-leased' },
+        ]
+        expect(await queue.doneMany(jobs, { set: { note: 'batch' } })).toEqual([
+          false,
+          true,
+          true,
+          true,
+          false,
+        ])
+        expect(await queue.doneMany([])).toEqual([])
+        expect(await db.all(`SELECT id, state, note FROM ${table} ORDER BY id`)).toEqual([
+          { id: 'job_0000', state: 'pending', note: null },
+          { id: 'job_0001', state: 'done', note: 'batch' },
+          { id: 'job_0002', state: 'done', note: 'batch' },
+          { id: 'job_0003', state: 'done', note: 'batch' },
+          { id: 'job_0004', state: 'pending', note: null },
+        ])
+        expect(await queue.done('job_0000', stolen!.fence)).toBe(true)
+      } finally {
+        await db.close()
+      }
+    })
+
     it('counts attempts as the fence, and recovers jobs whose worker stopped renewing', async () => {
       const table = `runs_${crypto.randomUUID().slice(0, 8)}`
       const db = open()

@@ -85,6 +85,14 @@ export interface LeaseQueueOperations {
     fence: Fence,
     options?: { readonly state?: string; readonly set?: Assignments },
   ): Promise<boolean>
+  /**
+   * {@link LeaseQueueOperations.done} for many jobs in one statement; resolves with whether each lease was
+   * still held, in the order given.
+   */
+  doneMany(
+    jobs: readonly { readonly key: SqlValue; readonly fence: Fence }[],
+    options?: { readonly state?: string; readonly set?: Assignments },
+  ): Promise<boolean[]>
   /** Gives a failed job back, due again at `dueAt` (in `state`, one of the ready ones); false when the lease was lost. */
   retry(
     key: SqlValue,
@@ -180,6 +188,13 @@ function operations(db: SqlExecutor, spec: LeaseQueueSpec): LeaseQueueOperations
     return changed === 1
   }
   const counted = spec.fence ? { [attempts]: { sql: `${attempts} + 1` } } : {}
+  const finished = (options: { readonly state?: string; readonly set?: Assignments }): Assignments => ({
+    [state]: options.state ?? states.done,
+    [leaseUntil]: null,
+    ...counted,
+    ...(spec.error ? { [spec.error]: null } : {}),
+    ...options.set,
+  })
   return {
     async claim<Row>(options: Parameters<LeaseQueueOperations['claim']>[0]) {
       const fence = spec.fence ? crypto.randomUUID() : undefined
@@ -212,18 +227,18 @@ function operations(db: SqlExecutor, spec: LeaseQueueSpec): LeaseQueueOperations
         fence: fence ?? Number((row as Record<string, unknown>)[attempts]),
       }))
     },
-    done: (keyValue, fence, options = {}) =>
-      update(
-        {
-          [state]: options.state ?? states.done,
-          [leaseUntil]: null,
-          ...counted,
-          ...(spec.error ? { [spec.error]: null } : {}),
-          ...options.set,
-        },
-        keyValue,
-        fence,
-      ),
+    done: (keyValue, fence, options = {}) => update(finished(options), keyValue, fence),
+    async doneMany(jobs, options = {}) {
+      if (jobs.length === 0) return []
+      const { sql, params } = assignments(finished(options))
+      const owns = jobs.map(() => `(${key} = ? AND ${fenceColumn} = ?)`).join(' OR ')
+      const rows = await db.all<{ job_key: SqlValue }>(
+        `UPDATE ${table} SET ${sql.join(', ')} WHERE ${state} = ? AND (${owns}) RETURNING ${key} AS job_key`,
+        [...params, held, ...jobs.flatMap((job) => [job.key, job.fence])],
+      )
+      const changed = new Set(rows.map((row) => String(row.job_key)))
+      return jobs.map((job) => changed.has(String(job.key)))
+    },
     async retry(keyValue, fence, options) {
       if (!spec.dueAt)
         throw new SqlError('sql_invalid_queue', `${table} has no due-time column to retry with`)

@@ -286,6 +286,11 @@ export async function openReceiverDatabase(target: ReceiverTarget): Promise<Rece
       return leased.map(({ row }) => toForwardJob(row)).sort((a, b) => a.seq - b.seq)
     },
     markForwarded: (seq, fence, now) => forwarding.done(seq, fence, { set: { forwarded_at: now } }),
+    markForwardedMany: (jobs, now) =>
+      forwarding.doneMany(
+        jobs.map((job) => ({ key: job.seq, fence: job.fence })),
+        { set: { forwarded_at: now } },
+      ),
     retryForwarding: (seq, fence, nextAttemptAt, error) =>
       forwarding.retry(seq, fence, { dueAt: nextAttemptAt, error: error.slice(0, 500) }),
     async releaseForwarding(seq, fence) {

@@ -156,6 +156,8 @@ export interface ReceiverDatabase {
   leaseForwarding(now: number, limit: number, leaseSeconds: number): Promise<ForwardJob[]>
   /** Marks a leased event forwarded; false when the lease was lost. */
   markForwarded(seq: number, fence: string, now: number): Promise<boolean>
+  /** {@link ReceiverDatabase.markForwarded} for a batch, in one statement; whether each lease held, in order. */
+  markForwardedMany(jobs: readonly { seq: number; fence: string }[], now: number): Promise<boolean[]>
   /** Schedules another attempt of a leased event; false when the lease was lost. */
   retryForwarding(seq: number, fence: string, nextAttemptAt: number, error: string): Promise<boolean>
   /** Gives a leased event back unattempted (the forwarder is stopping). */
