@@ -154,6 +154,19 @@ describe('the delivery fast path', () => {
     expect(moved.headers['www-authenticate']).toMatch(/webhook_signature/)
   })
 
+  it('finds the registration by the path, never by a /webhooks/ segment in the query', async () => {
+    const byPath = await signed(
+      `${receiver.url}/webhooks/${id}?next=/webhooks/no_such_registration`,
+      envelope({ idempotency_key: 'whk_fast_path_0005' }),
+    )
+    expect([byPath.status, JSON.parse(byPath.body)]).toEqual([200, { status: 'accepted' }])
+    const unknown = await signed(
+      `${receiver.url}/webhooks/no_such_registration?next=/webhooks/${id}`,
+      envelope({ idempotency_key: 'whk_fast_path_0006' }),
+    )
+    expect([unknown.status, JSON.parse(unknown.body).error.code]).toEqual([404, 'unknown_registration'])
+  })
+
   it('leaves other methods, queries and paths to the app', async () => {
     const before = taken
     for (const path of [`/webhooks/${id}?a=1`, `/webhooks/${id}/x`, '/webhooks/', '/api/registrations']) {

@@ -114,7 +114,7 @@ export function createDeliveries(deps: ReceiverDeps): WebhookReceiver {
   }
 
   return createWebhookReceiver({
-    registration: (request) => registrations.get(new URL(request.url).pathname.split('/').pop() ?? ''),
+    registration: (request) => registrations.get(registrationIdOf(request.url)),
     claims: deps.storage.claims,
     convergence: deps.storage.convergence,
     replayStore: deps.storage.replay,
@@ -125,6 +125,18 @@ export function createDeliveries(deps: ReceiverDeps): WebhookReceiver {
     limits: { leaseSeconds: deps.deliveryLeaseSeconds },
     ...(deps.now ? { now: deps.now } : {}),
   })
+}
+
+/**
+ * A delivery URL whose last path segment is a plain id, with no query or fragment: that segment is what the URL
+ * parser's path would end with, so it is read without parsing the URL.
+ */
+const PLAIN_DELIVERY_URL = /\/webhooks\/([A-Za-z0-9_-]{1,128})$/
+
+/** The registration id of a delivery URL: the last segment of its path. */
+function registrationIdOf(url: string): string {
+  const plain = url.includes('?') || url.includes('#') ? null : PLAIN_DELIVERY_URL.exec(url)
+  return plain ? plain[1]! : (new URL(url).pathname.split('/').pop() ?? '')
 }
 
 /** A delivery path the fast path takes: `/webhooks/{id}` with a plain id and no query. */

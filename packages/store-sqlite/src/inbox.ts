@@ -85,10 +85,12 @@ export function createSqliteInbox(
   let running = false
   // The write lock is waited for on the event loop (see beginWithoutBlocking), not in SQLite's busy handler.
   const busyTimeoutMs = Number(database.pragma('busy_timeout', { simple: true }))
-  // PRAGMAs through `database.pragma()`, prepared at each call: SQLite applies these settings when it compiles
-  // the statement, so a prepared PRAGMA run again does not reliably apply its value again.
-  const noBusyWait = () => database.pragma('busy_timeout = 0')
-  const busyWait = () => database.pragma(`busy_timeout = ${busyTimeoutMs}`)
+  // PRAGMAs compiled at each call: SQLite applies these settings when it compiles the statement, so a prepared
+  // PRAGMA run again does not reliably apply its value again. Through `exec` (compiled, run and finalized in
+  // one native call) rather than `database.pragma()`, which costs about ten times as much (four a group).
+  const setting = (pragma: string) => () => database.exec(`PRAGMA ${pragma}`)
+  const noBusyWait = setting('busy_timeout = 0')
+  const busyWait = setting(`busy_timeout = ${busyTimeoutMs}`)
 
   // Pipelined durability: COMMIT under synchronous=NORMAL (the WAL written, not synced), then one fdatasync
   // of the WAL file off the event loop for every group committed since the last one began.
@@ -97,8 +99,8 @@ export function createSqliteInbox(
     !database.memory &&
     String(database.pragma('journal_mode', { simple: true })).toLowerCase() === 'wal' &&
     Number(database.pragma('synchronous', { simple: true })) === 2
-  const deferSync = () => database.pragma('synchronous = NORMAL')
-  const syncEachCommit = () => database.pragma('synchronous = FULL')
+  const deferSync = setting('synchronous = NORMAL')
+  const syncEachCommit = setting('synchronous = FULL')
   let wal: Promise<FileHandle> | undefined
   /** Forgets the WAL file handle and closes it (after a failed sync, or when the stores close). */
   function dropWal(): void {

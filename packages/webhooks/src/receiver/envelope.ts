@@ -105,6 +105,9 @@ interface McpEnvelopeFields {
 
 const ENVELOPE_FIELDS = ['operation_id', 'task_id', 'task_type', 'status', 'timestamp'] as const
 
+/** The task statuses of the schema's enum, for the early `invalid_envelope_status` check. */
+const TASK_STATUSES: ReadonlySet<string> = new Set(TaskStatusSchema.options)
+
 function readMcp(payload: Record<string, unknown>): Envelope {
   const missing = ENVELOPE_FIELDS.filter((field) => payload[field] === undefined)
   if (missing.length === ENVELOPE_FIELDS.length) {
@@ -116,7 +119,7 @@ function readMcp(payload: Record<string, unknown>): Envelope {
   if (typeof payload.idempotency_key !== 'string') {
     throw invalid('missing_idempotency_key', 'the envelope has no idempotency_key; it cannot be deduplicated')
   }
-  if (typeof payload.status === 'string' && !TaskStatusSchema.safeParse(payload.status).success) {
+  if (typeof payload.status === 'string' && !TASK_STATUSES.has(payload.status)) {
     throw invalid(
       'invalid_envelope_status',
       `status "${payload.status}" is not a task status (${TaskStatusSchema.options.join(', ')})`,
