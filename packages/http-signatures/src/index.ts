@@ -56,6 +56,7 @@ export {
   type KeyAlgorithm,
 } from './keygen.js'
 export { MemoryReplayStore, type MemoryReplayStoreOptions } from './replay-memory.js'
+export { DEFAULT_WEBHOOK_NONCE_RATE, NONCE_HORIZON_SECONDS, nonceCapForRate } from './replay-cap.js'
 export { staticRevocation, type StaticRevocationOptions } from './revocation.js'
 export type { RevocationInput } from './key-lookup.js'
 export { jwksResolver, type JwksResolverOptions } from './keys/static-jwks.js'

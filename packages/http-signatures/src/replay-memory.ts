@@ -1,3 +1,4 @@
+import { nonceCapForRate } from './replay-cap.js'
 import type { RememberOutcome, ReplayStore } from './types.js'
 
 /** The live nonces of one keyid: a map for lookups and a min-heap by expiry so sweeping is O(log n) a nonce. */
@@ -52,12 +53,19 @@ class KeyNonces {
 export interface MemoryReplayStoreOptions {
   /** Most live nonces across all keyids (the aggregate cap); reaching it answers `capacity`. Default 10,000,000. */
   readonly maxEntries?: number
+  /**
+   * The store's own per-keyid ceiling as a rate (messages a second): whatever cap a verifier passes, a keyid
+   * holds at most `ceil(rate × 420)` live nonces here (see `nonceCapForRate`). Default none: the verifier's
+   * cap, itself a rate by default (5,000 a second for webhooks, 2,100,000 nonces).
+   */
+  readonly maxNonceRatePerKey?: number
 }
 
 /**
  * An in-process {@link ReplayStore}: `(keyid, nonce)` pairs live until their `expiresAt` (Unix seconds), each
- * keyid holds at most the verifier's cap, and reaching a cap rejects instead of evicting (AdCP security.mdx,
- * webhook replay dedup sizing). `remember` is atomic because it never awaits. One process only: several pods
+ * keyid holds at most the verifier's cap (by default a rate: 5,000 webhooks a second, 2,100,000 nonces) and
+ * the store's own `maxNonceRatePerKey` ceiling when set, all keyids together at most `maxEntries`, and reaching a
+ * cap rejects instead of evicting (AdCP security.mdx, webhook replay dedup sizing). `remember` is atomic because it never awaits. One process only: several pods
  * or endpoints must share a durable store (@adwire/store-sqlite, @adwire/store-postgres).
  *
  * @example
@@ -67,15 +75,18 @@ export interface MemoryReplayStoreOptions {
 export class MemoryReplayStore implements ReplayStore {
   private readonly keyids = new Map<string, KeyNonces>()
   private readonly maxEntries: number
+  private readonly maxPerKey: number
   private total = 0
 
   constructor(options: MemoryReplayStoreOptions = {}) {
     this.maxEntries = options.maxEntries ?? 10_000_000
+    this.maxPerKey =
+      options.maxNonceRatePerKey === undefined ? Infinity : nonceCapForRate(options.maxNonceRatePerKey)
   }
 
-  /** Step 9a: whether the keyid's live nonces have reached `cap`. */
+  /** Step 9a: whether the keyid's live nonces have reached `cap` (or the store's own per-keyid ceiling). */
   async atCapacity(keyid: string, cap: number, now: number): Promise<boolean> {
-    return this.liveCount(keyid, now) >= cap
+    return this.liveCount(keyid, now) >= Math.min(cap, this.maxPerKey)
   }
 
   /** Step 12: whether `(keyid, nonce)` is live. */
@@ -94,7 +105,7 @@ export class MemoryReplayStore implements ReplayStore {
   ): Promise<RememberOutcome> {
     let nonces = this.nonces(keyid, now)
     if (nonces.expiries.has(nonce)) return 'replayed'
-    if (nonces.expiries.size >= cap) return 'capacity'
+    if (nonces.expiries.size >= Math.min(cap, this.maxPerKey)) return 'capacity'
     if (this.total >= this.maxEntries) {
       if (this.sweepAll(now) >= this.maxEntries) return 'capacity'
       nonces = this.nonces(keyid, now)

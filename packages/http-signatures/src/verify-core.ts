@@ -7,6 +7,7 @@ import { fail, type FailureKind } from './failure.js'
 import { fieldValue, isMultiValued, normalizeHeaders, type HeaderFields } from './headers.js'
 import { findDuplicateKeys } from './json-duplicates.js'
 import { keyPurposeProblem, resolveKey, revocationSource, type RevocationInput } from './key-lookup.js'
+import { nonceCapForRate } from './replay-cap.js'
 import { composeSignatureBase } from './signature-base.js'
 import {
   isValidNonce,
@@ -39,7 +40,18 @@ export interface VerifyOptions {
    * throws is treated as stale (`*_signature_revocation_stale`: fail closed).
    */
   readonly revocation?: RevocationInput
-  /** Per-keyid replay cap (step 9a/13). Default 100,000 for webhooks, 1,000,000 for requests. */
+  /**
+   * Per-keyid replay cap (steps 9a and 13) as a sustained rate: messages a second one keyid may send without
+   * being refused as `*_signature_rate_abuse`. The store then holds at most `ceil(rate × 420)` live nonces for
+   * the keyid (a nonce lives at most 420 s, see {@link nonceCapForRate}). Default for webhooks 5,000 a second
+   * (2,100,000 nonces). Ignored when {@link VerifyOptions.maxNoncesPerKey} is given.
+   */
+  readonly maxNonceRatePerKey?: number
+  /**
+   * Per-keyid replay cap (steps 9a and 13) as a count of live nonces; when given it wins over
+   * {@link VerifyOptions.maxNonceRatePerKey}. Kept for compatibility: a count cap `n` sustains `n / 420`
+   * messages a second. Default for requests 1,000,000 (about 2,380 a second); webhooks default to the rate.
+   */
   readonly maxNoncesPerKey?: number
   /** Step 14: reject a body that is not JSON or has duplicate object keys. Default true. */
   readonly checkBody?: boolean
@@ -70,6 +82,7 @@ export interface ProfileRules {
   readonly profile: SignatureProfile
   readonly tag: string
   readonly encoding: SignatureEncoding
+  /** Per-keyid replay cap in live nonces when the options give neither a count nor a rate. */
   readonly defaultCap: number
   /** Step 6; `undefined` when the covered components are acceptable. */
   readonly componentsProblem: (
@@ -208,7 +221,11 @@ async function checklist(
     if (status === 'stale') fail(profile, 'revocation_stale', 'the revocation list is stale', 9)
   }
   const store = options.replayStore
-  const cap = options.maxNoncesPerKey ?? rules.defaultCap
+  const cap =
+    options.maxNoncesPerKey ??
+    (options.maxNonceRatePerKey === undefined
+      ? rules.defaultCap
+      : nonceCapForRate(options.maxNonceRatePerKey))
   if (store && (await store.atCapacity(keyid, cap, now)))
     fail(profile, 'rate_abuse', `keyid "${keyid}" is at its replay cap`, '9a')
 

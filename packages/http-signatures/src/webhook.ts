@@ -6,6 +6,7 @@ import {
   type VerifyOptions,
 } from './verify-core.js'
 import type { HttpMessage } from './types.js'
+import { DEFAULT_WEBHOOK_NONCE_RATE, nonceCapForRate } from './replay-cap.js'
 
 /**
  * The webhook profile's `tag` (security.mdx "Webhook callbacks").
@@ -34,7 +35,8 @@ const WEBHOOK_RULES: ProfileRules = {
   tag: WEBHOOK_TAG,
   // Webhook v1 keeps unpadded base64url for the whole 3.x line (AdCP notes §2.6).
   encoding: 'base64url',
-  defaultCap: 100_000,
+  // A rate, not a count: 5,000 a second per key (2,100,000 live nonces), see replay-cap.ts.
+  defaultCap: nonceCapForRate(DEFAULT_WEBHOOK_NONCE_RATE),
   componentsProblem: (covered) => {
     const missing = WEBHOOK_COMPONENTS.filter((component) => !covered.has(component))
     return missing.length === 0

@@ -34,6 +34,14 @@ if (!url) {
       convergence: stores.convergence,
       outbox: stores.outbox,
       replay: stores.replay,
+      async replayRows(keyid, now) {
+        const { rows } = await stores.pool.query<{ stored: number; live: number }>(
+          `SELECT count(*)::int AS stored, (count(*) FILTER (WHERE expires_at > $2))::int AS live
+             FROM "${schema}".replay_nonces WHERE keyid = $1`,
+          [keyid, now],
+        )
+        return rows[0]!
+      },
       async openInbox(fail) {
         return {
           inbox: stores.createInbox({

@@ -24,9 +24,15 @@ describeStoreContract('sqlite', ['claims', 'convergence', 'outbox', 'replay', 'i
       'SELECT key FROM contract_events WHERE scope = ? AND reemission >= ? ORDER BY key',
     )
     .pluck()
+  const rows = database.prepare<[number, string], { stored: number; live: number }>(
+    'SELECT count(*) AS stored, count(*) FILTER (WHERE expires_at > ?) AS live FROM replay_nonces WHERE keyid = ?',
+  )
   return {
     ...stores,
     peer,
+    async replayRows(keyid, now) {
+      return rows.get(now, keyid)!
+    },
     async openInbox(fail) {
       return {
         inbox: stores.createInbox({

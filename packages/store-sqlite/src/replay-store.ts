@@ -1,6 +1,9 @@
 /**
  * {@link ReplayStore} on SQLite: one row per `(keyid, nonce)` until swept. `remember` is one IMMEDIATE transaction
  * (replay check, cap check, store), so that two processes verifying the same signature never both store it.
+ * A keyid never holds more than the cap in rows, expired or not: at the cap `remember` deletes the keyid's
+ * expired rows before deciding. The cap comes from the verifier (by default a rate: 5,000 webhooks a second
+ * per key, 2,100,000 rows).
  */
 import type Database from 'better-sqlite3'
 import type { RememberOutcome, ReplayStore } from '@adwire/http-signatures'
@@ -37,10 +40,18 @@ export class SqliteReplayStore implements ReplayStore {
       `INSERT INTO replay_nonces (keyid, nonce, expires_at) VALUES (?, ?, ?)
        ON CONFLICT (keyid, nonce) DO UPDATE SET expires_at = excluded.expires_at`,
     )
+    const dropExpired = database.prepare<[keyid: string, now: number]>(
+      'DELETE FROM replay_nonces WHERE keyid = ? AND expires_at <= ?',
+    )
     this.#remember = database.transaction(
       (keyid: string, nonce: string, expiresAt: number, cap: number, now: number): RememberOutcome => {
         if (this.#seen.get(keyid, nonce, now) !== undefined) return 'replayed'
-        if (this.#full(keyid, cap, now)) return 'capacity'
+        if ((this.#entries.get(keyid) ?? 0) >= cap) {
+          // At the cap in stored rows: drop the keyid's expired ones first (as PostgreSQL's remember_nonce
+          // does), so that a keyid never holds more than `cap` rows even between sweeps.
+          dropExpired.run(keyid, now)
+          if ((this.#entries.get(keyid) ?? 0) >= cap) return 'capacity'
+        }
         // Replaces an expired entry of the same nonce, if any.
         upsert.run(keyid, nonce, expiresAt)
         return 'stored'

@@ -26,7 +26,10 @@ export interface InboxNonce {
   readonly nonce: string
   /** Unix seconds. */
   readonly expiresAt: number
-  /** Most live nonces per keyid (rate abuse beyond). */
+  /**
+   * Most live nonces per keyid (rate abuse beyond): the verifier's cap in entries, by default the rate cap
+   * `ceil(maxNonceRatePerKey × 420)` = 2,100,000.
+   */
   readonly cap: number
 }
 

@@ -231,6 +231,47 @@ describe('receiver: authentication', () => {
     expect(replay.headers.get('www-authenticate')).toBe('Signature error="webhook_signature_replayed"')
   })
 
+  it('caps a signing key by rate: 5,000 deliveries a second by default (2,100,000 live nonces), not 100,000 nonces', async () => {
+    const rateAbuse = 'Signature error="webhook_signature_rate_abuse"'
+    const filled = (count: number) => {
+      const replayStore = new MemoryReplayStore()
+      replayStore.fill('seller-key-1', count, NOW + 360)
+      return replayStore
+    }
+    // The former default (100,000 live nonces, 278 deliveries a second over 360 s) no longer refuses the key.
+    expect(
+      (await setup({ replayStore: filled(100_000) }).receiver.handle(await signed('sig', envelope()))).status,
+    ).toBe(200)
+    // limits.maxNonceRatePerKey: 2 a second holds at most 2 × 420 = 840 nonces; the next delivery is refused.
+    const slow = (count: number) => setup({ replayStore: filled(count), limits: { maxNonceRatePerKey: 2 } })
+    expect((await slow(839).receiver.handle(await signed('sig', envelope()))).status).toBe(200)
+    const refused = await slow(840).receiver.handle(await signed('sig', envelope()))
+    expect(refused.status).toBe(401)
+    expect(refused.headers.get('www-authenticate')).toBe(rateAbuse)
+    // An explicit count cap wins over the rate.
+    const counted = setup({
+      replayStore: filled(10),
+      limits: { maxNonceRatePerKey: 1_000, maxNoncesPerKey: 10 },
+    })
+    expect(
+      (await counted.receiver.handle(await signed('sig', envelope()))).headers.get('www-authenticate'),
+    ).toBe(rateAbuse)
+  })
+
+  it('refuses a nonce limit that is not a positive number with webhook_receiver_options_invalid', () => {
+    for (const limits of [
+      { maxNonceRatePerKey: 0 },
+      { maxNonceRatePerKey: Number.NaN },
+      { maxNonceRatePerKey: -5 },
+      { maxNoncesPerKey: 0 },
+      { maxNoncesPerKey: 1.5 },
+    ]) {
+      expect(() => setup({ limits })).toThrow(
+        expect.objectContaining({ code: 'webhook_receiver_options_invalid' }),
+      )
+    }
+  })
+
   it('rejects duplicate JSON keys after a valid signature as webhook_body_malformed', async () => {
     const { receiver, published } = setup()
     const body = JSON.stringify(envelope()).replace(

@@ -40,7 +40,8 @@ Options:
   --kills K             SIGKILLs at random points of the run (default: one per 10,000 deliveries, at least 2)
   --duplicates P        share of deliveries sent to both processes at the same moment (default 0.1)
   --in-flight F         deliveries under way at once (default 32; a duplicated one is two requests)
-  --senders S           sellers, each with its own key and registration (default 1)
+  --senders S           sellers, each with its own key and registration (default 1; the receiver lets
+                        one key sustain 5,000 deliveries/s, its default maxNonceRatePerKey)
   --minutes M           stop starting new deliveries after M minutes, finish those under way, and verify
                         what was sent (the figures then name the number reached)
   --progress-seconds T  a progress line every T seconds (default 10)

@@ -9,7 +9,7 @@
  *   return { ...stores, close: async () => stores.close() }
  * })
  */
-import type { ReplayStore } from '@adwire/http-signatures'
+import { NONCE_HORIZON_SECONDS, nonceCapForRate, type ReplayStore } from '@adwire/http-signatures'
 import type {
   ClaimInput,
   ClaimStore,
@@ -35,6 +35,11 @@ export interface ContractStores {
   readonly convergence?: ConvergenceStore
   readonly outbox?: OutboxStore
   readonly replay?: ReplayStore
+  /**
+   * The replay rows held for a keyid: `stored` (expired or not, until swept) and `live` (expiring after `now`),
+   * for the bounded-rows checks of the `replay` section.
+   */
+  replayRows?(keyid: string, now: number): Promise<{ stored: number; live: number }>
   /** The store's transactional inbox, its writer storing rows the suite reads back (the `inbox` section). */
   openInbox?(fail: (event: ReceivedEvent) => boolean): Promise<ContractInbox>
   /** A second handle on the same data (another connection or process-like client), when the store has one. */
@@ -588,6 +593,77 @@ export function describeStoreContract(
         expect(await replay.atCapacity(unique('kid'), 3, 1_000)).toBe(false)
         expect(await replay.atCapacity(keyid, 3, 1_100)).toBe(false)
         expect(await replay.remember(keyid, 'n9', 1_200, 3, 1_100)).toBe('stored')
+      })
+
+      // The per-keyid cap is a rate: `nonceCapForRate(rate)` = rate × 420 s, the longest a nonce of an accepted
+      // signature lives (created up to 60 s ahead, expires 300 s later, kept 60 s more). The default is 5,000 a
+      // second (2,100,000 rows); the store's arithmetic is linear in the rate, so these run at RATE = 5 a
+      // second (a cap of 2,100 rows), 1/1,000 of the default, to keep the database round trips few.
+      const RATE = 5
+      const CAP = nonceCapForRate(RATE)
+      const START = 1_000_000
+
+      /** Remembers `rate` nonces a second for `seconds`, each living the longest an accepted one can. */
+      async function drive(keyid: string, rate: number, seconds: number) {
+        const replay = get('replay')
+        const outcomes = {
+          stored: 0,
+          replayed: 0,
+          capacity: 0,
+          atCapacity: 0,
+          firstRefusal: -1,
+          maxStored: 0,
+          maxLive: 0,
+        }
+        for (let second = 0; second < seconds; second += 1) {
+          const now = START + second
+          for (let index = 0; index < rate; index += 1) {
+            if (await replay.atCapacity(keyid, CAP, now)) outcomes.atCapacity += 1
+            const outcome = await replay.remember(
+              keyid,
+              `n-${second}-${index}`,
+              now + NONCE_HORIZON_SECONDS,
+              CAP,
+              now,
+            )
+            if (outcome === 'capacity' && outcomes.firstRefusal < 0) outcomes.firstRefusal = second
+            outcomes[outcome] += 1
+          }
+          if (stores?.replayRows && second % 15 === 14) {
+            const rows = await stores.replayRows(keyid, now)
+            outcomes.maxStored = Math.max(outcomes.maxStored, rows.stored)
+            outcomes.maxLive = Math.max(outcomes.maxLive, rows.live)
+          }
+        }
+        return outcomes
+      }
+
+      it('sustains a keyid at its rate for longer than a nonce lives, within rate × 420 rows', async () => {
+        expect(CAP).toBe(2_100)
+        const keyid = unique('kid')
+        const seconds = NONCE_HORIZON_SECONDS + 105
+        const outcomes = await drive(keyid, RATE, seconds)
+        expect(outcomes).toMatchObject({ stored: RATE * seconds, replayed: 0, capacity: 0, atCapacity: 0 })
+        if (stores?.replayRows) {
+          // Steady state reached: a full horizon of nonces is held, and never more than the cap.
+          expect(outcomes.maxLive).toBeGreaterThanOrEqual(CAP - RATE)
+          expect(outcomes.maxLive).toBeLessThanOrEqual(CAP)
+          expect(outcomes.maxStored).toBeLessThanOrEqual(CAP)
+        }
+      })
+
+      it('refuses a keyid above its rate once it holds rate × 420 nonces, never holding more', async () => {
+        const keyid = unique('kid')
+        // Twice the rate: the cap is reached after 2,100 / 10 = 210 s, long before the first nonce expires.
+        const outcomes = await drive(keyid, RATE * 2, 300)
+        expect(outcomes.stored).toBe(CAP)
+        expect(outcomes.replayed).toBe(0)
+        expect(outcomes.capacity).toBe(RATE * 2 * 300 - CAP)
+        expect(outcomes.firstRefusal).toBe(CAP / (RATE * 2))
+        expect(await get('replay').atCapacity(keyid, CAP, START + 300)).toBe(true)
+        if (stores?.replayRows) {
+          expect(await stores.replayRows(keyid, START + 300)).toEqual({ stored: CAP, live: CAP })
+        }
       })
 
       it('stores one of many concurrent remembers of one nonce', async () => {

@@ -24,6 +24,8 @@ describe.each(VERSIONS)(`compliance/%s/test-vectors/${FOLDER}`, (version) => {
     const vector = readVector(version, FOLDER, file)
     const message = vector.request
     const keys = vectorJwks(version, FOLDER, vector)
+    // The rate-abuse vector fills a keyid to AdCP's suggested webhook sizing, 100,000 nonces, and passes that
+    // count as an explicit maxNoncesPerKey (which wins over the default rate cap of 2,100,000 nonces).
     const state = await vectorState(vector, 100_000)
     const outcome = verifyWebhook(message, { keys, now: vector.reference_now, ...state })
 

@@ -1,4 +1,5 @@
 import canonicalize from 'canonicalize'
+import { DEFAULT_WEBHOOK_NONCE_RATE, nonceCapForRate } from '@adwire/http-signatures'
 import { constantTimeEqual, sha256 } from '@adwire/http-signatures/internal'
 import { WebhookError } from '../errors.js'
 import { authenticate } from './authenticate.js'
@@ -18,6 +19,7 @@ import type {
   IncomingDelivery,
   ReceivedEvent,
   ReceiverAnswer,
+  ReceiverLimits,
   Registration,
   WebhookReceiver,
   WebhookReceiverOptions,
@@ -56,6 +58,32 @@ function sha256Hex(text: string): string | Promise<string> {
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
+ * The per-keyid replay cap in live nonces: an explicit `maxNoncesPerKey` wins, else `maxNonceRatePerKey`
+ * (default 5,000 a second) times the 420 s a nonce can live.
+ */
+function nonceCap(limits: ReceiverLimits | undefined): number {
+  const count = limits?.maxNoncesPerKey
+  if (count !== undefined) {
+    if (!(Number.isSafeInteger(count) && count > 0))
+      throw new WebhookError(
+        'webhook_receiver_options_invalid',
+        `limits.maxNoncesPerKey must be a positive integer, not ${String(count)}`,
+      )
+    return count
+  }
+  const rate = limits?.maxNonceRatePerKey ?? DEFAULT_WEBHOOK_NONCE_RATE
+  try {
+    return nonceCapForRate(rate)
+  } catch (error) {
+    throw new WebhookError(
+      'webhook_receiver_options_invalid',
+      `limits.maxNonceRatePerKey must be a positive number of deliveries a second, not ${String(rate)}`,
+      { cause: error },
+    )
+  }
+}
+
+/**
  * The idempotent webhook receiver core (AdCP 3.1 webhooks.mdx, security.mdx; 3.2 receiver rules). In order:
  * content type (415) and size (413) before hashing; the raw bytes verified in the registration's one auth mode
  * (401, `WWW-Authenticate: Signature error="…"` for RFC 9421); the envelope validated (400); then a durable
@@ -81,7 +109,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     leaseSeconds: options.limits?.leaseSeconds ?? 30,
     retentionSeconds: Math.max(DAY, options.limits?.retentionSeconds ?? DAY),
     maxRecordsPerSender: options.limits?.maxRecordsPerSender ?? 1_000_000,
-    maxNoncesPerKey: options.limits?.maxNoncesPerKey ?? 100_000,
+    maxNoncesPerKey: nonceCap(options.limits),
   }
   const clock = options.now ?? (() => Date.now() / 1000)
   const protocol = options.protocol ?? '3.2'

@@ -124,7 +124,18 @@ export interface ReceiverLimits {
   readonly retentionSeconds?: number
   /** Most live dedup records per sender (429 beyond). Default 1,000,000. */
   readonly maxRecordsPerSender?: number
-  /** Most live nonces per keyid (RFC 9421 rate abuse beyond). Default 100,000. */
+  /**
+   * Deliveries a second one RFC 9421 signing key may sustain (checklist step 9a/13: `webhook_signature_rate_abuse`
+   * beyond). The replay store then holds at most `ceil(rate × 420)` live nonces for the key, a nonce living at
+   * most 420 s (60 s skew + 300 s signature window + 60 s). Default 5,000 (2,100,000 nonces a key).
+   */
+  readonly maxNonceRatePerKey?: number
+  /**
+   * Most live nonces per keyid, a count cap kept for compatibility: when given it wins over
+   * {@link ReceiverLimits.maxNonceRatePerKey} (a count `n` sustains `n / 420` deliveries a second whatever the
+   * sender's clock skew). Default: the rate's cap, 2,100,000 (it was 100,000, which refused one key above about
+   * 278 deliveries a second).
+   */
   readonly maxNoncesPerKey?: number
 }
 
