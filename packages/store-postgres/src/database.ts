@@ -100,7 +100,10 @@ export function transactionPolicy(
     )
   const attempts = retry?.attempts ?? DEFAULT_POLICY.attempts
   if (!(Number.isSafeInteger(attempts) && attempts >= 1 && attempts <= 1_000))
-    throw new StoreError('store_invalid_options', `retry.attempts must be an integer from 1 to 1000, not ${attempts}`)
+    throw new StoreError(
+      'store_invalid_options',
+      `retry.attempts must be an integer from 1 to 1000, not ${attempts}`,
+    )
   const baseDelayMs = retry?.baseDelayMs ?? DEFAULT_POLICY.baseDelayMs
   const maxDelayMs = retry?.maxDelayMs ?? Math.max(DEFAULT_POLICY.maxDelayMs, baseDelayMs)
   for (const [name, value] of [
@@ -108,7 +111,10 @@ export function transactionPolicy(
     ['retry.maxDelayMs', maxDelayMs],
   ] as const)
     if (!(Number.isFinite(value) && value >= 0 && value <= 60_000))
-      throw new StoreError('store_invalid_options', `${name} must be a number of ms from 0 to 60000, not ${value}`)
+      throw new StoreError(
+        'store_invalid_options',
+        `${name} must be a number of ms from 0 to 60000, not ${value}`,
+      )
   if (onRetry !== undefined && typeof onRetry !== 'function')
     throw new StoreError('store_invalid_options', 'onRetry must be a function')
   return {
@@ -281,9 +287,15 @@ export class Database {
   /**
    * Runs `body` in one transaction on one connection; rolls back when it throws. A transaction of its own is
    * run again, from the start, after a serialisation failure or a deadlock; inside a caller's transaction
-   * `body` joins it and is not retried.
+   * `body` joins it and is not retried. `lockFirst`: `body` first serialises on an advisory lock, then must
+   * see what committed while it waited, so its own transaction is READ COMMITTED whatever the isolation option
+   * (a REPEATABLE READ or SERIALIZABLE snapshot is taken by the first statement, before the lock).
    */
-  async transaction<T>(what: string, body: (client: PoolClient) => Promise<T>): Promise<T> {
+  async transaction<T>(
+    what: string,
+    body: (client: PoolClient) => Promise<T>,
+    options: { readonly lockFirst?: boolean } = {},
+  ): Promise<T> {
     this.#assertOpen()
     const joined = this.#joined()
     if (joined) {
@@ -293,15 +305,16 @@ export class Database {
         throw toStoreError(error, what)
       }
     }
-    return this.retrying(what, () => this.#once(body))
+    const begin = options.lockFirst ? 'BEGIN ISOLATION LEVEL READ COMMITTED' : this.begin
+    return this.retrying(what, () => this.#once(body, begin))
   }
 
   /** One attempt of a transaction on a connection of its own: BEGIN, `body`, COMMIT, or ROLLBACK. */
-  async #once<T>(body: (client: PoolClient) => Promise<T>): Promise<T> {
+  async #once<T>(body: (client: PoolClient) => Promise<T>, begin = this.begin): Promise<T> {
     const client = await this.#pool.connect()
     let broken: unknown
     try {
-      await client.query(this.begin)
+      await client.query(begin)
       const value = await body(client)
       await client.query('COMMIT')
       return value

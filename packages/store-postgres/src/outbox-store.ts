@@ -179,18 +179,20 @@ export class PostgresOutboxStore implements OutboxStore {
         return { superseded: [] }
       }
       const schema = this.#database.schema
-      return await this.#database.transaction('outbox_enqueue', async (client): Promise<EnqueueResult> => {
-        if (entry.coalesceKey !== null)
-          await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
-            JSON.stringify([this.#database.schemaName, 'outbox', entry.destination, entry.coalesceKey]),
-          ])
-        await this.#lockMediaBuys(client, mediaBuyIds)
-        const closed = await this.#closedIn(client, mediaBuyIds)
-        if (closed.length > 0) return { superseded: [], closed }
-        let superseded: string[] = []
-        if (entry.coalesceKey !== null) {
-          const { rows } = await client.query<{ id: string }>(
-            `WITH superseded AS (
+      return await this.#database.transaction(
+        'outbox_enqueue',
+        async (client): Promise<EnqueueResult> => {
+          if (entry.coalesceKey !== null)
+            await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+              JSON.stringify([this.#database.schemaName, 'outbox', entry.destination, entry.coalesceKey]),
+            ])
+          await this.#lockMediaBuys(client, mediaBuyIds)
+          const closed = await this.#closedIn(client, mediaBuyIds)
+          if (closed.length > 0) return { superseded: [], closed }
+          let superseded: string[] = []
+          if (entry.coalesceKey !== null) {
+            const { rows } = await client.query<{ id: string }>(
+              `WITH superseded AS (
                UPDATE ${schema}.outbox SET state = 'superseded'
                 WHERE destination = $1 AND coalesce_key = $2 AND state = 'pending' AND attempts = 0 AND fence IS NULL
                RETURNING id, seq
@@ -198,29 +200,31 @@ export class PostgresOutboxStore implements OutboxStore {
                DELETE FROM ${schema}.outbox_media_buys m USING superseded WHERE m.entry_seq = superseded.seq
              )
              SELECT id FROM superseded ORDER BY seq`,
-            [entry.destination, entry.coalesceKey],
-          )
-          superseded = rows.map((row) => row.id)
-        }
-        const inserted = await client.query<{ seq: string }>({
-          name: this.#insert.name,
-          text: this.#insert.text,
-          values,
-        })
-        if (mediaBuyIds.length > 0)
-          await client.query(
-            `INSERT INTO ${schema}.outbox_media_buys (media_buy_id, entry_seq)
+              [entry.destination, entry.coalesceKey],
+            )
+            superseded = rows.map((row) => row.id)
+          }
+          const inserted = await client.query<{ seq: string }>({
+            name: this.#insert.name,
+            text: this.#insert.text,
+            values,
+          })
+          if (mediaBuyIds.length > 0)
+            await client.query(
+              `INSERT INTO ${schema}.outbox_media_buys (media_buy_id, entry_seq)
              SELECT unnest($1::text[]), $2::bigint`,
-            [mediaBuyIds, inserted.rows[0]!.seq],
-          )
-        if (entry.barrier === true && mediaBuyIds.length > 0)
-          await client.query(
-            `INSERT INTO ${schema}.media_buys_closed (media_buy_id, closed_at, entry_id)
+              [mediaBuyIds, inserted.rows[0]!.seq],
+            )
+          if (entry.barrier === true && mediaBuyIds.length > 0)
+            await client.query(
+              `INSERT INTO ${schema}.media_buys_closed (media_buy_id, closed_at, entry_id)
              SELECT unnest($1::text[]), $2::float8, $3::text ON CONFLICT DO NOTHING`,
-            [mediaBuyIds, entry.createdAt, entry.id],
-          )
-        return { superseded }
-      })
+              [mediaBuyIds, entry.createdAt, entry.id],
+            )
+          return { superseded }
+        },
+        { lockFirst: true },
+      )
     } catch (error) {
       const cause = StoreError.is(error) ? error.cause : error
       if ((cause as { code?: unknown } | undefined)?.code === '23505') {
@@ -284,18 +288,22 @@ export class PostgresOutboxStore implements OutboxStore {
     const ids = distinct(mediaBuyIds)
     if (ids.length === 0) return []
     const schema = this.#database.schema
-    return this.#database.transaction('outbox_close_media_buys', async (client) => {
-      await this.#lockMediaBuys(client, ids)
-      const { rows } = await client.query<{ media_buy_id: string }>(
-        `INSERT INTO ${schema}.media_buys_closed (media_buy_id, closed_at)
+    return this.#database.transaction(
+      'outbox_close_media_buys',
+      async (client) => {
+        await this.#lockMediaBuys(client, ids)
+        const { rows } = await client.query<{ media_buy_id: string }>(
+          `INSERT INTO ${schema}.media_buys_closed (media_buy_id, closed_at)
          SELECT unnest($1::text[]), $2::float8 ON CONFLICT DO NOTHING RETURNING media_buy_id`,
-        [ids, now],
-      )
-      return inOrder(
-        ids,
-        rows.map((row) => row.media_buy_id),
-      )
-    })
+          [ids, now],
+        )
+        return inOrder(
+          ids,
+          rows.map((row) => row.media_buy_id),
+        )
+      },
+      { lockFirst: true },
+    )
   }
 
   /**
