@@ -50,7 +50,7 @@ const inOrder = (ids: readonly string[], found: readonly string[]) => ids.filter
  * - `lease` is one statement: `FOR UPDATE SKIP LOCKED` hands each due entry to exactly one leaser, with a
  *   fresh fence per entry; a barrier whose buys have an earlier pending entry to its URL is not due (entries
  *   to another URL never hold it back);
- * - `record` is one statement: the fenced update, its webhook_activity row and, once the entry is settled,
+ * - `record` is one statement: the fenced update (by id and by the destination the fence names), its webhook_activity row and, once the entry is settled,
  *   the removal of its pending media buy rows commit together or not at all.
  *
  * @example
@@ -65,6 +65,7 @@ export class PostgresOutboxStore implements OutboxStore {
   readonly #insert: Statement
   readonly #lease: Statement
   readonly #record: Statement
+  readonly #recordLegacy: Statement
   readonly #activity: Statement
   readonly #pending: Statement
   readonly #pendingFor: Statement
@@ -96,27 +97,33 @@ export class PostgresOutboxStore implements OutboxStore {
           ORDER BY candidate.next_attempt_at, candidate.created_at, candidate.seq
           LIMIT $2 FOR UPDATE OF candidate SKIP LOCKED
        ), leased AS (
-         UPDATE $schema.outbox o SET fence = gen_random_uuid()::text, lease_until = $1::float8 + $3::float8
+         UPDATE $schema.outbox o SET fence = gen_random_uuid()::text || ':' || o.destination, lease_until = $1::float8 + $3::float8
            FROM due WHERE o.seq = due.seq
          RETURNING o.*
        )
        SELECT ${ENTRY_COLUMNS}, fence FROM leased ORDER BY next_attempt_at, created_at, seq`,
     )
-    this.#record = database.statement(
-      'outbox_record',
-      `WITH attempted AS (
-         UPDATE $schema.outbox SET attempts = attempts + 1, fence = NULL, lease_until = 0,
-             state = CASE $3::text WHEN 'delivered' THEN 'delivered' WHEN 'failed' THEN 'failed' ELSE 'pending' END,
-             next_attempt_at = CASE WHEN $3::text = 'retry' THEN $4::float8 ELSE next_attempt_at END
-          WHERE id = $1 AND fence = $2 AND state = 'pending'
-         RETURNING seq, state, destination, idempotency_key, attempts
-       ), settled AS (
-         DELETE FROM $schema.outbox_media_buys m USING attempted
-          WHERE m.entry_seq = attempted.seq AND attempted.state <> 'pending'
-       )
-       INSERT INTO $schema.webhook_activity (destination, idempotency_key, status, http_status_code, attempt, error_message, at)
-       SELECT destination, idempotency_key, $5::text, $6::integer, attempts, $7::text, $8::float8 FROM attempted`,
-    )
+    // The fence names the entry's destination after its UUID, so that the record names the distribution key
+    // (one shard when the outbox is distributed by destination); a fence without it (leased by an earlier
+    // release) is recorded by id alone.
+    const record = (name: string, destination: string) =>
+      database.statement(
+        name,
+        `WITH attempted AS (
+           UPDATE $schema.outbox SET attempts = attempts + 1, fence = NULL, lease_until = 0,
+               state = CASE $3::text WHEN 'delivered' THEN 'delivered' WHEN 'failed' THEN 'failed' ELSE 'pending' END,
+               next_attempt_at = CASE WHEN $3::text = 'retry' THEN $4::float8 ELSE next_attempt_at END
+            WHERE id = $1 AND fence = $2 AND state = 'pending'${destination}
+           RETURNING seq, state, destination, idempotency_key, attempts
+         ), settled AS (
+           DELETE FROM $schema.outbox_media_buys m USING attempted
+            WHERE m.entry_seq = attempted.seq AND attempted.state <> 'pending'
+         )
+         INSERT INTO $schema.webhook_activity (destination, idempotency_key, status, http_status_code, attempt, error_message, at)
+         SELECT destination, idempotency_key, $5::text, $6::integer, attempts, $7::text, $8::float8 FROM attempted`,
+      )
+    this.#record = record('outbox_record_at', ' AND destination = $9')
+    this.#recordLegacy = record('outbox_record', '')
     this.#activity = database.statement(
       'outbox_activity',
       `SELECT idempotency_key, status, http_status_code, attempt, error_message, at
@@ -245,16 +252,21 @@ export class PostgresOutboxStore implements OutboxStore {
 
   async record(id: string, fence: string, outcome: AttemptOutcome, now: number): Promise<boolean> {
     const delivered = outcome.kind === 'delivered'
-    const { rowCount } = await this.#worker.run(this.#record, [
-      id,
-      fence,
-      outcome.kind,
-      outcome.kind === 'retry' ? outcome.nextAttemptAt : null,
-      delivered ? 'success' : outcome.activityStatus,
-      outcome.httpStatus ?? null,
-      delivered ? null : (outcome.error ?? null),
-      now,
-    ])
+    const destination = fenceDestination(fence)
+    const { rowCount } = await this.#worker.run(
+      destination === undefined ? this.#recordLegacy : this.#record,
+      [
+        id,
+        fence,
+        outcome.kind,
+        outcome.kind === 'retry' ? outcome.nextAttemptAt : null,
+        delivered ? 'success' : outcome.activityStatus,
+        outcome.httpStatus ?? null,
+        delivered ? null : (outcome.error ?? null),
+        now,
+        ...(destination === undefined ? [] : [destination]),
+      ],
+    )
     return rowCount > 0
   }
 
@@ -331,6 +343,11 @@ export class PostgresOutboxStore implements OutboxStore {
     )
     return rowCount
   }
+}
+
+/** The destination a fence of `lease` names (`<uuid>:<destination>`); undefined for a bare UUID. */
+function fenceDestination(fence: string): string | undefined {
+  return typeof fence === 'string' && fence.length > 37 && fence[36] === ':' ? fence.slice(37) : undefined
 }
 
 function toEntry(row: OutboxRow): OutboxEntry {
