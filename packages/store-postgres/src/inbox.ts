@@ -26,7 +26,9 @@ import { StoreError, conflictCode, toStoreError } from './errors.js'
 export interface PostgresInboxOptions {
   /**
    * Writes the published event with statements on `client`, inside the delivery's transaction (do not commit
-   * or roll back). Throwing rolls the delivery back (the receiver answers 503 `publish_failed`).
+   * or roll back). Throwing rolls the delivery back (the receiver answers 503 `publish_failed`). It may be
+   * called again for the same event when the group is run again after a serialisation failure or a deadlock
+   * (the earlier attempt's writes were rolled back), so it must write on `client` only.
    */
   readonly write: (event: ReceivedEvent, client: PoolClient) => Promise<void>
   /**
