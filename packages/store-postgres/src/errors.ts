@@ -11,6 +11,9 @@
  * - `store_invalid_options`: a bad option, such as a schema name that is not a plain identifier;
  * - `store_duplicate_entry`: an outbox entry with this id was enqueued before;
  * - `store_closed`: the stores were used after `close()`;
+ * - `store_retries_exhausted`: a transaction failed with a serialisation failure (SQLSTATE 40001) or a deadlock
+ *   (40P01) on every one of its attempts (the `retry.attempts` option); transient, so a receiver answers 503
+ *   and the sender retries; `cause` holds the last failure;
  * - `store_query_failed`: any other failure of a statement (the cause carries the PostgreSQL error).
  */
 export type StoreErrorCode =
@@ -19,6 +22,7 @@ export type StoreErrorCode =
   | 'store_invalid_options'
   | 'store_duplicate_entry'
   | 'store_closed'
+  | 'store_retries_exhausted'
   | 'store_query_failed'
 
 const brand = Symbol.for('@adwire/store-postgres/StoreError')
@@ -79,6 +83,23 @@ export function isUnavailable(error: unknown): boolean {
   return /timeout exceeded when trying to connect|Connection terminated|connection timeout|Client has encountered a connection error|the database system is (starting up|shutting down)/i.test(
     message,
   )
+}
+
+/** The SQLSTATEs after which a whole transaction is run again: serialization_failure, deadlock_detected. */
+export type ConflictCode = '40001' | '40P01'
+
+/**
+ * `40001` or `40P01` when `error` or one of its causes (a {@link StoreError}, an inbox writer's error) is a
+ * serialisation failure or a deadlock; undefined otherwise.
+ */
+export function conflictCode(error: unknown): ConflictCode | undefined {
+  let current = error
+  for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth += 1) {
+    const code = (current as { code?: unknown }).code
+    if (code === '40001' || code === '40P01') return code
+    current = (current as { cause?: unknown }).cause
+  }
+  return undefined
 }
 
 /** Wraps anything a statement threw into a {@link StoreError} (a StoreError passes unchanged). */

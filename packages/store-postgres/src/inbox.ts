@@ -6,7 +6,10 @@
  * published event is written, then the group commits. Should one delivery fail, the group runs again with
  * each delivery in its own savepoint (`inbox_accept` and the write), so that the failure rolls back only its
  * own writes. Several processes sharing the schema stay exactly once: the functions decide under row locks,
- * and a group's claims are invisible to others until it commits.
+ * and a group's claims are invisible to others until it commits. A group that fails with a serialisation
+ * failure or a deadlock (SQLSTATE 40001 or 40P01: CockroachDB and YugabyteDB under contention, PostgreSQL at
+ * SERIALIZABLE) is rolled back whole and run again from the start, decisions included, up to the stores'
+ * `retry.attempts`; its deliveries are answered only after a commit.
  */
 import type { PoolClient } from 'pg'
 import {
@@ -17,13 +20,15 @@ import {
   type ReceivedEvent,
 } from '@adwire/webhooks'
 import type { Database } from './database.js'
-import { StoreError, toStoreError } from './errors.js'
+import { StoreError, conflictCode, toStoreError } from './errors.js'
 
 /** How the inbox writes events, and how large a group may grow. */
 export interface PostgresInboxOptions {
   /**
    * Writes the published event with statements on `client`, inside the delivery's transaction (do not commit
-   * or roll back). Throwing rolls the delivery back (the receiver answers 503 `publish_failed`).
+   * or roll back). Throwing rolls the delivery back (the receiver answers 503 `publish_failed`). It may be
+   * called again for the same event when the group is run again after a serialisation failure or a deadlock
+   * (the earlier attempt's writes were rolled back), so it must write on `client` only.
    */
   readonly write: (event: ReceivedEvent, client: PoolClient) => Promise<void>
   /**
@@ -93,27 +98,34 @@ export function createPostgresInbox(database: Database, options: PostgresInboxOp
     // sellers wait for each other instead of deadlocking. The sort is stable: copies of one delivery stay in
     // arrival order, and inbox_accept_group decides them in this order.
     const group = queue.splice(0, maxGroup).sort(byLockOrder)
-    let client: PoolClient
+    let settled: Array<() => void>
     try {
-      client = await database.connect('inbox')
+      // The whole group is one transaction: after a serialisation failure or a deadlock (anywhere, the
+      // commit included) it is run again from the start, every decision taken anew; nothing is settled
+      // before a commit succeeded.
+      settled = await database.retrying('inbox', () => runGroup(group))
     } catch (error) {
-      for (const pending of group) pending.reject(error)
+      const failure = toStoreError(error, 'inbox')
+      for (const pending of group) pending.reject(failure)
       return
     }
+    for (const settle of settled) settle()
+  }
+
+  /** One run of `group` on a connection of its own: how to settle each delivery once it committed. */
+  async function runGroup(group: readonly Pending[]): Promise<Array<() => void>> {
+    const client = await database.connect('inbox')
     const bound = database.on(client)
     let broken: unknown
     try {
       // Optimistically without savepoints (the group's decisions in one round trip); should one delivery
       // fail, the group is rolled back and run again with a savepoint around each.
-      const settled =
-        (await attempt(client, bound, group, false)) ?? (await attempt(client, bound, group, true))
-      for (const settle of settled!) settle()
+      return (await attempt(client, bound, group, false)) ?? (await attempt(client, bound, group, true))!
     } catch (error) {
       await client.query('ROLLBACK').catch((rollbackError: unknown) => {
         broken = rollbackError
       })
-      const failure = toStoreError(error, 'inbox')
-      for (const pending of group) pending.reject(failure)
+      throw error
     } finally {
       // A connection whose rollback failed is in an unknown state: destroy it rather than pool it.
       client.release(broken instanceof Error ? broken : undefined)
@@ -122,7 +134,8 @@ export function createPostgresInbox(database: Database, options: PostgresInboxOp
 
   /**
    * Runs the group in one transaction and commits it; resolves with how to settle each delivery, or (without
-   * savepoints) with undefined after rolling back when one delivery failed.
+   * savepoints) with undefined after rolling back when one delivery failed. A serialisation failure or a
+   * deadlock is no delivery's own: it rejects, for the whole group to be run again.
    */
   async function attempt(
     client: PoolClient,
@@ -131,7 +144,7 @@ export function createPostgresInbox(database: Database, options: PostgresInboxOp
     savepoints: boolean,
   ): Promise<Array<() => void> | undefined> {
     const settled: Array<() => void> = []
-    await client.query('BEGIN')
+    await client.query(database.begin)
     if (!savepoints) {
       try {
         const decisions = await decide(bound, group)
@@ -149,7 +162,8 @@ export function createPostgresInbox(database: Database, options: PostgresInboxOp
             settled.push(() => pending.resolve(outcome))
           }
         }
-      } catch {
+      } catch (error) {
+        if (conflictCode(error)) throw error
         await client.query('ROLLBACK')
         return undefined
       }
@@ -162,6 +176,8 @@ export function createPostgresInbox(database: Database, options: PostgresInboxOp
           await client.query('RELEASE SAVEPOINT adwire_inbox_delivery')
           settled.push(() => pending.resolve(outcome))
         } catch (error) {
+          // The transaction as a whole lost a conflict: a savepoint cannot save it.
+          if (conflictCode(error)) throw error
           await client.query('ROLLBACK TO SAVEPOINT adwire_inbox_delivery')
           // A writer failure stays what it is (the receiver answers publish_failed); the rest is the store's.
           const failure = WebhookError.is(error) ? error : toStoreError(error, 'inbox')

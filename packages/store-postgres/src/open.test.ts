@@ -49,6 +49,22 @@ describe('openPostgresStores options (no server needed)', () => {
       (await rejection(openPostgresStores({ connectionString: 'postgres://x', maxConnections: 0 }))).code,
     ).toBe('store_invalid_options')
   })
+
+  it.each([
+    { isolation: 'SERIALIZABLE' },
+    { isolation: 'snapshot' },
+    { retry: { attempts: 0 } },
+    { retry: { attempts: 1.5 } },
+    { retry: { baseDelayMs: -1 } },
+    { retry: { maxDelayMs: Number.POSITIVE_INFINITY } },
+    { onRetry: 'log' },
+  ])('refuses the transaction options %j with a message naming them', async (options) => {
+    const error = await rejection(
+      openPostgresStores({ connectionString: 'postgres://127.0.0.1:1/none', ...(options as object) }),
+    )
+    expect(error.code).toBe('store_invalid_options')
+    expect(error.message).toMatch(/isolation|retry\.|onRetry/)
+  })
 })
 
 if (!url) {

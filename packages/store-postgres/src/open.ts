@@ -5,7 +5,14 @@ import pg from 'pg'
 import type { DeliveryInbox } from '@adwire/webhooks'
 import { PostgresClaimStore } from './claim-store.js'
 import { PostgresConvergenceStore } from './convergence-store.js'
-import { Database, assertSchemaName } from './database.js'
+import {
+  Database,
+  assertSchemaName,
+  transactionPolicy,
+  type IsolationLevel,
+  type RetryEvent,
+  type RetryOptions,
+} from './database.js'
 import { StoreError } from './errors.js'
 import { createPostgresInbox, type PostgresInboxOptions } from './inbox.js'
 import { migrate } from './migrations.js'
@@ -21,6 +28,26 @@ export interface PostgresStoreOptions {
   readonly schema?: string
   /** The size of the pool created from `connectionString` (default 10). */
   readonly maxConnections?: number
+  /**
+   * The isolation level of every transaction the stores run: `'read committed'`, `'repeatable read'` or
+   * `'serializable'`. Unset (the default): the server's default, PostgreSQL's READ COMMITTED. On a pool the
+   * stores create, each connection starts at this level (`default_transaction_isolation`), at no cost per
+   * statement; on a pool you give, each single statement of the stores is wrapped in its own
+   * `BEGIN ISOLATION LEVEL … COMMIT` (two more round trips), and your own statements keep the pool's default.
+   */
+  readonly isolation?: IsolationLevel
+  /**
+   * How a transaction of the stores that failed with a serialisation failure (SQLSTATE 40001) or a deadlock
+   * (40P01) is run again: `attempts` in all (default 10), after a jittered back-off doubling from
+   * `baseDelayMs` (default 5) up to `maxDelayMs` (default 250). `{ attempts: 1 }` never retries. When every
+   * attempt failed, the call rejects with `store_retries_exhausted`.
+   */
+  readonly retry?: RetryOptions
+  /**
+   * Called before each retry (a metric or a log line: what was retried, the failed attempt's number, the
+   * SQLSTATE, the back-off). It must not throw; what it throws is ignored.
+   */
+  readonly onRetry?: (event: RetryEvent) => void
 }
 
 /** How many rows a {@link PostgresStores.sweep} deleted, per store. */
@@ -47,7 +74,9 @@ export interface PostgresStores {
    * Runs `body` in one transaction on one connection: every store call made inside it (an outbox `enqueue`, a
    * claim) and the caller's own statements on `client` (or on {@link PostgresStores.connection}) commit
    * together, or none does when `body` throws. The outbox worker's lease and record never join it; nested calls
-   * join the open one. Keep it short: no network call inside.
+   * join the open one. Keep it short: no network call inside. It is not retried (the stores cannot know what
+   * else `body` did): after a serialisation failure or a deadlock it rejects with `store_unavailable`, and the
+   * caller runs it again.
    *
    * @example
    * await stores.transaction(async (client) => {
@@ -90,18 +119,23 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     throw new StoreError('store_invalid_options', `maxConnections must be a positive integer, not ${max}`)
   }
   const owned = options.pool === undefined
+  const policy = transactionPolicy(options.isolation, options.retry, options.onRetry, !owned)
   const pool =
     options.pool ??
     new pg.Pool({
       connectionString: options.connectionString,
       max: max ?? 10,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      // Every session starts at the chosen level, so that a single statement needs no BEGIN of its own.
+      ...(policy.isolation
+        ? { options: `-c default_transaction_isolation=${policy.isolation.replaceAll(' ', '\\ ')}` }
+        : {}),
     })
   // An idle connection that breaks emits 'error' on the pool, which would crash the process without a
   // listener; the next statement fails (store_unavailable) and a new connection is made.
   if (owned) pool.on('error', () => {})
 
-  const database = new Database(pool, schema)
+  const database = new Database(pool, schema, policy)
   try {
     await migrate(database)
   } catch (error) {

@@ -50,7 +50,7 @@ const inOrder = (ids: readonly string[], found: readonly string[]) => ids.filter
  * - `lease` is one statement: `FOR UPDATE SKIP LOCKED` hands each due entry to exactly one leaser, with a
  *   fresh fence per entry; a barrier whose buys have an earlier pending entry to its URL is not due (entries
  *   to another URL never hold it back);
- * - `record` is one statement: the fenced update, its webhook_activity row and, once the entry is settled,
+ * - `record` is one statement: the fenced update (by id and by the destination the fence names), its webhook_activity row and, once the entry is settled,
  *   the removal of its pending media buy rows commit together or not at all.
  *
  * @example
@@ -65,6 +65,7 @@ export class PostgresOutboxStore implements OutboxStore {
   readonly #insert: Statement
   readonly #lease: Statement
   readonly #record: Statement
+  readonly #recordLegacy: Statement
   readonly #activity: Statement
   readonly #pending: Statement
   readonly #pendingFor: Statement
@@ -96,27 +97,33 @@ export class PostgresOutboxStore implements OutboxStore {
           ORDER BY candidate.next_attempt_at, candidate.created_at, candidate.seq
           LIMIT $2 FOR UPDATE OF candidate SKIP LOCKED
        ), leased AS (
-         UPDATE $schema.outbox o SET fence = gen_random_uuid()::text, lease_until = $1::float8 + $3::float8
+         UPDATE $schema.outbox o SET fence = gen_random_uuid()::text || ':' || o.destination, lease_until = $1::float8 + $3::float8
            FROM due WHERE o.seq = due.seq
          RETURNING o.*
        )
        SELECT ${ENTRY_COLUMNS}, fence FROM leased ORDER BY next_attempt_at, created_at, seq`,
     )
-    this.#record = database.statement(
-      'outbox_record',
-      `WITH attempted AS (
-         UPDATE $schema.outbox SET attempts = attempts + 1, fence = NULL, lease_until = 0,
-             state = CASE $3::text WHEN 'delivered' THEN 'delivered' WHEN 'failed' THEN 'failed' ELSE 'pending' END,
-             next_attempt_at = CASE WHEN $3::text = 'retry' THEN $4::float8 ELSE next_attempt_at END
-          WHERE id = $1 AND fence = $2 AND state = 'pending'
-         RETURNING seq, state, destination, idempotency_key, attempts
-       ), settled AS (
-         DELETE FROM $schema.outbox_media_buys m USING attempted
-          WHERE m.entry_seq = attempted.seq AND attempted.state <> 'pending'
-       )
-       INSERT INTO $schema.webhook_activity (destination, idempotency_key, status, http_status_code, attempt, error_message, at)
-       SELECT destination, idempotency_key, $5::text, $6::integer, attempts, $7::text, $8::float8 FROM attempted`,
-    )
+    // The fence names the entry's destination after its UUID, so that the record names the distribution key
+    // (one shard when the outbox is distributed by destination); a fence without it (leased by an earlier
+    // release) is recorded by id alone.
+    const record = (name: string, destination: string) =>
+      database.statement(
+        name,
+        `WITH attempted AS (
+           UPDATE $schema.outbox SET attempts = attempts + 1, fence = NULL, lease_until = 0,
+               state = CASE $3::text WHEN 'delivered' THEN 'delivered' WHEN 'failed' THEN 'failed' ELSE 'pending' END,
+               next_attempt_at = CASE WHEN $3::text = 'retry' THEN $4::float8 ELSE next_attempt_at END
+            WHERE id = $1 AND fence = $2 AND state = 'pending'${destination}
+           RETURNING seq, state, destination, idempotency_key, attempts
+         ), settled AS (
+           DELETE FROM $schema.outbox_media_buys m USING attempted
+            WHERE m.entry_seq = attempted.seq AND attempted.state <> 'pending'
+         )
+         INSERT INTO $schema.webhook_activity (destination, idempotency_key, status, http_status_code, attempt, error_message, at)
+         SELECT destination, idempotency_key, $5::text, $6::integer, attempts, $7::text, $8::float8 FROM attempted`,
+      )
+    this.#record = record('outbox_record_at', ' AND destination = $9')
+    this.#recordLegacy = record('outbox_record', '')
     this.#activity = database.statement(
       'outbox_activity',
       `SELECT idempotency_key, status, http_status_code, attempt, error_message, at
@@ -179,18 +186,20 @@ export class PostgresOutboxStore implements OutboxStore {
         return { superseded: [] }
       }
       const schema = this.#database.schema
-      return await this.#database.transaction('outbox_enqueue', async (client): Promise<EnqueueResult> => {
-        if (entry.coalesceKey !== null)
-          await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
-            JSON.stringify([this.#database.schemaName, 'outbox', entry.destination, entry.coalesceKey]),
-          ])
-        await this.#lockMediaBuys(client, mediaBuyIds)
-        const closed = await this.#closedIn(client, mediaBuyIds)
-        if (closed.length > 0) return { superseded: [], closed }
-        let superseded: string[] = []
-        if (entry.coalesceKey !== null) {
-          const { rows } = await client.query<{ id: string }>(
-            `WITH superseded AS (
+      return await this.#database.transaction(
+        'outbox_enqueue',
+        async (client): Promise<EnqueueResult> => {
+          if (entry.coalesceKey !== null)
+            await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+              JSON.stringify([this.#database.schemaName, 'outbox', entry.destination, entry.coalesceKey]),
+            ])
+          await this.#lockMediaBuys(client, mediaBuyIds)
+          const closed = await this.#closedIn(client, mediaBuyIds)
+          if (closed.length > 0) return { superseded: [], closed }
+          let superseded: string[] = []
+          if (entry.coalesceKey !== null) {
+            const { rows } = await client.query<{ id: string }>(
+              `WITH superseded AS (
                UPDATE ${schema}.outbox SET state = 'superseded'
                 WHERE destination = $1 AND coalesce_key = $2 AND state = 'pending' AND attempts = 0 AND fence IS NULL
                RETURNING id, seq
@@ -198,29 +207,31 @@ export class PostgresOutboxStore implements OutboxStore {
                DELETE FROM ${schema}.outbox_media_buys m USING superseded WHERE m.entry_seq = superseded.seq
              )
              SELECT id FROM superseded ORDER BY seq`,
-            [entry.destination, entry.coalesceKey],
-          )
-          superseded = rows.map((row) => row.id)
-        }
-        const inserted = await client.query<{ seq: string }>({
-          name: this.#insert.name,
-          text: this.#insert.text,
-          values,
-        })
-        if (mediaBuyIds.length > 0)
-          await client.query(
-            `INSERT INTO ${schema}.outbox_media_buys (media_buy_id, entry_seq)
+              [entry.destination, entry.coalesceKey],
+            )
+            superseded = rows.map((row) => row.id)
+          }
+          const inserted = await client.query<{ seq: string }>({
+            name: this.#insert.name,
+            text: this.#insert.text,
+            values,
+          })
+          if (mediaBuyIds.length > 0)
+            await client.query(
+              `INSERT INTO ${schema}.outbox_media_buys (media_buy_id, entry_seq)
              SELECT unnest($1::text[]), $2::bigint`,
-            [mediaBuyIds, inserted.rows[0]!.seq],
-          )
-        if (entry.barrier === true && mediaBuyIds.length > 0)
-          await client.query(
-            `INSERT INTO ${schema}.media_buys_closed (media_buy_id, closed_at, entry_id)
+              [mediaBuyIds, inserted.rows[0]!.seq],
+            )
+          if (entry.barrier === true && mediaBuyIds.length > 0)
+            await client.query(
+              `INSERT INTO ${schema}.media_buys_closed (media_buy_id, closed_at, entry_id)
              SELECT unnest($1::text[]), $2::float8, $3::text ON CONFLICT DO NOTHING`,
-            [mediaBuyIds, entry.createdAt, entry.id],
-          )
-        return { superseded }
-      })
+              [mediaBuyIds, entry.createdAt, entry.id],
+            )
+          return { superseded }
+        },
+        { lockFirst: true },
+      )
     } catch (error) {
       const cause = StoreError.is(error) ? error.cause : error
       if ((cause as { code?: unknown } | undefined)?.code === '23505') {
@@ -241,16 +252,21 @@ export class PostgresOutboxStore implements OutboxStore {
 
   async record(id: string, fence: string, outcome: AttemptOutcome, now: number): Promise<boolean> {
     const delivered = outcome.kind === 'delivered'
-    const { rowCount } = await this.#worker.run(this.#record, [
-      id,
-      fence,
-      outcome.kind,
-      outcome.kind === 'retry' ? outcome.nextAttemptAt : null,
-      delivered ? 'success' : outcome.activityStatus,
-      outcome.httpStatus ?? null,
-      delivered ? null : (outcome.error ?? null),
-      now,
-    ])
+    const destination = fenceDestination(fence)
+    const { rowCount } = await this.#worker.run(
+      destination === undefined ? this.#recordLegacy : this.#record,
+      [
+        id,
+        fence,
+        outcome.kind,
+        outcome.kind === 'retry' ? outcome.nextAttemptAt : null,
+        delivered ? 'success' : outcome.activityStatus,
+        outcome.httpStatus ?? null,
+        delivered ? null : (outcome.error ?? null),
+        now,
+        ...(destination === undefined ? [] : [destination]),
+      ],
+    )
     return rowCount > 0
   }
 
@@ -284,18 +300,22 @@ export class PostgresOutboxStore implements OutboxStore {
     const ids = distinct(mediaBuyIds)
     if (ids.length === 0) return []
     const schema = this.#database.schema
-    return this.#database.transaction('outbox_close_media_buys', async (client) => {
-      await this.#lockMediaBuys(client, ids)
-      const { rows } = await client.query<{ media_buy_id: string }>(
-        `INSERT INTO ${schema}.media_buys_closed (media_buy_id, closed_at)
+    return this.#database.transaction(
+      'outbox_close_media_buys',
+      async (client) => {
+        await this.#lockMediaBuys(client, ids)
+        const { rows } = await client.query<{ media_buy_id: string }>(
+          `INSERT INTO ${schema}.media_buys_closed (media_buy_id, closed_at)
          SELECT unnest($1::text[]), $2::float8 ON CONFLICT DO NOTHING RETURNING media_buy_id`,
-        [ids, now],
-      )
-      return inOrder(
-        ids,
-        rows.map((row) => row.media_buy_id),
-      )
-    })
+          [ids, now],
+        )
+        return inOrder(
+          ids,
+          rows.map((row) => row.media_buy_id),
+        )
+      },
+      { lockFirst: true },
+    )
   }
 
   /**
@@ -323,6 +343,11 @@ export class PostgresOutboxStore implements OutboxStore {
     )
     return rowCount
   }
+}
+
+/** The destination a fence of `lease` names (`<uuid>:<destination>`); undefined for a bare UUID. */
+function fenceDestination(fence: string): string | undefined {
+  return typeof fence === 'string' && fence.length > 37 && fence[36] === ':' ? fence.slice(37) : undefined
 }
 
 function toEntry(row: OutboxRow): OutboxEntry {

@@ -11,6 +11,12 @@
  * `remember_nonce` lock one counter; the sweep locks counters in key order, then deletes.
  *
  * Times are double precision Unix seconds given by the caller; the database clock is never read.
+ *
+ * Distribution columns (Citus; the table in the package README says why), each named with `=` by every
+ * statement of the inbox and the outbox on its table: `claims.scope` and `claim_scopes.scope` (the sender,
+ * colocated), `terminals.sender`, `replay_nonces.keyid` and `replay_keyids.keyid` (the sender's signing key,
+ * colocated), `outbox.destination` and `webhook_activity.destination`. Not distributable as created here:
+ * `outbox.id` (primary key) and `outbox.seq`, `webhook_activity.seq` (unique without the destination).
  */
 export function initialSchema(schema: string): string {
   const s = schema

@@ -13,6 +13,11 @@
  *
  * Writers of one media buy serialise on a transaction advisory lock per buy (taken in id order, after the
  * coalesce-key lock), so that an entry is either committed before the buy's final report or refused.
+ *
+ * Distribution (Citus): both tables are keyed by media buy, not by destination (a buy's entries may go to
+ * several destinations, and a buy is closed for all of them), so they have no distribution column yet; the
+ * statements that touch them (the lease's barrier check, the media-buy part of enqueue and record) are the
+ * outbox's multi-shard ones, listed in the package README.
  */
 export function mediaBuysSchema(schema: string): string {
   const s = schema

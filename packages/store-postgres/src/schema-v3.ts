@@ -18,6 +18,14 @@
  *
  * One fence serves the delivery's claim and its notification claim: fences are compared per row, and both
  * rows are completed in this call.
+ *
+ * Distribution (Citus): every statement of both functions names its table's distribution column with `=`:
+ * the keyid (`remember_nonce`), the claim scope (`claim` and the claim updates; `<scope>#notification` for the
+ * notification claim) and the task's sender (the `terminals` upsert, read and update). None needed changing.
+ *
+ * At REPEATABLE READ or SERIALIZABLE the functions stay exact: a counter or row locked with `FOR UPDATE` (or
+ * met by `ON CONFLICT`) that changed after the transaction's snapshot fails with SQLSTATE 40001 instead of
+ * being read stale, and the stores run the whole transaction again.
  */
 export function inboxSchema(schema: string): string {
   const s = schema
