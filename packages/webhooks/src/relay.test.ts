@@ -167,17 +167,28 @@ describe('httpSink', () => {
     async (concurrency, most) => {
       let open = 0
       let peak = 0
+      // Answers are held until `most` requests are open at once (or 2 s pass, when fewer ever are), so the
+      // peak seen is the sink's concurrency whatever the machine's speed.
+      let held: (() => void)[] = []
+      const releaseAll = () => {
+        const now = held
+        held = []
+        for (const answer of now) answer()
+      }
       const server = createServer((request, response) => {
         open += 1
         peak = Math.max(peak, open)
         request.resume()
-        request.on('end', () =>
-          setTimeout(() => {
+        request.on('end', () => {
+          const timer = setTimeout(releaseAll, 2000)
+          held.push(() => {
+            clearTimeout(timer)
             open -= 1
             response.statusCode = request.headers['idempotency-key'] === 'rg_1:whk_3' ? 500 : 200
             response.end()
-          }, 30),
-        )
+          })
+          if (held.length >= most) releaseAll()
+        })
       })
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
       try {
