@@ -71,22 +71,64 @@ export function keyShapeProblem(
 
 /** An imported key: a node:crypto KeyObject on the fast path, else a WebCrypto CryptoKey. */
 type Imported = { readonly node: KeyObject } | { readonly web: webcrypto.CryptoKey }
+/** A public key imported into node:crypto, with the argument `verify` takes for each algorithm built once. */
+interface NodeVerifyKey {
+  readonly node: KeyObject
+  /** ECDSA only: `{ key, dsaEncoding: 'ieee-p1363' }`, so no options object is built per call. */
+  readonly p1363: { readonly key: KeyObject; readonly dsaEncoding: 'ieee-p1363' }
+}
 const byObject = {
   sign: new WeakMap<object, Promise<Imported>>(),
   verify: new WeakMap<object, Promise<Imported>>(),
 }
 const byMembers = new Map<string, Promise<Imported>>()
+const nodeVerifyByObject = new WeakMap<object, NodeVerifyKey>()
+const nodeVerifyByMembers = new Map<string, NodeVerifyKey>()
 const CACHE_LIMIT = 1024
+
+/** The cache key of a JWK: its identifying members, and `d` for a private key. */
+function membersId(jwk: AdcpJwk, usage: 'sign' | 'verify'): string {
+  return [jwk.kid, jwk.kty, jwk.crv, jwk.x, jwk.y, usage === 'sign' ? jwk.d : ''].join('\u0000')
+}
+
+/** Only the algorithm members reach the importer; `adcp_use`, `key_ops` and test-only members are left behind. */
+function jwkMembers(jwk: AdcpJwk, usage: 'sign' | 'verify'): webcrypto.JsonWebKey {
+  const members: webcrypto.JsonWebKey = { kty: jwk.kty, crv: jwk.crv!, x: jwk.x! }
+  if (jwk.y !== undefined) members.y = jwk.y
+  if (usage === 'sign') members.d = jwk.d!
+  return members
+}
+
+/**
+ * A public JWK imported into node:crypto, synchronously, cached by the JWK object (WeakMap) and by its
+ * identifying members (a resolver that hands out fresh objects still hits the cache). Throws when the key does
+ * not import; failures are not cached. Only called when node:crypto is present.
+ */
+function nodeVerifyKey(jwk: AdcpJwk): NodeVerifyKey {
+  const cached = nodeVerifyByObject.get(jwk)
+  if (cached) return cached
+  const id = membersId(jwk, 'verify')
+  let entry = nodeVerifyByMembers.get(id)
+  if (!entry) {
+    const members = jwkMembers(jwk, 'verify') as Record<string, string>
+    const node = nodeCrypto!.createPublicKey({ key: members, format: 'jwk' })
+    entry = { node, p1363: { key: node, dsaEncoding: 'ieee-p1363' } }
+    if (nodeVerifyByMembers.size >= CACHE_LIMIT)
+      nodeVerifyByMembers.delete(nodeVerifyByMembers.keys().next().value!)
+    nodeVerifyByMembers.set(id, entry)
+  }
+  nodeVerifyByObject.set(jwk, entry)
+  return entry
+}
 
 /**
  * Imports a key once and caches it: by the JWK object (WeakMap) and by its identifying members (kid, kty, crv,
- * x, y, and whether private), so a resolver that hands out fresh objects still hits the cache. Only the
- * algorithm members reach the importer; `adcp_use`, `key_ops` and test-only members are left behind.
+ * x, y, and whether private), so a resolver that hands out fresh objects still hits the cache.
  */
 function importKey(jwk: AdcpJwk, algorithm: SignatureAlgorithm, usage: 'sign' | 'verify'): Promise<Imported> {
   const cached = byObject[usage].get(jwk)
   if (cached) return cached
-  const id = [jwk.kid, jwk.kty, jwk.crv, jwk.x, jwk.y, usage === 'sign' ? jwk.d : ''].join('\u0000')
+  const id = membersId(jwk, usage)
   let imported = byMembers.get(id)
   if (!imported) {
     imported = load(jwk, algorithm, usage)
@@ -103,15 +145,41 @@ async function load(
   algorithm: SignatureAlgorithm,
   usage: 'sign' | 'verify',
 ): Promise<Imported> {
-  const members: webcrypto.JsonWebKey = { kty: jwk.kty, crv: jwk.crv!, x: jwk.x! }
-  if (jwk.y !== undefined) members.y = jwk.y
-  if (usage === 'sign') members.d = jwk.d!
+  const members = jwkMembers(jwk, usage)
   if (nodeCrypto) {
     const key = { key: members as Record<string, string>, format: 'jwk' as const }
     return { node: usage === 'sign' ? nodeCrypto.createPrivateKey(key) : nodeCrypto.createPublicKey(key) }
   }
   const params = algorithm === 'ed25519' ? { name: 'Ed25519' } : { name: 'ECDSA', namedCurve: 'P-256' }
   return { web: await crypto.subtle.importKey('jwk', members, params, false, [usage]) }
+}
+
+/**
+ * {@link verifyBytes} without a promise, on node:crypto: the check runs inline and the answer comes back at
+ * once (`false` for a wrong signature, a wrong length or a key that does not import). `undefined` when the
+ * runtime has no node:crypto: call {@link verifyBytes} (WebCrypto) then. `data` is read only during the call,
+ * so a caller may reuse its buffer afterwards.
+ *
+ * @example
+ * const valid = verifyBytesNow(jwk, 'ed25519', data, signature) ?? (await verifyBytes(jwk, 'ed25519', data, signature))
+ */
+export function verifyBytesNow(
+  jwk: AdcpJwk,
+  algorithm: SignatureAlgorithm,
+  data: Uint8Array,
+  signature: Uint8Array,
+): boolean | undefined {
+  if (!nodeCrypto) return undefined
+  if (signature.length !== 64) return false
+  try {
+    const key = nodeVerifyKey(jwk)
+    // Ed25519 takes the KeyObject itself: an options object costs node:crypto a few microseconds a call.
+    return algorithm === 'ed25519'
+      ? nodeCrypto.verify(null, data, key.node, signature)
+      : nodeCrypto.verify('sha256', data, key.p1363, signature)
+  } catch {
+    return false
+  }
 }
 
 /**
@@ -133,18 +201,17 @@ export async function verifyBytes(
 ): Promise<boolean> {
   if (signature.length !== 64) return false
   try {
-    const imported = await importKey(jwk, algorithm, 'verify')
-    if ('node' in imported) {
-      const node = nodeCrypto!
+    if (nodeCrypto) {
+      if (options.offload !== true) return verifyBytesNow(jwk, algorithm, data, signature)!
+      const node = nodeCrypto
+      const imported = nodeVerifyKey(jwk)
       const hash = algorithm === 'ed25519' ? null : 'sha256'
-      // Ed25519 takes the KeyObject itself: an options object costs node:crypto a few microseconds a call.
-      const key =
-        algorithm === 'ed25519' ? imported.node : { key: imported.node, dsaEncoding: 'ieee-p1363' as const }
-      if (options.offload !== true) return node.verify(hash, data, key, signature)
+      const key = algorithm === 'ed25519' ? imported.node : imported.p1363
       return await new Promise<boolean>((resolve) =>
         node.verify(hash, data, key, signature, (error, valid) => resolve(!error && valid)),
       )
     }
+    const imported = (await importKey(jwk, algorithm, 'verify')) as { readonly web: webcrypto.CryptoKey }
     const params = algorithm === 'ed25519' ? { name: 'Ed25519' } : { name: 'ECDSA', hash: 'SHA-256' }
     return await crypto.subtle.verify(
       params,

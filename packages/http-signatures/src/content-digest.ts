@@ -1,5 +1,5 @@
 import { decodeBase64Either, encodeBase64 } from './base64.js'
-import { bytesEqual, sha256 } from './crypto-backend.js'
+import { bytesEqual, sha256, sha256Now } from './crypto-backend.js'
 import { SignatureError } from './errors.js'
 import { parseStructuredDictionary } from './structured-fields.js'
 import type { SignatureProfile } from './types.js'
@@ -64,6 +64,21 @@ export async function digestMatches(
   body: Uint8Array | string | null | undefined,
 ): Promise<boolean> {
   return bytesEqual(expected, await sha256(body ?? ''))
+}
+
+/**
+ * {@link digestMatches} without a promise on node:crypto; `undefined` when only `crypto.subtle` can hash (call
+ * {@link digestMatches} then).
+ *
+ * @example
+ * const matches = digestMatchesNow(expected, body) ?? (await digestMatches(expected, body))
+ */
+export function digestMatchesNow(
+  expected: Uint8Array,
+  body: Uint8Array | string | null | undefined,
+): boolean | undefined {
+  const actual = sha256Now(body ?? '')
+  return actual === undefined ? undefined : bytesEqual(expected, actual)
 }
 
 /**

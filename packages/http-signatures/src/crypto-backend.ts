@@ -35,20 +35,31 @@ export function hasBody(body: Uint8Array | string | null | undefined): body is U
 }
 
 /**
+ * SHA-256 of a body (a string is hashed as its UTF-8 bytes) computed at once on node:crypto; `undefined` when
+ * the runtime has no node:crypto (use {@link sha256}, which falls back to `crypto.subtle`).
+ *
+ * @example
+ * const digest = sha256Now('{}') ?? (await sha256('{}'))
+ */
+export function sha256Now(data: Uint8Array | string): Uint8Array | undefined {
+  if (!nodeCrypto) return undefined
+  // crypto.hash (Node ≥ 20.12) skips the Hash object; createHash elsewhere.
+  const digest =
+    typeof nodeCrypto.hash === 'function'
+      ? (nodeCrypto.hash('sha256', data, 'buffer') as unknown as Uint8Array)
+      : nodeCrypto.createHash('sha256').update(data).digest()
+  return new Uint8Array(digest.buffer, digest.byteOffset, digest.byteLength)
+}
+
+/**
  * SHA-256 of a body (a string is hashed as its UTF-8 bytes), on node:crypto when available, else `crypto.subtle`.
  *
  * @example
  * const digest = await sha256('{}')
  */
 export async function sha256(data: Uint8Array | string): Promise<Uint8Array> {
-  if (nodeCrypto) {
-    // crypto.hash (Node ≥ 20.12) skips the Hash object; createHash elsewhere.
-    const digest =
-      typeof nodeCrypto.hash === 'function'
-        ? (nodeCrypto.hash('sha256', data, 'buffer') as unknown as Uint8Array)
-        : nodeCrypto.createHash('sha256').update(data).digest()
-    return new Uint8Array(digest.buffer, digest.byteOffset, digest.byteLength)
-  }
+  const now = sha256Now(data)
+  if (now) return now
   const bytes = typeof data === 'string' ? encoder.encode(data) : data
   return new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as webcrypto.BufferSource))
 }

@@ -76,6 +76,24 @@ export async function resolveKey(
 }
 
 /**
+ * Step 7 without a promise for a static JWKS: the key for `keyid`, or `*_signature_key_unknown` thrown when
+ * there is none. `undefined` for a {@link KeyResolver} (call {@link resolveKey} then).
+ *
+ * @example
+ * const resolved = resolveKeyNow(keys, keyid, 'webhook') ?? (await resolveKey(keys, keyid, context))
+ */
+export function resolveKeyNow(
+  keys: KeySource,
+  keyid: string,
+  profile: SignatureProfile,
+): ResolvedKey | undefined {
+  if (isResolver(keys)) return undefined
+  const jwk = indexOf(keys).get(keyid)
+  if (!jwk) fail(profile, 'key_unknown', `keyid "${keyid}" is not in the signer's JWKS`, 7)
+  return { jwk }
+}
+
+/**
  * Step 8: why a JWK may not verify this profile's signatures with `algorithm`, or `undefined`: `use` must be
  * `"sig"`, `key_ops` must include `"verify"`, `adcp_use` must be `request-signing` (or, for webhooks, the
  * deprecated `webhook-signing`), and `kty`/`crv`/`alg` must fit the algorithm. Absent members fail.

@@ -1,12 +1,18 @@
-import { isAllowedAlgorithm, verifyBytes } from './algorithms.js'
+import { isAllowedAlgorithm, verifyBytes, verifyBytesNow } from './algorithms.js'
 import { authorityHeaderProblem, canonicalTarget, hasNonAsciiAuthority } from './canonicalize.js'
-import { digestMatches, readSha256Digest } from './content-digest.js'
+import { digestMatches, digestMatchesNow, readSha256Digest } from './content-digest.js'
 import { hasBody } from './crypto-backend.js'
 import { SignatureError } from './errors.js'
 import { fail, type FailureKind } from './failure.js'
 import { fieldValue, isMultiValued, normalizeHeaders, type HeaderFields } from './headers.js'
 import { findDuplicateKeys } from './json-duplicates.js'
-import { keyPurposeProblem, resolveKey, revocationSource, type RevocationInput } from './key-lookup.js'
+import {
+  keyPurposeProblem,
+  resolveKey,
+  resolveKeyNow,
+  revocationSource,
+  type RevocationInput,
+} from './key-lookup.js'
 import { nonceCapForRate } from './replay-cap.js'
 import { composeSignatureBase } from './signature-base.js'
 import {
@@ -96,6 +102,15 @@ const REQUIRED_PARAMS = ['created', 'expires', 'nonce', 'keyid', 'alg', 'tag'] a
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/
 const encoder = new TextEncoder()
+// The signature base bytes for an inline check: encoded into one reused buffer (node:crypto reads it during the
+// call only). An unusually long base, and an offloaded check, get their own copy.
+const scratch = new Uint8Array(8192)
+
+function baseBytesForInlineCheck(base: string): Uint8Array {
+  // UTF-8 takes at most three bytes per UTF-16 code unit.
+  if (base.length * 3 > scratch.length) return encoder.encode(base)
+  return scratch.subarray(0, encoder.encodeInto(base, scratch).written)
+}
 const decoder = new TextDecoder('utf-8', { fatal: true })
 
 /**
@@ -202,7 +217,10 @@ async function checklist(
   // 7. Key. 8. Key purpose and algorithm consistency.
   if (typeof options.keys !== 'object' || options.keys === null)
     fail(profile, 'key_source_failed', 'no keys configured', 7)
-  const resolved = await resolveKey(options.keys, keyid, { profile, now, created })
+  // A static JWKS answers at once; only a resolver is awaited.
+  const resolved =
+    resolveKeyNow(options.keys, keyid, profile) ??
+    (await resolveKey(options.keys, keyid, { profile, now, created }))
   const purposeProblem = keyPurposeProblem(resolved.jwk, alg, profile)
   if (purposeProblem) fail(profile, 'key_purpose_invalid', purposeProblem, 8)
 
@@ -237,14 +255,20 @@ async function checklist(
   const base = composeSignatureBase({ method: message.method, target, fields, ...input })!
   // Inline crypto when this is the only verification under way; the thread pool when others wait (more cores).
   const offload = options.offload === 'always' || (options.offload !== 'never' && active > 1)
-  if (!(await verifyBytes(resolved.jwk, alg, encoder.encode(base), signature, { offload }))) {
+  const valid = offload
+    ? await verifyBytes(resolved.jwk, alg, encoder.encode(base), signature, { offload })
+    : (verifyBytesNow(resolved.jwk, alg, baseBytesForInlineCheck(base), signature) ??
+      (await verifyBytes(resolved.jwk, alg, encoder.encode(base), signature)))
+  if (!valid) {
     fail(profile, 'invalid', 'the signature does not verify', 10)
   }
 
   // 11. Content-Digest against the received bytes.
   if (
     covered.has('content-digest') &&
-    (digest === null || digest === undefined || !(await digestMatches(digest, body ?? '')))
+    (digest === null ||
+      digest === undefined ||
+      !(digestMatchesNow(digest, body) ?? (await digestMatches(digest, body))))
   ) {
     fail(profile, 'digest_mismatch', 'Content-Digest does not match the body', 11)
   }
