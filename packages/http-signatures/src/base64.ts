@@ -44,22 +44,35 @@ function decodeUnpadded(text: string, values: Int16Array): Uint8Array | undefine
   const length = text.length
   if (length % 4 === 1) return undefined
   const out = new Uint8Array(Math.floor((length * 3) / 4))
-  let buffer = 0
-  let bits = 0
+  const whole = length - (length % 4)
   let position = 0
-  for (let index = 0; index < length; index += 1) {
-    const code = text.charCodeAt(index)
-    const value = code < 128 ? values[code]! : -1
-    if (value < 0) return undefined
-    buffer = ((buffer << 6) | value) & 0xffffff
-    bits += 6
-    if (bits >= 8) {
-      bits -= 8
-      out[position++] = (buffer >> bits) & 0xff
-    }
+  let index = 0
+  // Four characters, three bytes at a time.
+  for (; index < whole; index += 4) {
+    const a = valueOf(text.charCodeAt(index), values)
+    const b = valueOf(text.charCodeAt(index + 1), values)
+    const c = valueOf(text.charCodeAt(index + 2), values)
+    const d = valueOf(text.charCodeAt(index + 3), values)
+    if ((a | b | c | d) < 0) return undefined
+    const triple = (a << 18) | (b << 12) | (c << 6) | d
+    out[position] = triple >> 16
+    out[position + 1] = (triple >> 8) & 0xff
+    out[position + 2] = triple & 0xff
+    position += 3
+  }
+  if (index < length) {
+    // Two or three characters left: one or two bytes (the unused low bits are dropped, as before).
+    const a = valueOf(text.charCodeAt(index), values)
+    const b = valueOf(text.charCodeAt(index + 1), values)
+    const c = index + 2 < length ? valueOf(text.charCodeAt(index + 2), values) : 0
+    if ((a | b | c) < 0) return undefined
+    out[position] = ((a << 2) | (b >> 4)) & 0xff
+    if (index + 2 < length) out[position + 1] = (((b & 0x0f) << 4) | (c >> 2)) & 0xff
   }
   return out
 }
+
+const valueOf = (code: number, values: Int16Array) => (code < 128 ? values[code]! : -1)
 
 /**
  * Base64url without padding (RFC 4648 §5), as AdCP sends nonces and webhook signatures.

@@ -7,6 +7,7 @@ import {
   readCanonicalSignatureInput,
   readSignatureInput,
   readSignatureValue,
+  readUsualSignatureInput,
 } from './signature-input.js'
 
 const VALID =
@@ -106,6 +107,68 @@ describe('readSignatureInput', () => {
       { numRuns: 3000 },
     )
     expect(fast).toBeGreaterThan(100)
+  })
+})
+
+describe('readUsualSignatureInput', () => {
+  it('accepts the usual shape and agrees with the canonical path on everything it accepts', () => {
+    expect(readUsualSignatureInput(VALID)).toEqual(readCanonicalSignatureInput(VALID))
+    const component = fc.constantFrom(
+      '"@method"',
+      '"@target-uri"',
+      '"@authority"',
+      '"content-type"',
+      '"content-digest"',
+      '"x-a.b_c"',
+      '"@query"',
+      '"a@b"',
+      '"@methodx"',
+      '"Bad"',
+      '""',
+    )
+    const name = fc.constantFrom('created', 'expires', 'nonce', 'keyid', 'alg', 'tag', 'createdx', 'x')
+    const value = fc.oneof(
+      { weight: 3, arbitrary: fc.nat({ max: 2 ** 40 }).map(String) },
+      {
+        weight: 3,
+        arbitrary: fc
+          .string({ unit: fc.constantFrom('a', 'Z', '0', ' ', '/', '-', '=', ';', ','), maxLength: 6 })
+          .map((text) => `"${text}"`),
+      },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom('"a\\"b"', '"\\"', 'tok', '1.5', '-3', '1234567890123456', ''),
+      },
+    )
+    const header = fc
+      .tuple(
+        fc.constantFrom('sig1=', 'sig1=', 'sig1=', 'sig1= ', 'sig2='),
+        fc.array(component, { maxLength: 5 }),
+        fc.array(fc.tuple(name, value), { maxLength: 7 }),
+        fc.constantFrom('', '', '', '', ', sig2=("@method")', ','),
+      )
+      .map(
+        ([label, items, params, tail]) =>
+          `${label}(${items.join(' ')})${params.map(([key, text]) => `;${key}=${text}`).join('')}${tail}`,
+      )
+    let usual = 0
+    let refused = 0
+    fc.assert(
+      fc.property(header, (text) => {
+        const result = readUsualSignatureInput(text)
+        const canonical = readCanonicalSignatureInput(text)
+        if (result === undefined) {
+          if (typeof canonical === 'string') refused += 1
+          return
+        }
+        usual += 1
+        expect(result).toEqual(canonical)
+        expect(readSignatureInput(text)).toEqual(result)
+      }),
+      { numRuns: 4000 },
+    )
+    expect(usual).toBeGreaterThan(40)
+    expect(refused).toBeGreaterThan(20)
   })
 })
 

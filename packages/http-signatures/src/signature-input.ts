@@ -49,7 +49,119 @@ const FAST_SIGNATURE = /^sig1=:([A-Za-z0-9+/=_-]*):$/
  * typeof input !== 'string' && input.components // ['@method']
  */
 export function readSignatureInput(header: string): SignatureInput | string {
-  return readCanonicalSignatureInput(header) ?? readAnySignatureInput(header)
+  return (
+    readUsualSignatureInput(header) ?? readCanonicalSignatureInput(header) ?? readAnySignatureInput(header)
+  )
+}
+
+const DERIVED_NAMES = ['@method', '@target-uri', '@authority']
+
+/**
+ * The quickest path of {@link readSignatureInput}, for the exact shape AdCP signers emit: a lone `sig1`, plain
+ * component names (the three derived ones or names without `@`), each covered once, and only the six profile
+ * parameters, each once, integers for `created`/`expires` and plain quoted strings for the rest. Builds the
+ * result without intermediate collections; `undefined` for anything else (including every malformed input),
+ * which {@link readCanonicalSignatureInput} then judges. Agrees with it on every input it accepts
+ * (property-tested).
+ *
+ * @example
+ * readUsualSignatureInput('sig1=("@method");created=1;x=2') // undefined: x is not a profile parameter
+ */
+export function readUsualSignatureInput(header: string): SignatureInput | undefined {
+  if (!header.startsWith('sig1=(')) return undefined
+  const length = header.length
+  const components: string[] = []
+  let index = 6
+  if (header.charCodeAt(index) !== 0x29) {
+    for (;;) {
+      if (header.charCodeAt(index) !== 0x22) return undefined
+      const start = index + 1
+      index = start
+      let at = false
+      for (; index < length; index += 1) {
+        const code = header.charCodeAt(index)
+        if (code === 0x40) at = true
+        else if (!isComponentChar(code)) break
+      }
+      if (index === start || header.charCodeAt(index) !== 0x22) return undefined
+      const component = header.slice(start, index)
+      if (at && (header.charCodeAt(start) !== 0x40 || !DERIVED_NAMES.includes(component))) return undefined
+      if (components.includes(component)) return undefined
+      components.push(component)
+      index += 1
+      const next = header.charCodeAt(index)
+      if (next === 0x29) break
+      if (next !== 0x20) return undefined
+      index += 1
+    }
+  }
+  index += 1
+  let created: number | undefined
+  let expires: number | undefined
+  let nonce: string | undefined
+  let keyid: string | undefined
+  let alg: string | undefined
+  let tag: string | undefined
+  while (index < length) {
+    if (header.charCodeAt(index) !== 0x3b) return undefined
+    index += 1
+    const integer = header.startsWith('created=', index) || header.startsWith('expires=', index)
+    if (integer) {
+      const first = header.charCodeAt(index)
+      index += 8
+      const start = index
+      while (index < length && isDigit(header.charCodeAt(index))) index += 1
+      if (index === start || index - start > 15) return undefined
+      const value = Number(header.slice(start, index))
+      if (first === 0x63) {
+        if (created !== undefined) return undefined
+        created = value
+      } else {
+        if (expires !== undefined) return undefined
+        expires = value
+      }
+      continue
+    }
+    let which: 0 | 1 | 2 | 3
+    if (header.startsWith('nonce="', index)) {
+      which = 0
+      index += 7
+    } else if (header.startsWith('keyid="', index)) {
+      which = 1
+      index += 7
+    } else if (header.startsWith('alg="', index)) {
+      which = 2
+      index += 5
+    } else if (header.startsWith('tag="', index)) {
+      which = 3
+      index += 5
+    } else {
+      return undefined
+    }
+    const start = index
+    while (index < length && isPlainStringChar(header.charCodeAt(index))) index += 1
+    if (header.charCodeAt(index) !== 0x22) return undefined
+    const value = header.slice(start, index)
+    index += 1
+    if (which === 0) {
+      if (nonce !== undefined) return undefined
+      nonce = value
+    } else if (which === 1) {
+      if (keyid !== undefined) return undefined
+      keyid = value
+    } else if (which === 2) {
+      if (alg !== undefined) return undefined
+      alg = value
+    } else {
+      if (tag !== undefined) return undefined
+      tag = value
+    }
+  }
+  return {
+    components,
+    params: { created, expires, nonce, keyid, alg, tag },
+    signatureParams: header.slice(5),
+  }
 }
 
 /**
