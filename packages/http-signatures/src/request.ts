@@ -73,11 +73,28 @@ export type VerifiedRequest =
 
 const BASE_COMPONENTS = ['@method', '@target-uri', '@authority'] as const
 
+// One rules object per (version, content-digest policy), built on first use.
+const rulesCache = new Map<string, ProfileRules>()
+
 function requestRules(
   version: RequestProfileVersion,
   capability: RequestSigningCapability | undefined,
 ): ProfileRules {
   const policy = capability?.covers_content_digest ?? 'either'
+  const id = `${version} ${String(policy)}`
+  let rules = rulesCache.get(id)
+  if (!rules) {
+    rules = buildRequestRules(version, policy)
+    // Two versions times three policies; the cap keeps odd values passed at run time from accumulating.
+    if (rulesCache.size < 8) rulesCache.set(id, rules)
+  }
+  return rules
+}
+
+function buildRequestRules(
+  version: RequestProfileVersion,
+  policy: NonNullable<RequestSigningCapability['covers_content_digest']>,
+): ProfileRules {
   return {
     profile: 'request',
     tag: REQUEST_TAG,

@@ -252,7 +252,13 @@ async function checklist(
   if (typeof target === 'string') fail(profile, 'target_uri_malformed', target, 10)
   const authorityProblem = authorityHeaderProblem(fields, target)
   if (authorityProblem) fail(profile, 'target_uri_malformed', authorityProblem, 10)
-  const base = composeSignatureBase({ method: message.method, target, fields, ...input })!
+  const base = composeSignatureBase({
+    method: message.method,
+    target,
+    fields,
+    components: input.components,
+    signatureParams: input.signatureParams,
+  })!
   // Inline crypto when this is the only verification under way; the thread pool when others wait (more cores).
   const offload = options.offload === 'always' || (options.offload !== 'never' && active > 1)
   const valid = offload

@@ -38,6 +38,7 @@ const WEBHOOK_RULES: ProfileRules = {
   // A rate, not a count: 5,000 a second per key (2,100,000 live nonces), see replay-cap.ts.
   defaultCap: nonceCapForRate(DEFAULT_WEBHOOK_NONCE_RATE),
   componentsProblem: (covered) => {
+    if (WEBHOOK_COMPONENTS.every((component) => covered.has(component))) return undefined
     const missing = WEBHOOK_COMPONENTS.filter((component) => !covered.has(component))
     return missing.length === 0
       ? undefined
