@@ -24,12 +24,7 @@ import { existsSync, mkdtempSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import {
-  buildSignatureBase,
-  generateSigningKey,
-  signWebhook,
-  type SignedMessage,
-} from '@adwire/http-signatures'
+import { buildSignatureBase, generateSigningKey, type SignedMessage } from '@adwire/http-signatures'
 import pg from 'pg'
 import {
   RECEIVER_ENTRY,
@@ -41,7 +36,8 @@ import {
   type ReceiverProcess,
 } from '../src/receiver-support.js'
 import { clientBackends, cpuBetween, cpuOf } from './cpu.js'
-import { prepare, runLoad, type LoadResult } from './load.js'
+import { loadAccepted, presign as presignWith } from './deliveries.js'
+import type { LoadResult } from './load.js'
 
 // At most 10,000: the events API, which checks each row, lists that many.
 const COUNT = Math.min(10_000, Number(process.env.ADWIRE_BENCH_COUNT ?? 2000))
@@ -89,29 +85,9 @@ const es256 = await generateSigningKey({ alg: 'es256', kid: 'bench-service-es256
 const KEYS = { ed25519: privateJwk, es256: es256.privateJwk }
 const BOTH_KEYS = { keys: [...jwks.keys, ...es256.jwks.keys] }
 
-/** `count` unique deliveries to `url`, each signed once (its own nonce), ready to send. */
-async function presign(url: string, count: number, alg: Plan['alg'] = 'ed25519'): Promise<SignedMessage[]> {
-  const out: SignedMessage[] = []
-  const timestamp = new Date().toISOString()
-  for (let index = 0; index < count; index += 1) {
-    const body = JSON.stringify({
-      idempotency_key: `whk_${crypto.randomUUID()}`,
-      operation_id: `op_bench_${index % 50}`,
-      task_id: `task_${crypto.randomUUID()}`,
-      task_type: 'create_media_buy',
-      status: 'working',
-      timestamp,
-      result: { percentage: index % 100, current_step: 'matching_inventory' },
-    })
-    out.push(
-      await signWebhook(
-        { method: 'POST', url, headers: { 'content-type': 'application/json' }, body },
-        { key: KEYS[alg] },
-      ),
-    )
-  }
-  return out
-}
+/** `count` unique deliveries to `url`, each signed once with the row's key. */
+const presign = (url: string, count: number, alg: Plan['alg'] = 'ed25519') =>
+  presignWith(url, count, KEYS[alg])
 
 // The primitive: bare Ed25519 verification of one signature base with node:crypto, in this run.
 const sample = (await presign('https://buyer.example.com/webhooks/bench', 1))[0]!
@@ -126,24 +102,7 @@ function bareRate(): number {
   return BARE_COUNT / ((performance.now() - began) / 1000)
 }
 
-/**
- * Sends every message once, `inFlight` at a time, over the lean load generator (bench/load.ts: raw keep-alive
- * sockets, requests serialised before the clock starts), and checks that each answer is 200 `accepted`.
- */
-async function load(messages: readonly SignedMessage[], inFlight: number): Promise<LoadResult> {
-  const prepared = messages.map((message) =>
-    prepare({
-      url: message.url,
-      headers: message.headers as Record<string, string>,
-      body: message.body as string,
-    }),
-  )
-  return runLoad(prepared, inFlight, (answer) =>
-    answer.status === 200 && answer.body.includes('"accepted"')
-      ? undefined
-      : `a delivery was not accepted: ${answer.status} ${answer.body}`,
-  )
-}
+const load = loadAccepted
 
 interface Row {
   readonly name: string

@@ -35,7 +35,7 @@ import type { AddressInfo } from 'node:net'
 import { availableParallelism, tmpdir } from 'node:os'
 import path from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
-import { generateSigningKey, signWebhook, type SignedMessage } from '@adwire/http-signatures'
+import { generateSigningKey } from '@adwire/http-signatures'
 import { brokerTarget, type Published } from '@adwire/vitest-config/broker-targets'
 import { BROKERS, resolveTestBroker } from '@adwire/vitest-config/brokers'
 import pg from 'pg'
@@ -48,7 +48,8 @@ import {
   type ReceiverProcess,
 } from '../src/receiver-support.js'
 import { cpuBetween, cpuOf } from './cpu.js'
-import { prepare, runLoad, type LoadResult } from './load.js'
+import { loadAccepted, presign as presignWith } from './deliveries.js'
+import type { LoadResult } from './load.js'
 
 const COUNT = Number(process.env.ADWIRE_BENCH_COUNT ?? 2000)
 const WARMUP = 300
@@ -85,45 +86,10 @@ if (!existsSync(RECEIVER_ENTRY)) {
 
 const { privateJwk, jwks } = await generateSigningKey({ alg: 'ed25519', kid: 'bench-sink' })
 
-/** `count` unique deliveries to `url`, each signed once (its own nonce), ready to send. */
-async function presign(url: string, count: number): Promise<SignedMessage[]> {
-  const out: SignedMessage[] = []
-  const timestamp = new Date().toISOString()
-  for (let index = 0; index < count; index += 1) {
-    const body = JSON.stringify({
-      idempotency_key: `whk_${crypto.randomUUID()}`,
-      operation_id: `op_bench_${index % 50}`,
-      task_id: `task_${crypto.randomUUID()}`,
-      task_type: 'create_media_buy',
-      status: 'working',
-      timestamp,
-      result: { percentage: index % 100, current_step: 'matching_inventory' },
-    })
-    out.push(
-      await signWebhook(
-        { method: 'POST', url, headers: { 'content-type': 'application/json' }, body },
-        { key: privateJwk },
-      ),
-    )
-  }
-  return out
-}
+/** `count` unique deliveries to `url`, each signed once with the bench key. */
+const presign = (url: string, count: number) => presignWith(url, count, privateJwk)
 
-/** Sends every message once, `inFlight` at a time (bench/load.ts), each to be answered 200 `accepted`. */
-async function load(messages: readonly SignedMessage[], inFlight: number): Promise<LoadResult> {
-  const prepared = messages.map((message) =>
-    prepare({
-      url: message.url,
-      headers: message.headers as Record<string, string>,
-      body: message.body as string,
-    }),
-  )
-  return runLoad(prepared, inFlight, (answer) =>
-    answer.status === 200 && answer.body.includes('"accepted"')
-      ? undefined
-      : `a delivery was not accepted: ${answer.status} ${answer.body}`,
-  )
-}
+const load = loadAccepted
 
 /** A new registration of the bench key on `receiver`, and its delivery URL. */
 async function register(receiver: ReceiverProcess): Promise<string> {
