@@ -3,6 +3,7 @@
  * distribution key of a Citus deployment; a fence leased by an earlier release (a bare UUID) still records,
  * and a fence naming another destination records nothing.
  */
+import { outboxEntry } from '@adwire/store-contract'
 import { dropSchema, freshSchemaName, resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openPostgresStores, type PostgresStores } from './open.js'
@@ -26,18 +27,7 @@ if (!url) {
     })
 
     const enqueue = (id: string, destination: string) =>
-      stores.outbox.enqueue({
-        id,
-        destination,
-        url: `https://${destination}.example/webhooks`,
-        idempotencyKey: `idem-${id}`.padEnd(24, 'x'),
-        body: '{}',
-        headers: {},
-        coalesceKey: null,
-        createdAt: 1_000,
-        nextAttemptAt: 1_000,
-        deadlineAt: 90_000,
-      })
+      stores.outbox.enqueue(outboxEntry(destination, { id, url: `https://${destination}.example/webhooks` }))
 
     it('names the destination in the fence; another destination in it records nothing', async () => {
       await enqueue('fenced', 'buyer:one')

@@ -5,7 +5,7 @@
  * workers. Every failure must be retried whole (counted through `onRetry`), and the counts must come out as
  * at READ COMMITTED: each delivery published once or answered as a duplicate, each entry sent once.
  */
-import { inboxDelivery } from '@adwire/store-contract'
+import { inboxDelivery, outboxEntry } from '@adwire/store-contract'
 import { dropSchema, freshSchemaName, resolveTestPostgresUrl } from '@adwire/vitest-config/postgres'
 import type { InboxDelivery, InboxOutcome } from '@adwire/webhooks'
 import pg from 'pg'
@@ -249,19 +249,13 @@ if (!url) {
           Array.from({ length: 200 }, async (_, index) => {
             const id = `entry-${index}`
             ids.push(id)
-            await instances[index % instances.length]!.outbox.enqueue({
-              id,
-              destination: destinations[index % 2]!,
-              url: `https://${destinations[index % 2]}.example/webhooks`,
-              idempotencyKey: `idem-${id}`.padEnd(24, 'x'),
-              body: '{}',
-              headers: {},
-              coalesceKey: null,
-              createdAt: 1_000,
-              nextAttemptAt: 1_000,
-              deadlineAt: 90_000,
-              mediaBuyIds: [`buy-${index % 4}`],
-            })
+            await instances[index % instances.length]!.outbox.enqueue(
+              outboxEntry(destinations[index % 2]!, {
+                id,
+                url: `https://${destinations[index % 2]}.example/webhooks`,
+                mediaBuyIds: [`buy-${index % 4}`],
+              }),
+            )
           }),
         )
         const sent: string[] = []
