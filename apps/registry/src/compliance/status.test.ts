@@ -32,17 +32,30 @@ async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 8
   }
 }
 
-/** A stand-in agent on 127.0.0.1 answering every POST (the refresh probe) with `status`. */
+/**
+ * A stand-in agent on 127.0.0.1 answering every POST (the refresh probe) with `status` and an empty result to
+ * the request's own id: the MCP client refuses that result at once (no protocol version), and the probe still
+ * counts the agent as up from its status (without the id echoed, the client waited out the 10 s probe timeout).
+ */
 async function startAgent(
   status = 200,
 ): Promise<{ url: string; hits: () => number; close(): Promise<void> }> {
   let hits = 0
   const server: Server = createServer((request, response) => {
     hits += 1
-    request.resume()
-    response
-      .writeHead(status, { 'content-type': 'application/json' })
-      .end('{"jsonrpc":"2.0","id":1,"result":{}}')
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      let id: unknown = 1
+      try {
+        id = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: unknown }).id ?? 1
+      } catch {
+        // not JSON: answer id 1
+      }
+      response
+        .writeHead(status, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id, result: {} }))
+    })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   return {
