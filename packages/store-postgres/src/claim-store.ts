@@ -104,7 +104,7 @@ export class PostgresClaimStore implements ClaimStore {
   async sweep(now: number): Promise<number> {
     return sweepCounted(this.#database, now, {
       records: 'claims',
-      counters: 'claim_scopes',
+      counters: 'claim_scope_counts',
       keys: ['namespace', 'scope'],
       count: 'records',
     })

@@ -112,7 +112,11 @@ if (!url) {
       }
     })
 
-    it('holds the per-scope claim cap and the per-keyid replay cap exactly under concurrent writers', async () => {
+    it('holds the per-scope claim cap and the per-keyid replay cap under concurrent writers, within the bound', async () => {
+      // Caps below 1,024 read the key's sum on every insert, which sees committed rows and the writer's own: a
+      // cap is passed only by inserts of transactions open at the same moment, at most one fewer than the
+      // connections (10 + 3 x 4 here), and never refused below it. Sequential writers are exact (the contract).
+      const connections = 10 + 3 * 4
       const handles = [stores, ...others]
       const claims = await Promise.all(
         Array.from({ length: 60 }, (_, index) =>
@@ -128,16 +132,39 @@ if (!url) {
           }),
         ),
       )
-      expect(claims.filter((result) => result.kind === 'claimed')).toHaveLength(10)
-      expect(claims.filter((result) => result.kind === 'capacity')).toHaveLength(50)
+      const claimed = claims.filter((result) => result.kind === 'claimed').length
+      expect(claimed).toBeGreaterThanOrEqual(10)
+      expect(claimed).toBeLessThanOrEqual(10 + connections - 1)
+      expect(claims.filter((result) => result.kind === 'capacity')).toHaveLength(60 - claimed)
+      const claimRows = await queryOnce<{ count: number }>(
+        url,
+        `SELECT count(*)::int AS count FROM "${schema}".claims WHERE scope = 'capped-principal'`,
+      )
+      expect(claimRows).toEqual([{ count: claimed }])
+      // Once the writers are done, the next one is refused.
+      expect(
+        await stores.claims.claim({
+          namespace: 'request',
+          scope: 'capped-principal',
+          key: 'k-late',
+          fingerprint: 'a'.repeat(64),
+          now: 1_000,
+          leaseSeconds: 30,
+          retentionSeconds: 100,
+          maxPerScope: 10,
+        }),
+      ).toEqual({ kind: 'capacity' })
 
       const remembered = await Promise.all(
         Array.from({ length: 60 }, (_, index) =>
           handles[index % handles.length]!.replay.remember('capped-kid', `n-${index}`, 1_100, 10, 1_000),
         ),
       )
-      expect(remembered.filter((outcome) => outcome === 'stored')).toHaveLength(10)
-      expect(remembered.filter((outcome) => outcome === 'capacity')).toHaveLength(50)
+      const stored = remembered.filter((outcome) => outcome === 'stored').length
+      expect(stored).toBeGreaterThanOrEqual(10)
+      expect(stored).toBeLessThanOrEqual(10 + connections - 1)
+      expect(remembered.filter((outcome) => outcome === 'capacity')).toHaveLength(60 - stored)
+      expect(await stores.replay.remember('capped-kid', 'n-late', 1_100, 10, 1_000)).toBe('capacity')
       expect(await others[2]!.replay.atCapacity('capped-kid', 10, 1_099)).toBe(true)
       // Once they expire the room is back, with or without a sweep in between.
       expect(await others[2]!.replay.atCapacity('capped-kid', 10, 1_100)).toBe(false)
@@ -163,11 +190,11 @@ if (!url) {
       expect(total('claims')).toBeGreaterThanOrEqual(16)
       const mismatches = await queryOnce(
         url,
-        `SELECT s.namespace, s.scope FROM "${schema}".claim_scopes s
-          WHERE s.records <> (SELECT count(*) FROM "${schema}".claims c WHERE c.namespace = s.namespace AND c.scope = s.scope)
+        `SELECT s.namespace, s.scope FROM "${schema}".claim_scope_counts s GROUP BY s.namespace, s.scope
+          HAVING sum(s.records) <> (SELECT count(*) FROM "${schema}".claims c WHERE c.namespace = s.namespace AND c.scope = s.scope)
          UNION ALL
-         SELECT 'replay', k.keyid FROM "${schema}".replay_keyids k
-          WHERE k.entries <> (SELECT count(*) FROM "${schema}".replay_nonces n WHERE n.keyid = k.keyid)`,
+         SELECT 'replay', k.keyid FROM "${schema}".replay_key_counts k GROUP BY k.keyid
+          HAVING sum(k.entries) <> (SELECT count(*) FROM "${schema}".replay_nonces n WHERE n.keyid = k.keyid)`,
       )
       expect(mismatches).toEqual([])
       const live = await queryOnce<{ count: number }>(
@@ -202,16 +229,17 @@ if (!url) {
       }
       const drift = await queryOnce(
         url,
-        `SELECT s.scope FROM "${schema}".claim_scopes s
-          WHERE s.records <> (SELECT count(*) FROM "${schema}".claims c WHERE c.namespace = s.namespace AND c.scope = s.scope)
+        `SELECT s.scope FROM "${schema}".claim_scope_counts s GROUP BY s.namespace, s.scope
+          HAVING sum(s.records) <> (SELECT count(*) FROM "${schema}".claims c WHERE c.namespace = s.namespace AND c.scope = s.scope)
          UNION ALL
-         SELECT k.keyid FROM "${schema}".replay_keyids k
-          WHERE k.entries <> (SELECT count(*) FROM "${schema}".replay_nonces n WHERE n.keyid = k.keyid)`,
+         SELECT k.keyid FROM "${schema}".replay_key_counts k GROUP BY k.keyid
+          HAVING sum(k.entries) <> (SELECT count(*) FROM "${schema}".replay_nonces n WHERE n.keyid = k.keyid)`,
       )
       expect(drift).toEqual([])
+      // The cap (12) passed at most by the inserts of transactions open at once (22 connections).
       const overCap = await queryOnce(
         url,
-        `SELECT scope FROM "${schema}".claims WHERE scope LIKE 'race-scope-%' AND expires_at > 10085 GROUP BY scope HAVING count(*) > 12`,
+        `SELECT scope FROM "${schema}".claims WHERE scope LIKE 'race-scope-%' AND expires_at > 10085 GROUP BY scope HAVING count(*) > ${12 + 22 - 1}`,
       )
       expect(overCap).toEqual([])
     })

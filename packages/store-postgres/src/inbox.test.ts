@@ -455,18 +455,28 @@ if (!url) {
   })
 }
 
-/** The dedup tables, compared row by row (fences are random on both sides). */
+/** The dedup tables, compared row by row (fences are random on both sides; counters as the sums of their stripes). */
 const TABLES = {
   claims: 'namespace, scope, key, fingerprint, state, lease_until, expires_at, result',
-  claim_scopes: 'namespace, scope, records',
+  claim_scope_counts: 'namespace, scope, sum(records)::bigint AS records',
   terminals: 'sender, task_id, comparison, state, owner, lease_until, expires_at',
   replay_nonces: 'keyid, nonce, expires_at',
-  replay_keyids: 'keyid, entries',
+  replay_key_counts: 'keyid, sum(entries)::bigint AS entries',
+}
+
+/** The key columns a counter table's stripes are summed by. */
+const SUMMED: Partial<Record<keyof typeof TABLES, string>> = {
+  claim_scope_counts: 'namespace, scope',
+  replay_key_counts: 'keyid',
 }
 
 async function dump(stores: PostgresStores, schema: string, table: keyof typeof TABLES) {
   const columns = TABLES[table]
-  return (await stores.pool.query(`SELECT ${columns} FROM "${schema}".${table} ORDER BY ${columns}`)).rows
+  const groupBy = SUMMED[table]
+  const sql = groupBy
+    ? `SELECT ${columns} FROM "${schema}".${table} GROUP BY ${groupBy} ORDER BY ${groupBy}`
+    : `SELECT ${columns} FROM "${schema}".${table} ORDER BY ${columns}`
+  return (await stores.pool.query(sql)).rows
 }
 
 const withoutFence = (value: unknown) =>

@@ -93,10 +93,10 @@ export function createPostgresInbox(database: Database, options: PostgresInboxOp
   async function flush(): Promise<void> {
     // Deliveries arriving in this turn of the event loop join the group.
     await new Promise((resolve) => setImmediate(resolve))
-    // Every group takes the row locks of its sellers (the per-keyid replay counter, the per-scope claim
-    // counter, the task's convergence row) in one order, so that two groups of different processes sharing
-    // sellers wait for each other instead of deadlocking. The sort is stable: copies of one delivery stay in
-    // arrival order, and inbox_accept_group decides them in this order.
+    // Every group takes its row locks (each delivery's nonce and claim key, the task's convergence row; no
+    // per-seller counter since migration 4) in one order, so that two groups of different processes sharing a
+    // task or copies of a delivery wait for each other instead of deadlocking. The sort is stable: copies of
+    // one delivery stay in arrival order, and inbox_accept_group decides them in this order.
     const group = queue.splice(0, maxGroup).sort(byLockOrder)
     let settled: Array<() => void>
     try {

@@ -10,6 +10,7 @@ import { StoreError, toStoreError } from './errors.js'
 import { initialSchema } from './schema-v1.js'
 import { mediaBuysSchema } from './schema-v2.js'
 import { inboxSchema } from './schema-v3.js'
+import { stripedCountersSchema } from './schema-v4.js'
 
 /** One schema change; `sql` receives the quoted schema name. */
 export interface Migration {
@@ -30,6 +31,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 3,
     name: 'inbox: one round trip for the decisions of a delivery and of a group',
     sql: inboxSchema,
+  },
+  {
+    version: 4,
+    name: 'no serial section per sender: nonces and claims decided by their own keys, counters striped per backend',
+    sql: stripedCountersSchema,
   },
 ]
 

@@ -12,11 +12,14 @@ const MEMO_MS = 1_000
 const MEMO_LIMIT = 10_000
 
 /**
- * Each call is one statement. `remember` runs the `remember_nonce` function (migration 1), which locks the
- * keyid's counter row, so concurrent remembers of one keyid serialise and the cap is exact; caps of a
- * million entries cost nothing to check below the cap, because the counter is compared, not the rows
- * counted. `atCapacity` reads the counter and, only at the cap, subtracts the keyid's expired rows; far below
- * the cap it answers from memory for a while (see {@link PostgresReplayStore.atCapacity}).
+ * Each call is one statement. `remember` runs the `remember_nonce` function (migration 4): the nonce's own
+ * primary key decides a replay (concurrent remembers of one nonce wait for each other, of other nonces never),
+ * and the keyid's count is the sum of its counter stripes, one per database backend, each written only by its
+ * backend; caps of a million entries cost nothing to check below the cap, because the sum is read only every
+ * cap / 1,024 inserts of a stripe (every insert below a cap of 1,024), so concurrent writers may pass the cap by
+ * a bounded amount (the package README). `atCapacity` reads the sum and, only at the cap, subtracts the
+ * keyid's expired rows; far below the cap it answers from memory for a while (see
+ * {@link PostgresReplayStore.atCapacity}).
  *
  * @example
  * if (await stores.replay.atCapacity(keyid, 1_000_000, now)) throw rateAbuse()
@@ -38,7 +41,8 @@ export class PostgresReplayStore implements ReplayStore {
                    ELSE k.entries - (SELECT count(*) FROM $schema.replay_nonces n
                                       WHERE n.keyid = $1 AND n.expires_at <= $3::float8) >= $2::bigint
               END AS at_capacity
-         FROM $schema.replay_keyids k WHERE k.keyid = $1`,
+         FROM (SELECT sum(c.entries) AS entries FROM $schema.replay_key_counts c WHERE c.keyid = $1) k
+        WHERE k.entries IS NOT NULL`,
     )
     this.#seen = database.statement(
       'replay_seen',
@@ -110,7 +114,7 @@ export class PostgresReplayStore implements ReplayStore {
   async sweep(now: number): Promise<number> {
     return sweepCounted(this.#database, now, {
       records: 'replay_nonces',
-      counters: 'replay_keyids',
+      counters: 'replay_key_counts',
       keys: ['keyid'],
       count: 'entries',
     })

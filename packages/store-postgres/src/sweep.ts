@@ -1,15 +1,17 @@
 /**
- * The sweep of a counted table (claims per scope, nonces per keyid): deletes expired rows and keeps each
- * counter equal to the rows it counts. Batches of counters are locked in key order before their rows are
- * deleted, the same order `claim` and `remember_nonce` take (counter, then rows), so sweeps never deadlock
- * with them or with each other. Each batch is one short transaction.
+ * The sweep of a counted table (claims per scope, nonces per keyid): deletes expired rows and keeps the sum of
+ * each key's counter stripes equal to the rows it holds (migration 4). It locks no counter another backend
+ * writes: what a batch deletes is subtracted from this backend's own stripe, as the writers add to theirs.
+ * Then the stripes of backends that are gone are folded into stripe 0 and stripes at zero are dropped, both
+ * `SKIP LOCKED` (a stripe someone holds is left for the next sweep), so a sweep never waits on the hot path.
+ * Each batch is one short transaction.
  */
 import type { Database } from './database.js'
 
 export interface CountedTable {
   /** The rows, each with `expires_at` and the key columns. */
   readonly records: string
-  /** One row per key with the number of rows it holds. */
+  /** The counter stripes: the key columns, `stripe` (a backend's process id, 0 for folded ones) and the count. */
   readonly counters: string
   readonly keys: readonly string[]
   /** The counter column. */
@@ -26,53 +28,72 @@ export async function sweepCounted(database: Database, now: number, table: Count
   const cursor = table.keys.map((_, index) => `$${index + 2}::text`).join(', ')
   const matches = (left: string, right: string) =>
     table.keys.map((key) => `${left}.${key} = ${right}.${key}`).join(' AND ')
-  const lock = `
-    SELECT ${qualified('t')} FROM ${schema}.${table.counters} t
+  const counters = `${schema}.${table.counters}`
+  // The keys holding expired rows, in key order from the cursor on (no lock).
+  const keysDue = `
+    SELECT DISTINCT ${qualified('t')} FROM ${counters} t
      WHERE ($2::text IS NULL OR (${qualified('t')}) > (${cursor}))
        AND (${qualified('t')}) IN (SELECT ${qualified('r')} FROM ${schema}.${table.records} r WHERE r.expires_at <= $1)
-     ORDER BY ${columns} LIMIT ${BATCH} FOR UPDATE OF t`
+     ORDER BY ${columns} LIMIT ${BATCH}`
   const arrays = table.keys.map((_, index) => `$${index + 2}::text[]`).join(', ')
   const remove = `
-    WITH locked AS (SELECT * FROM unnest(${arrays}) AS l(${columns})),
+    WITH due AS (SELECT * FROM unnest(${arrays}) AS l(${columns})),
     deleted AS (
-      DELETE FROM ${schema}.${table.records} r USING locked l WHERE ${matches('r', 'l')} AND r.expires_at <= $1
+      DELETE FROM ${schema}.${table.records} r USING due l WHERE ${matches('r', 'l')} AND r.expires_at <= $1
       RETURNING ${qualified('r')}
     ),
     counts AS (SELECT ${columns}, count(*) AS n FROM deleted GROUP BY ${columns}),
-    updated AS (
-      UPDATE ${schema}.${table.counters} t SET ${table.count} = t.${table.count} - counts.n
-        FROM counts WHERE ${matches('t', 'counts')}
-      RETURNING counts.n
+    subtracted AS (
+      INSERT INTO ${counters} AS t (${columns}, stripe, ${table.count})
+        SELECT ${columns}, pg_backend_pid(), -n FROM counts
+        ON CONFLICT (${columns}, stripe) DO UPDATE SET ${table.count} = t.${table.count} + excluded.${table.count}
+      RETURNING 1
     )
-    SELECT coalesce(sum(n), 0)::float8 AS removed FROM updated`
+    SELECT coalesce((SELECT sum(n) FROM counts), 0)::float8 AS removed, (SELECT count(*) FROM subtracted) AS keys`
 
   let removed = 0
   let after: readonly (string | null)[] = table.keys.map(() => null)
   for (;;) {
     const batch = await database.transaction('sweep', async (client) => {
-      const locked = await client.query<Record<string, string>>(lock, [now, ...after])
-      if (locked.rows.length === 0) return { count: 0, last: undefined, size: 0 }
-      const keyArrays = table.keys.map((key) => locked.rows.map((row) => row[key]))
+      const due = await client.query<Record<string, string>>(keysDue, [now, ...after])
+      if (due.rows.length === 0) return { count: 0, last: undefined, size: 0 }
+      const keyArrays = table.keys.map((key) => due.rows.map((row) => row[key]))
       const result = await client.query<{ removed: number }>(remove, [now, ...keyArrays])
-      const lastRow = locked.rows[locked.rows.length - 1]!
+      const lastRow = due.rows[due.rows.length - 1]!
       return {
         count: result.rows[0]?.removed ?? 0,
         last: table.keys.map((key) => lastRow[key] ?? null),
-        size: locked.rows.length,
+        size: due.rows.length,
       }
     })
     removed += batch.count
     if (!batch.last || batch.size < BATCH) break
     after = batch.last
   }
-  // Counters of keys that hold nothing any more. SKIP LOCKED: a counter someone holds is left for the next
-  // sweep, so this never waits while holding another counter (no deadlock with a concurrent sweep). A writer
-  // that finds its counter gone creates it again.
+  // The stripes of backends that are gone, folded into stripe 0 of their key (no backend has process id 0).
   await database.execute(
     'sweep',
-    `DELETE FROM ${schema}.${table.counters} t
-      USING (SELECT ${columns} FROM ${schema}.${table.counters} WHERE ${table.count} = 0 FOR UPDATE SKIP LOCKED) empty
-      WHERE ${matches('t', 'empty')}`,
+    `WITH gone AS (
+       SELECT ${qualified('t')}, t.stripe FROM ${counters} t
+        WHERE t.stripe <> 0 AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = t.stripe)
+        FOR UPDATE SKIP LOCKED
+     ),
+     taken AS (
+       DELETE FROM ${counters} t USING gone g WHERE ${matches('t', 'g')} AND t.stripe = g.stripe
+       RETURNING ${qualified('t')}, t.${table.count} AS n
+     ),
+     sums AS (SELECT ${columns}, sum(n)::bigint AS n FROM taken GROUP BY ${columns})
+     INSERT INTO ${counters} AS t (${columns}, stripe, ${table.count})
+       SELECT ${columns}, 0, n FROM sums
+       ON CONFLICT (${columns}, stripe) DO UPDATE SET ${table.count} = t.${table.count} + excluded.${table.count}`,
+    [],
+  )
+  // Stripes at zero hold nothing; a writer that finds its stripe gone creates it again.
+  await database.execute(
+    'sweep',
+    `DELETE FROM ${counters} t
+      USING (SELECT ${columns}, stripe FROM ${counters} WHERE ${table.count} = 0 FOR UPDATE SKIP LOCKED) empty
+      WHERE ${matches('t', 'empty')} AND t.stripe = empty.stripe`,
     [],
   )
   return removed

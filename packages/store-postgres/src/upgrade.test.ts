@@ -1,6 +1,7 @@
 /**
  * Migrations 2 and 3 are additive: a schema written by migration 1 opens, what it holds stays valid, and the
- * claims it holds are decided by the inbox's functions (migration 3).
+ * claims it holds are decided by the inbox's functions (migration 3). Migration 4 moves the per-key counters
+ * into per-backend stripes: what version 3 counted is kept.
  */
 import {
   dropSchema,
@@ -107,6 +108,98 @@ if (!url) {
             { kind: 'published', event: { takeover: true } },
           )
           expect(events).toEqual(['idem-old'])
+        } finally {
+          await stores.close()
+        }
+      } finally {
+        await dropSchema(url, schema)
+      }
+    })
+
+    it('moves the counters of a version 3 schema into stripes: replays, caps and sweeps hold across the upgrade', async () => {
+      const schema = freshSchemaName()
+      const quoted = `"${schema}"`
+      try {
+        await queryOnce(url, `CREATE SCHEMA ${quoted}`)
+        await queryOnce(
+          url,
+          `CREATE TABLE ${quoted}.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+        )
+        for (const migration of MIGRATIONS.filter((candidate) => candidate.version <= 3)) {
+          await queryOnce(url, migration.sql(quoted))
+          await queryOnce(url, `INSERT INTO ${quoted}.schema_migrations (version, name) VALUES ($1, $2)`, [
+            migration.version,
+            migration.name,
+          ])
+        }
+        // Version 3's functions fill its counters: 3 nonces of one keyid (one expiring at 1_050), 3 claims of
+        // one scope.
+        for (const [nonce, expires] of [
+          ['n1', 1_050],
+          ['n2', 1_400],
+          ['n3', 1_400],
+        ] as const) {
+          await queryOnce(url, `SELECT ${quoted}.remember_nonce('kid-old', $1, $2, 4, 1000)`, [
+            nonce,
+            expires,
+          ])
+        }
+        for (const key of ['c1', 'c2', 'c3']) {
+          await queryOnce(
+            url,
+            `SELECT o_outcome FROM ${quoted}.claim('webhook', 'seller-old', $1, $2, 'fence', 1000, 30, 500, 4)`,
+            [key, 'f'.repeat(64)],
+          )
+        }
+
+        const stores = await openPostgresStores({ connectionString: url, schema })
+        try {
+          const counts = await queryOnce<{ what: string; total: string }>(
+            url,
+            `SELECT 'replay' AS what, sum(entries)::text AS total FROM ${quoted}.replay_key_counts WHERE keyid = 'kid-old'
+             UNION ALL
+             SELECT 'claims', sum(records)::text FROM ${quoted}.claim_scope_counts WHERE scope = 'seller-old'`,
+          )
+          expect(counts).toEqual([
+            { what: 'replay', total: '3' },
+            { what: 'claims', total: '3' },
+          ])
+          expect(await queryOnce(url, `SELECT to_regclass('${quoted}.replay_keyids') AS old`)).toEqual([
+            { old: null },
+          ])
+          // A nonce stored before the upgrade is still a replay; the cap (4) counts the rows from before.
+          expect(await stores.replay.remember('kid-old', 'n2', 1_400, 4, 1_010)).toBe('replayed')
+          expect(await stores.replay.remember('kid-old', 'n4', 1_400, 4, 1_010)).toBe('stored')
+          expect(await stores.replay.remember('kid-old', 'n5', 1_400, 4, 1_010)).toBe('capacity')
+          // n1 has expired by 1_060: at the cap its row makes room.
+          expect(await stores.replay.remember('kid-old', 'n5', 1_400, 4, 1_060)).toBe('stored')
+          const claim = (key: string) => ({
+            namespace: 'webhook' as const,
+            scope: 'seller-old',
+            key,
+            fingerprint: 'f'.repeat(64),
+            now: 1_010,
+            leaseSeconds: 30,
+            retentionSeconds: 500,
+            maxPerScope: 4,
+          })
+          expect(await stores.claims.claim(claim('c1'))).toEqual({
+            kind: 'processing',
+            leaseExpiresAt: 1_030,
+          })
+          expect(await stores.claims.claim(claim('c4'))).toMatchObject({ kind: 'claimed' })
+          expect(await stores.claims.claim(claim('c5'))).toEqual({ kind: 'capacity' })
+          // The sweep subtracts from the stripes and the sums stay equal to the rows.
+          expect(await stores.sweep(1_600)).toMatchObject({ claims: 4, replay: 4 })
+          const drift = await queryOnce(
+            url,
+            `SELECT s.scope FROM ${quoted}.claim_scope_counts s GROUP BY s.namespace, s.scope
+              HAVING sum(s.records) <> (SELECT count(*) FROM ${quoted}.claims c WHERE c.namespace = s.namespace AND c.scope = s.scope)
+             UNION ALL
+             SELECT k.keyid FROM ${quoted}.replay_key_counts k GROUP BY k.keyid
+              HAVING sum(k.entries) <> (SELECT count(*) FROM ${quoted}.replay_nonces n WHERE n.keyid = k.keyid)`,
+          )
+          expect(drift).toEqual([])
         } finally {
           await stores.close()
         }
