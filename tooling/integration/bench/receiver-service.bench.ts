@@ -114,7 +114,20 @@ interface Row {
   /** CPU milliseconds per delivery: the service processes, and the PostgreSQL backends (when counted). */
   readonly serviceCpu?: number
   readonly databaseCpu?: number
+  /** PostgreSQL: samples of pg_stat_activity during the load, those with a backend waiting on a lock, deadlocks. */
+  readonly locks?: LockSamples
 }
+
+interface LockSamples {
+  readonly samples: number
+  readonly waiting: number
+  readonly deadlocks: number
+  /** The statements seen waiting, first words, with how many samples. */
+  readonly statements: ReadonlyMap<string, number>
+}
+
+/** Starts sampling lock waits; the returned function stops and reports. None off PostgreSQL. */
+type LockSampler = () => Promise<() => Promise<LockSamples>>
 
 /** The services' PostgreSQL backends ({@link clientBackends}) but those in `existing`; none off PostgreSQL. */
 type BackendFinder = (existing?: ReadonlySet<number>) => Promise<readonly number[]>
@@ -162,6 +175,7 @@ async function measure(
   env: Record<string, string>,
   commits: CommitCounter,
   backends: BackendFinder = async () => [],
+  sampleLocks?: LockSampler,
 ): Promise<Row[]> {
   const rows: Row[] = []
   const setups = [
@@ -192,7 +206,9 @@ async function measure(
         const pids = () => receivers.flatMap((receiver) => receiver.child.pid ?? [])
         const serviceBefore = cpuOf(pids())
         const databaseBefore = cpuOf(await backends(existing))
+        const stopSampling = await sampleLocks?.()
         const result = await load(messages, plan.inFlight)
+        const locks = await stopSampling?.()
         const serviceAfter = cpuOf(pids())
         const databaseAfter = cpuOf(await backends(existing))
         const after = await commits()
@@ -207,7 +223,7 @@ async function measure(
             ? { databaseCpu: perDelivery(cpuBetween(databaseBefore, databaseAfter)) }
             : {}),
         }
-        rows.push({ name, plan, result, bare, ...counted, ...cpu })
+        rows.push({ name, plan, result, bare, ...counted, ...cpu, ...(locks ? { locks } : {}) })
         await expectPublished(receivers, id, messages.length)
       }
     } finally {
@@ -256,6 +272,46 @@ if (postgresUrl) {
     return Number(found[0]!.commits)
   }
   const backends = (existing?: ReadonlySet<number>) => clientBackends(client, existing)
+  // Every 100 ms during the load: does any backend of this database wait on a lock (pg_stat_activity), and
+  // how many deadlocks did pg_stat_database count over the row.
+  const sampler = new pg.Client({ connectionString: postgresUrl })
+  await sampler.connect()
+  const deadlocks = async () => {
+    await sampler.query('SELECT pg_stat_clear_snapshot()')
+    const { rows: found } = await sampler.query<{ deadlocks: string }>(
+      'SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()',
+    )
+    return Number(found[0]!.deadlocks)
+  }
+  const sampleLocks: LockSampler = async () => {
+    const deadlocksBefore = await deadlocks()
+    let samples = 0
+    let waiting = 0
+    const statements = new Map<string, number>()
+    let running = true
+    const loop = (async () => {
+      while (running) {
+        const { rows: found } = await sampler.query<{ query: string }>(
+          `SELECT query FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'`,
+        )
+        samples += 1
+        if (found.length > 0) waiting += 1
+        for (const { query } of found) {
+          const words = query.replace(/\s+/g, ' ').trim().slice(0, 60)
+          statements.set(words, (statements.get(words) ?? 0) + 1)
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    })()
+    return async () => {
+      running = false
+      await loop
+      // The statistics collector reports with a delay.
+      await new Promise((resolve) => setTimeout(resolve, 600))
+      return { samples, waiting, deadlocks: (await deadlocks()) - deadlocksBefore, statements }
+    }
+  }
   try {
     rows.push(
       ...(await measure(
@@ -263,9 +319,11 @@ if (postgresUrl) {
         { DATABASE_URL: postgresUrl, DATABASE_SCHEMA: schema },
         commits,
         backends,
+        sampleLocks,
       )),
     )
   } finally {
+    await sampler.end()
     await client.end()
     await dropSchema(postgresUrl, schema)
   }
@@ -314,6 +372,8 @@ const table = [
     'commits',
     'svc CPU ms',
     'pg CPU ms',
+    'lock waits',
+    'deadlocks',
   ],
   ...rows.map((row) => [
     row.plan.publication ? `${row.name}, claims` : row.name,
@@ -328,6 +388,8 @@ const table = [
     row.commits === undefined ? '' : row.commits.toFixed(2),
     row.serviceCpu === undefined ? '' : row.serviceCpu.toFixed(2),
     row.databaseCpu === undefined ? '' : row.databaseCpu.toFixed(2),
+    row.locks ? `${row.locks.waiting}/${row.locks.samples}` : '',
+    row.locks ? String(row.locks.deadlocks) : '',
   ]),
 ]
 const widths = table[0]!.map((_, column) => Math.max(...table.map((line) => line[column]!.length)))
@@ -352,4 +414,13 @@ for (const name of new Set(rows.map((row) => row.name))) {
   const two = rate(2, 64)
   if (one && two) console.log(`${name}: two processes ÷ one at 64 in flight = ${(two / one).toFixed(2)}x`)
 }
-console.log(postgresUrl ? '' : '\n(PostgreSQL rows skipped: set ADWIRE_TEST_POSTGRES_URL)')
+for (const row of rows) {
+  if (!row.locks || row.locks.statements.size === 0) continue
+  const seen = [...row.locks.statements].map(([statement, count]) => `${count}× ${statement}`).join('; ')
+  console.log(`${row.name} ${row.plan.processes}x${row.plan.inFlight}: waiting on a lock: ${seen}`)
+}
+console.log(
+  postgresUrl
+    ? 'lock waits: samples of pg_stat_activity every 100 ms during the load with a backend of the database waiting on a lock / samples'
+    : '\n(PostgreSQL rows skipped: set ADWIRE_TEST_POSTGRES_URL)',
+)
