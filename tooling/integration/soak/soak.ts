@@ -15,6 +15,10 @@
  *             answered `accepted` more than once
  *   accepted  deliveries with exactly one event row published once (the goal: every delivery)
  *
+ * Beside them it reports what PostgreSQL saw over the run: deadlocks (`pg_stat_database`, the whole database:
+ * run it on a database of its own) and, sampled every second while sending, how often a backend of the database
+ * waited on a lock (`pg_stat_activity`).
+ *
  * The exit status is 0 only for 0 lost, 0 doubled and every delivery accepted.
  */
 import { parseArgs } from 'node:util'
@@ -370,6 +374,31 @@ const progress = setInterval(() => {
   )
 }, PROGRESS_SECONDS * 1000)
 
+// What PostgreSQL saw: deadlocks over the run, and lock waits sampled every second while sending.
+const watch = new pg.Client({ connectionString: POSTGRES_URL })
+await watch.connect()
+const deadlockCount = async () => {
+  await watch.query('SELECT pg_stat_clear_snapshot()')
+  const { rows: found } = await watch.query<{ deadlocks: string }>(
+    'SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()',
+  )
+  return Number(found[0]?.deadlocks ?? 0)
+}
+const deadlocksBefore = await deadlockCount()
+const lockSamples = { samples: 0, waiting: 0 }
+let sampling = true
+const sampler = (async () => {
+  while (sampling) {
+    const { rows: found } = await watch.query(
+      `SELECT 1 FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'`,
+    )
+    lockSamples.samples += 1
+    if (found.length > 0) lockSamples.waiting += 1
+    await sleep(1000)
+  }
+})()
+
 const stopAt = began + MINUTES * 60_000
 let next = 0
 await Promise.all(
@@ -383,6 +412,8 @@ await Promise.all(
   }),
 )
 const sendSeconds = (performance.now() - began) / 1000
+sampling = false
+await sampler
 while (killing) await killing
 clearInterval(progress)
 const issued = counts.issued
@@ -392,6 +423,10 @@ say(
 )
 
 for (const instance of instances) await instance.process.stop()
+// The statistics collector reports with a delay.
+await sleep(700)
+const deadlocks = (await deadlockCount()) - deadlocksBefore
+await watch.end()
 
 // ---------------------------------------------------------------------------------------------------------
 // What the receiver published, read from its store.
@@ -469,6 +504,10 @@ for (const line of unexpected.slice(0, 20)) console.log(`  unexpected answer: ${
 for (const line of examples) console.log(`  ${line}`)
 console.log(
   `  ${(issued / sendSeconds).toFixed(0)} deliveries/s while sending; ${totalSeconds.toFixed(0)} s in all`,
+)
+console.log(
+  `  PostgreSQL: ${deadlocks} deadlocks; a backend waiting on a lock in ${lockSamples.waiting} of ` +
+    `${lockSamples.samples} samples (one a second while sending)`,
 )
 console.log(`lost ${lost} / doubled ${doubled} / accepted ${accepted} of ${issued}`)
 const ok =
