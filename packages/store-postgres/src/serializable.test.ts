@@ -287,7 +287,8 @@ if (!url) {
           destinations.map((destination) => instances[0]!.outbox.activity(destination, 1_000)),
         )
         expect(activity.flat()).toHaveLength(200)
-        expect(retries.filter((event) => event.what.startsWith('outbox_')).length).toBeGreaterThan(0)
+        // Whether a lease or a record met a serialization failure here depends on timing (on a loaded machine
+        // the workers may not overlap at all), so it is not asserted; the inbox test above requires retries.
       })
 
       it('supersedes racing coalesced enqueues down to one pending entry (their lock is taken at READ COMMITTED)', async () => {
