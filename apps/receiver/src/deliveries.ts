@@ -206,22 +206,36 @@ function readLimited(request: IncomingMessage, limit: number): Promise<Uint8Arra
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
+    // Once settled, later events change nothing: no error is built for the close every request ends with.
+    let settled = false
     const onData = (chunk: Buffer) => {
       size += chunk.byteLength
       if (size > limit) {
         request.off('data', onData)
         request.off('end', onEnd)
+        settled = true
         reject(new BodyTooLargeError(limit))
         return
       }
       chunks.push(chunk)
     }
-    const onEnd = () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
+    const onEnd = () => {
+      settled = true
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
+    }
     request.on('data', onData)
     request.once('end', onEnd)
-    request.once('error', reject)
-    // The client went away before the end of its body (a closed promise stays as it was once resolved).
-    request.once('close', () => reject(new Error('the request was closed before its body ended')))
+    request.once('error', (error) => {
+      if (settled) return
+      settled = true
+      reject(error)
+    })
+    // The client went away before the end of its body.
+    request.once('close', () => {
+      if (settled) return
+      settled = true
+      reject(new Error('the request was closed before its body ended'))
+    })
   })
 }
 

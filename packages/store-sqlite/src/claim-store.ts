@@ -22,6 +22,7 @@ export class SqliteClaimStore implements ClaimStore {
   readonly #database: Database.Database
   readonly #gate: WriteGate
   readonly #claim: Database.Transaction<(input: ClaimInput) => ClaimResult>
+  readonly #decide: (input: ClaimInput) => ClaimResult
   readonly #complete: Database.Statement<[result: string | null, ...Key, fence: string]>
   readonly #release: Database.Statement<[...Key, fence: string]>
   readonly #sweep: Database.Statement<[now: number]>
@@ -53,7 +54,7 @@ export class SqliteClaimStore implements ClaimStore {
       `INSERT INTO claims (namespace, scope, key, fingerprint, state, fence, lease_until, expires_at, result)
        VALUES (?, ?, ?, ?, 'processing', ?, ?, ?, NULL)`,
     )
-    this.#claim = database.transaction((input: ClaimInput): ClaimResult => {
+    this.#decide = (input: ClaimInput): ClaimResult => {
       const key: Key = [input.namespace, input.scope, input.key]
       let row = select.get(...key)
       if (row && row.expiresAt <= input.now) {
@@ -86,7 +87,8 @@ export class SqliteClaimStore implements ClaimStore {
         input.now + input.retentionSeconds,
       )
       return { kind: 'claimed', fence, takeover: false }
-    })
+    }
+    this.#claim = database.transaction(this.#decide)
     this.#complete = database.prepare(
       `UPDATE claims SET result = CASE WHEN state = 'processing' THEN ? ELSE result END, state = 'completed'
        WHERE namespace = ? AND scope = ? AND key = ? AND fence = ?`,
@@ -97,11 +99,19 @@ export class SqliteClaimStore implements ClaimStore {
     this.#sweep = database.prepare('DELETE FROM claims WHERE expires_at <= ?')
   }
 
-  async claim(input: ClaimInput): Promise<ClaimResult> {
+  claim(input: ClaimInput): Promise<ClaimResult> {
     return gated(this.#gate, this.#database, () => this.#claim.immediate(input))
   }
 
-  async complete(ref: ClaimRef, _now: number, result: string | null = null): Promise<boolean> {
+  /**
+   * The claim's decision inside a transaction the caller holds and rolls back (to its savepoint) when this
+   * throws: the transactional inbox's delivery. No savepoint of its own, so three statements fewer.
+   */
+  claimInTransaction(input: ClaimInput): Promise<ClaimResult> {
+    return gated(this.#gate, this.#database, () => this.#decide(input))
+  }
+
+  complete(ref: ClaimRef, _now: number, result: string | null = null): Promise<boolean> {
     return gated(
       this.#gate,
       this.#database,

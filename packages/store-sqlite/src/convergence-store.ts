@@ -21,6 +21,7 @@ export class SqliteConvergenceStore implements ConvergenceStore {
   readonly #database: Database.Database
   readonly #gate: WriteGate
   readonly #observe: Database.Transaction<(observation: TaskObservation) => ConvergenceResult>
+  readonly #decide: (observation: TaskObservation) => ConvergenceResult
   readonly #settle: Database.Statement<[...Task, owner: string]>
   readonly #release: Database.Statement<[...Task, owner: string]>
   readonly #sweep: Database.Statement<[now: number]>
@@ -42,7 +43,7 @@ export class SqliteConvergenceStore implements ConvergenceStore {
     const takeOver = database.prepare<[owner: string, leaseUntil: number, ...Task]>(
       'UPDATE task_terminals SET owner = ?, lease_until = ? WHERE sender = ? AND task_id = ?',
     )
-    this.#observe = database.transaction((observation: TaskObservation): ConvergenceResult => {
+    this.#decide = (observation: TaskObservation): ConvergenceResult => {
       const task: Task = [observation.sender, observation.taskId]
       let row = select.get(...task)
       if (row && row.expiresAt <= observation.now) {
@@ -66,7 +67,8 @@ export class SqliteConvergenceStore implements ConvergenceStore {
       if (row.owner !== observation.deliveryKey && row.leaseUntil > observation.now) return 'in_progress'
       takeOver.run(observation.deliveryKey, leaseUntil, ...task)
       return 'proceed'
-    })
+    }
+    this.#observe = database.transaction(this.#decide)
     this.#settle = database.prepare(
       `UPDATE task_terminals SET state = 'published' WHERE sender = ? AND task_id = ? AND owner = ?`,
     )
@@ -76,8 +78,16 @@ export class SqliteConvergenceStore implements ConvergenceStore {
     this.#sweep = database.prepare('DELETE FROM task_terminals WHERE expires_at <= ?')
   }
 
-  async observe(observation: TaskObservation): Promise<ConvergenceResult> {
+  observe(observation: TaskObservation): Promise<ConvergenceResult> {
     return gated(this.#gate, this.#database, () => this.#observe.immediate(observation))
+  }
+
+  /**
+   * The observation inside a transaction the caller holds and rolls back (to its savepoint) when this throws:
+   * the transactional inbox's delivery. No savepoint of its own.
+   */
+  observeInTransaction(observation: TaskObservation): Promise<ConvergenceResult> {
+    return gated(this.#gate, this.#database, () => this.#decide(observation))
   }
 
   async settle(sender: string, taskId: string, deliveryKey: string, _now: number): Promise<void> {

@@ -75,6 +75,57 @@ describe.each(['pipelined', 'commit'] as const)('the SQLite inbox, durability %s
       stores.close()
     }
   })
+
+  it('rolls back failed deliveries whose savepoint journal outgrows 64 KiB (held in memory)', async () => {
+    const path = join(directory, `${durability}-large-journal.db`)
+    const stores = openSqliteStores({ path })
+    try {
+      expect(stores.database.pragma('temp_store', { simple: true })).toBe(2)
+      const database = stores.database
+      // Forty rows of about a page each: a delivery that updates them all journals some 160 KiB of pages.
+      database.exec('CREATE TABLE events (key TEXT PRIMARY KEY)')
+      database.exec('CREATE TABLE tallies (id INTEGER PRIMARY KEY, n INTEGER NOT NULL, pad TEXT NOT NULL)')
+      const tally = database.prepare('INSERT INTO tallies (id, n, pad) VALUES (?, 0, ?)')
+      for (let id = 1; id <= 40; id += 1) tally.run(id, 'p'.repeat(3000))
+      const insert = database.prepare('INSERT INTO events (key) VALUES (?)')
+      const count = database.prepare('UPDATE tallies SET n = n + 1')
+      const inbox = stores.createInbox({
+        write: (event) => {
+          count.run()
+          insert.run(event.idempotencyKey)
+          if (event.idempotencyKey.endsWith('-bad')) throw new Error('the writer failed')
+        },
+        durability,
+      })
+      const keys = Array.from({ length: 30 }, (_, index) =>
+        index % 7 === 3 || index === 29 ? `journal-${index}-bad` : `journal-${index}-ok`,
+      )
+      const deliveries = keys.map((key) => delivery('journal', key))
+      // Accepted in one turn of the event loop: one group, one transaction.
+      const results = await Promise.allSettled(deliveries.map((each) => inbox.accept(each)))
+      expect(results.map((result) => result.status)).toEqual(
+        keys.map((key) => (key.endsWith('-bad') ? 'rejected' : 'fulfilled')),
+      )
+      const good = keys.filter((key) => key.endsWith('-ok')).sort()
+      expect(database.prepare('SELECT DISTINCT n FROM tallies').pluck().all()).toEqual([good.length])
+      expect(database.prepare('SELECT key FROM events ORDER BY key').pluck().all()).toEqual(good)
+      expect(
+        database.prepare(`SELECT key FROM claims WHERE scope = 'journal' ORDER BY key`).pluck().all(),
+      ).toEqual(good)
+      const kept = deliveries
+        .filter((each) => each.claim.key.endsWith('-ok'))
+        .map((each) => each.nonce!.nonce)
+        .sort()
+      expect(
+        database
+          .prepare(`SELECT nonce FROM replay_nonces WHERE keyid = 'kid-journal' ORDER BY nonce`)
+          .pluck()
+          .all(),
+      ).toEqual(kept)
+    } finally {
+      stores.close()
+    }
+  })
 })
 
 it('an in-memory database commits as before (nothing to sync)', async () => {

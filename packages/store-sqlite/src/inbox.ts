@@ -11,7 +11,6 @@
  */
 import { open, type FileHandle } from 'node:fs/promises'
 import type Database from 'better-sqlite3'
-import type { ReplayStore } from '@adwire/http-signatures'
 import {
   acceptInTransaction,
   type ClaimStore,
@@ -19,9 +18,14 @@ import {
   type DeliveryInbox,
   type InboxDelivery,
   type InboxOutcome,
+  type InboxTransaction,
   type ReceivedEvent,
 } from '@adwire/webhooks'
+import type { ReplayStore } from '@adwire/http-signatures'
+import type { SqliteClaimStore } from './claim-store.js'
+import type { SqliteConvergenceStore } from './convergence-store.js'
 import { guard, toStoreError } from './errors.js'
+import type { SqliteReplayStore } from './replay-store.js'
 
 /** How the inbox writes events, and how large a group may grow. */
 export interface SqliteInboxOptions {
@@ -64,16 +68,16 @@ interface Committed {
 export function createSqliteInbox(
   database: Database.Database,
   stores: {
-    readonly claims: ClaimStore
-    readonly convergence: ConvergenceStore
-    readonly replay: ReplayStore
+    readonly claims: SqliteClaimStore
+    readonly convergence: SqliteConvergenceStore
+    readonly replay: SqliteReplayStore
   },
   options: SqliteInboxOptions,
 ): DeliveryInbox & {
   /** Closes the WAL file handle (the stores call it when they close). */ release(): void
 } {
   const maxGroup = options.maxGroup ?? 256
-  const transaction = { ...stores, write: options.write }
+  const transaction = inSavepoint(stores, options.write)
   const begin = database.prepare('BEGIN IMMEDIATE')
   const commit = database.prepare('COMMIT')
   const rollback = database.prepare('ROLLBACK')
@@ -233,4 +237,39 @@ export function createSqliteInbox(
     },
     release: dropWal,
   }
+}
+
+/**
+ * The stores as a delivery's savepoint sees them: the decisions that are one transaction of their own elsewhere
+ * (remember, claim, observe) run their statements straight in the savepoint, which the inbox rolls back when
+ * the delivery fails; better-sqlite3 would otherwise open and release a nested savepoint around each.
+ */
+function inSavepoint(
+  stores: {
+    readonly claims: SqliteClaimStore
+    readonly convergence: SqliteConvergenceStore
+    readonly replay: SqliteReplayStore
+  },
+  write: SqliteInboxOptions['write'],
+): InboxTransaction {
+  const { claims, convergence, replay } = stores
+  const claimStore: ClaimStore = {
+    claim: (input) => claims.claimInTransaction(input),
+    complete: (ref, now, result) => claims.complete(ref, now, result),
+    release: (ref) => claims.release(ref),
+    sweep: (now) => claims.sweep(now),
+  }
+  const convergenceStore: ConvergenceStore = {
+    observe: (observation) => convergence.observeInTransaction(observation),
+    settle: (sender, taskId, deliveryKey, now) => convergence.settle(sender, taskId, deliveryKey, now),
+    release: (sender, taskId, deliveryKey) => convergence.release(sender, taskId, deliveryKey),
+    sweep: (now) => convergence.sweep(now),
+  }
+  const replayStore: ReplayStore = {
+    atCapacity: (keyid, cap, now) => replay.atCapacity(keyid, cap, now),
+    seen: (keyid, nonce, now) => replay.seen(keyid, nonce, now),
+    remember: (keyid, nonce, expiresAt, cap, now) =>
+      replay.rememberInTransaction(keyid, nonce, expiresAt, cap, now),
+  }
+  return { claims: claimStore, convergence: convergenceStore, replay: replayStore, write }
 }

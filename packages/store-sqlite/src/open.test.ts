@@ -32,12 +32,13 @@ async function storeError(work: () => unknown): Promise<StoreError> {
 }
 
 describe('openSqliteStores', () => {
-  it('sets WAL, synchronous=FULL, foreign keys and the busy timeout by default', () => {
+  it('sets WAL, synchronous=FULL, foreign keys, the busy timeout and temporary storage in memory by default', () => {
     const stores = openSqliteStores({ path: freshPath() })
     expect(stores.database.pragma('journal_mode', { simple: true })).toBe('wal')
     expect(stores.database.pragma('synchronous', { simple: true })).toBe(2)
     expect(stores.database.pragma('foreign_keys', { simple: true })).toBe(1)
     expect(stores.database.pragma('busy_timeout', { simple: true })).toBe(5_000)
+    expect(stores.database.pragma('temp_store', { simple: true })).toBe(2)
     stores.close()
   })
 

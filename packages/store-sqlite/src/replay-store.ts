@@ -18,6 +18,13 @@ export class SqliteReplayStore implements ReplayStore {
   readonly #remember: Database.Transaction<
     (keyid: string, nonce: string, expiresAt: number, cap: number, now: number) => RememberOutcome
   >
+  readonly #decide: (
+    keyid: string,
+    nonce: string,
+    expiresAt: number,
+    cap: number,
+    now: number,
+  ) => RememberOutcome
   readonly #sweep: Database.Statement<[now: number]>
 
   constructor(database: Database.Database, gate: WriteGate = new WriteGate()) {
@@ -43,24 +50,29 @@ export class SqliteReplayStore implements ReplayStore {
     const dropExpired = database.prepare<[keyid: string, now: number]>(
       'DELETE FROM replay_nonces WHERE keyid = ? AND expires_at <= ?',
     )
-    this.#remember = database.transaction(
-      (keyid: string, nonce: string, expiresAt: number, cap: number, now: number): RememberOutcome => {
-        if (this.#seen.get(keyid, nonce, now) !== undefined) return 'replayed'
-        if ((this.#entries.get(keyid) ?? 0) >= cap) {
-          // At the cap in stored rows: drop the keyid's expired ones first (as PostgreSQL's remember_nonce
-          // does), so that a keyid never holds more than `cap` rows even between sweeps.
-          dropExpired.run(keyid, now)
-          if ((this.#entries.get(keyid) ?? 0) >= cap) return 'capacity'
-        }
-        // Replaces an expired entry of the same nonce, if any.
-        upsert.run(keyid, nonce, expiresAt)
-        return 'stored'
-      },
-    )
+    this.#decide = (
+      keyid: string,
+      nonce: string,
+      expiresAt: number,
+      cap: number,
+      now: number,
+    ): RememberOutcome => {
+      if (this.#seen.get(keyid, nonce, now) !== undefined) return 'replayed'
+      if ((this.#entries.get(keyid) ?? 0) >= cap) {
+        // At the cap in stored rows: drop the keyid's expired ones first (as PostgreSQL's remember_nonce
+        // does), so that a keyid never holds more than `cap` rows even between sweeps.
+        dropExpired.run(keyid, now)
+        if ((this.#entries.get(keyid) ?? 0) >= cap) return 'capacity'
+      }
+      // Replaces an expired entry of the same nonce, if any.
+      upsert.run(keyid, nonce, expiresAt)
+      return 'stored'
+    }
+    this.#remember = database.transaction(this.#decide)
     this.#sweep = database.prepare('DELETE FROM replay_nonces WHERE expires_at <= ?')
   }
 
-  async atCapacity(keyid: string, cap: number, now: number): Promise<boolean> {
+  atCapacity(keyid: string, cap: number, now: number): Promise<boolean> {
     return gated(this.#gate, this.#database, () => this.#full(keyid, cap, now))
   }
 
@@ -73,11 +85,11 @@ export class SqliteReplayStore implements ReplayStore {
     return entries >= cap && entries - (this.#expired.get(keyid, now) ?? 0) >= cap
   }
 
-  async seen(keyid: string, nonce: string, now: number): Promise<boolean> {
+  seen(keyid: string, nonce: string, now: number): Promise<boolean> {
     return gated(this.#gate, this.#database, () => this.#seen.get(keyid, nonce, now) !== undefined)
   }
 
-  async remember(
+  remember(
     keyid: string,
     nonce: string,
     expiresAt: number,
@@ -87,6 +99,20 @@ export class SqliteReplayStore implements ReplayStore {
     return gated(this.#gate, this.#database, () =>
       this.#remember.immediate(keyid, nonce, expiresAt, cap, now),
     )
+  }
+
+  /**
+   * `remember` inside a transaction the caller holds and rolls back (to its savepoint) when this throws: the
+   * transactional inbox's delivery. No savepoint of its own.
+   */
+  rememberInTransaction(
+    keyid: string,
+    nonce: string,
+    expiresAt: number,
+    cap: number,
+    now: number,
+  ): Promise<RememberOutcome> {
+    return gated(this.#gate, this.#database, () => this.#decide(keyid, nonce, expiresAt, cap, now))
   }
 
   /** Deletes the entries that expired by `now`; resolves with how many. */

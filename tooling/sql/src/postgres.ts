@@ -7,9 +7,27 @@ import type pg from 'pg'
 import type { SqlDriver, SqlExecutor, SqlValue } from './driver.js'
 
 /** `?` placeholders to `$1…`. */
-const numbered = (sql: string): string => {
+const renumber = (sql: string): string => {
   let index = 0
   return sql.replace(/\?/g, () => `$${++index}`)
+}
+
+/**
+ * Statements already rewritten: the same few run for every delivery. Long texts (multi-row statements built per
+ * group) and texts beyond the bound are rewritten each time, not kept.
+ */
+const rewritten = new Map<string, string>()
+const REWRITTEN_MAX = 512
+const REWRITTEN_LENGTH = 4096
+
+/** `?` placeholders to `$1…`, once per statement text. */
+const numbered = (sql: string): string => {
+  let text = rewritten.get(sql)
+  if (text === undefined) {
+    text = renumber(sql)
+    if (rewritten.size < REWRITTEN_MAX && sql.length <= REWRITTEN_LENGTH) rewritten.set(sql, text)
+  }
+  return text
 }
 
 /**

@@ -140,6 +140,13 @@ export async function openReceiverDatabase(target: ReceiverTarget): Promise<Rece
     order: 'seq',
     returning: `${EVENT_COLUMNS}, sender, terminal, payload, forward_fence, forward_attempts`,
   })
+  // The statements of every delivery, built once (the drivers find their prepared statement by this text).
+  const insertEvent = `INSERT INTO ${events} (${INSERT_COLUMNS}) VALUES ${ROW_PLACEHOLDERS}`
+  const RECORD_EVENT = `${insertEvent} ON CONFLICT (registration_id, idempotency_key)
+             DO UPDATE SET publications = receiver_events.publications + 1
+           RETURNING seq, publications`
+  const RECORD_TAKEOVER = `${insertEvent} ON CONFLICT (registration_id, idempotency_key) DO NOTHING RETURNING seq, publications`
+  const EARLIER_OWNER = `SELECT seq, publications FROM ${events} WHERE registration_id = ? AND idempotency_key = ?`
   const optionalRegistration = (registrationId: string | undefined) =>
     registrationId === undefined ? '' : ' AND registration_id = ?'
 
@@ -214,26 +221,11 @@ export async function openReceiverDatabase(target: ReceiverTarget): Promise<Rece
     },
     async recordEvent(event, transaction) {
       const db = on(transaction)
-      const insert = `INSERT INTO ${events} (${INSERT_COLUMNS}) VALUES ${ROW_PLACEHOLDERS}`
-      if (!event.takeover) {
-        const row = await db.one<Stored>(
-          `${insert} ON CONFLICT (registration_id, idempotency_key)
-             DO UPDATE SET publications = receiver_events.publications + 1
-           RETURNING seq, publications`,
-          eventValues(event),
-        )
-        return recorded(row!, false)
-      }
-      const row = await db.one<Stored>(
-        `${insert} ON CONFLICT (registration_id, idempotency_key) DO NOTHING RETURNING seq, publications`,
-        eventValues(event),
-      )
+      if (!event.takeover) return recorded((await db.one<Stored>(RECORD_EVENT, eventValues(event)))!, false)
+      const row = await db.one<Stored>(RECORD_TAKEOVER, eventValues(event))
       if (row) return recorded(row, false)
       // The earlier owner's row (read in a new statement: a concurrent insert is visible once committed).
-      const found = await db.one<Stored>(
-        `SELECT seq, publications FROM ${events} WHERE registration_id = ? AND idempotency_key = ?`,
-        [event.registrationId, event.idempotencyKey],
-      )
+      const found = await db.one<Stored>(EARLIER_OWNER, [event.registrationId, event.idempotencyKey])
       return recorded(found!, true)
     },
     async listEvents(registrationId, limit) {

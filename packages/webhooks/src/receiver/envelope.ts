@@ -1,4 +1,5 @@
 import {
+  AsyncResponseDataSchema,
   CollectionListChangedWebhookSchema,
   detectWebhookFormat,
   McpWebhookPayloadSchema,
@@ -108,6 +109,43 @@ const ENVELOPE_FIELDS = ['operation_id', 'task_id', 'task_type', 'status', 'time
 /** The task statuses of the schema's enum, for the early `invalid_envelope_status` check. */
 const TASK_STATUSES: ReadonlySet<string> = new Set(TaskStatusSchema.options)
 
+// Validated as a plain object: the schema's full output type (every task result) is too deep to instantiate here.
+const MCP_ENVELOPE = McpWebhookPayloadSchema as unknown as ZodType<McpEnvelopeFields>
+/** The same envelope schema without `result` (still loose: other members pass). */
+const MCP_MEMBERS = McpWebhookPayloadSchema.omit({ result: true }) as unknown as ZodType<McpEnvelopeFields>
+/**
+ * The members of the `result` union, the one that last accepted a result first. A union accepts what any of
+ * its members accepts, in whatever order they are tried; zod tries them in order and builds the issues of
+ * each member that fails before the one that accepts, most of the cost of a delivery's envelope check.
+ */
+const RESULT_MEMBERS: ZodType[] = [...(AsyncResponseDataSchema.options as unknown as ZodType[])]
+
+/** Whether a member of the `result` union accepts `result`, trying the last one that accepted one first. */
+function resultAccepted(result: unknown): boolean {
+  for (let index = 0; index < RESULT_MEMBERS.length; index += 1) {
+    const member = RESULT_MEMBERS[index]!
+    if (!member.safeParse(result).success) continue
+    if (index > 0) {
+      RESULT_MEMBERS.splice(index, 1)
+      RESULT_MEMBERS.unshift(member)
+    }
+    return true
+  }
+  return false
+}
+
+/**
+ * The envelope members when the full schema accepts `payload`, proved with the same schemas: every member but
+ * `result` by the envelope schema without it, and `result` (when present) by a member of its union. Undefined
+ * when that proof fails, and then the full schema fails too (and words the error).
+ */
+function acceptedMembers(payload: Record<string, unknown>): McpEnvelopeFields | undefined {
+  const members = MCP_MEMBERS.safeParse(payload)
+  if (!members.success) return undefined
+  if (payload.result !== undefined && !resultAccepted(payload.result)) return undefined
+  return members.data
+}
+
 function readMcp(payload: Record<string, unknown>): Envelope {
   const missing = ENVELOPE_FIELDS.filter((field) => payload[field] === undefined)
   if (missing.length === ENVELOPE_FIELDS.length) {
@@ -125,19 +163,22 @@ function readMcp(payload: Record<string, unknown>): Envelope {
       `status "${payload.status}" is not a task status (${TaskStatusSchema.options.join(', ')})`,
     )
   }
-  // Validated as a plain object: the schema's full output type (every task result) is too deep to instantiate here.
-  const result = (McpWebhookPayloadSchema as unknown as ZodType<McpEnvelopeFields>).safeParse(payload)
-  if (!result.success) {
-    const issues = toSchemaIssues(result.error.issues)
-    const first = issues[0]
-    const code = missing.length > 0 ? 'missing_envelope_fields' : 'invalid_envelope'
-    throw invalid(
-      code,
-      `invalid webhook envelope: ${first ? `${first.path || '(root)'}: ${first.message}` : 'schema mismatch'}`,
-    )
+  let envelope = acceptedMembers(payload)
+  if (!envelope) {
+    // Refused: the full schema's first issue is the message.
+    const result = MCP_ENVELOPE.safeParse(payload)
+    if (!result.success) {
+      const issues = toSchemaIssues(result.error.issues)
+      const first = issues[0]
+      const code = missing.length > 0 ? 'missing_envelope_fields' : 'invalid_envelope'
+      throw invalid(
+        code,
+        `invalid webhook envelope: ${first ? `${first.path || '(root)'}: ${first.message}` : 'schema mismatch'}`,
+      )
+    }
+    envelope = result.data
   }
   const parsed = parseWebhookPayload(payload, { format: 'mcp' })
-  const envelope = result.data
   return {
     shape: 'mcp',
     idempotencyKey: envelope.idempotency_key,
