@@ -50,6 +50,10 @@ export interface Maintenance {
   readonly rows: number
   /** Whether a step gave up on a lock (tried again next time) or another process was maintaining. */
   readonly deferred: boolean
+  /** Milliseconds spent dropping partitions (their transactions, from BEGIN to COMMIT). */
+  readonly dropMs: number
+  /** Milliseconds spent deleting the default partition's expired rows. */
+  readonly deleteMs: number
 }
 
 /** How long a maintenance step may wait for a lock before it gives up until the next sweep. */
@@ -78,7 +82,10 @@ export async function maintainPartitions(
   const dropped: string[] = []
   let rows = 0
   let deferred = false
-  if (!Number.isFinite(now)) return { created, dropped, rows, deferred }
+  let dropMs = 0
+  let deleteMs = 0
+  const done = () => ({ created, dropped, rows, deferred, dropMs, deleteMs })
+  if (!Number.isFinite(now)) return done()
   const schema = database.schema
   const parent = `${schema}.${quoteIdentifier(table.table)}`
   const fallback = `${schema}.${quoteIdentifier(`${table.table}_default`)}`
@@ -90,7 +97,10 @@ export async function maintainPartitions(
       'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked',
       [lockKey],
     )
-    if (!locked.rows[0]?.locked) return { created, dropped, rows, deferred: true }
+    if (!locked.rows[0]?.locked) {
+      deferred = true
+      return done()
+    }
     try {
       /** Runs `body` in a transaction under the lock timeout; false when it gave up on a lock. */
       const step = async (body: () => Promise<void>): Promise<boolean> => {
@@ -149,6 +159,7 @@ export async function maintainPartitions(
         const partition = `${schema}.${quoteIdentifier(name)}`
         let estimate = 0
         let kept = false
+        const began = performance.now()
         const ok = await step(async () => {
           // The parent first, as every writer locks it before a partition: no lock-order inversion.
           await client.query(`LOCK TABLE ${parent} IN ACCESS EXCLUSIVE MODE`)
@@ -168,10 +179,12 @@ export async function maintainPartitions(
         })
         if (!ok) break
         if (kept) continue
+        dropMs += performance.now() - began
         dropped.push(name)
         rows += estimate
       }
 
+      const began = performance.now()
       await step(async () => {
         const { rowCount } = await client.query(
           `DELETE FROM ${fallback} WHERE ${quoteIdentifier(table.column)} <= $1 AND ${table.expired}`,
@@ -179,6 +192,7 @@ export async function maintainPartitions(
         )
         rows += rowCount ?? 0
       })
+      deleteMs = performance.now() - began
     } finally {
       await client
         .query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lockKey])
@@ -186,7 +200,7 @@ export async function maintainPartitions(
           broken = error instanceof Error ? error : new Error(String(error))
         })
     }
-    return { created, dropped, rows, deferred }
+    return done()
   } catch (error) {
     broken ??= error instanceof Error ? error : new Error(String(error))
     throw toStoreError(error, `partitions of ${table.table}`)
