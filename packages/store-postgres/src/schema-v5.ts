@@ -6,9 +6,14 @@
  *   between partitions). A partition is dropped once its upper bound has passed and it holds no pending entry.
  * - `webhook_activity` is partitioned by range of `at` (the attempt's time). A partition is dropped once its
  *   upper bound is 30 days old.
- * - Each has a DEFAULT partition, so a write outside the partitions created so far never fails. The rows the
- *   migration copies land there; creating a partition moves the default's rows of its range into it, and the
- *   sweep still deletes the default's own expired rows (normally none).
+ * - Each has a DEFAULT partition, so a write outside the partitions created so far never fails; creating a
+ *   partition later moves the default's rows of its range into it, and the sweep still deletes the default's
+ *   own expired rows (normally none).
+ * - The rows copied from version 4 go into partitions of their own ranges, created here (the 400 latest
+ *   ranges that hold rows, about 100 days of the outbox and over a year of activity; any older row goes to the
+ *   default partition and is deleted from there), so that they too expire by dropping partitions and the
+ *   partitions created later never have to read a large default partition. The widths are those of
+ *   `OUTBOX_PARTITIONS` and `ACTIVITY_PARTITIONS` when this migration was written: six hours and one day.
  *
  * Uniqueness: a unique index of a partitioned table must include the partition column, so `outbox.id` is no
  * longer a primary key on its own. `outbox_insert` keeps an entry id unique across partitions: under a
@@ -49,6 +54,7 @@ CREATE TABLE ${s}.outbox (
   barrier boolean NOT NULL DEFAULT false
 ) PARTITION BY RANGE (deadline_at);
 CREATE TABLE ${s}.outbox_default PARTITION OF ${s}.outbox DEFAULT;
+${partitionsFor(s, 'outbox', 'outbox_v4', 'deadline_at', 21_600)}
 INSERT INTO ${s}.outbox (seq, id, destination, url, idempotency_key, body, headers, coalesce_key, created_at,
     next_attempt_at, deadline_at, attempts, state, fence, lease_until, media_buy_ids, barrier)
   OVERRIDING SYSTEM VALUE
@@ -75,6 +81,7 @@ CREATE TABLE ${s}.webhook_activity (
   at double precision NOT NULL
 ) PARTITION BY RANGE (at);
 CREATE TABLE ${s}.webhook_activity_default PARTITION OF ${s}.webhook_activity DEFAULT;
+${partitionsFor(s, 'webhook_activity', 'webhook_activity_v4', 'at', 86_400)}
 INSERT INTO ${s}.webhook_activity (seq, destination, idempotency_key, status, http_status_code, attempt, error_message, at)
   OVERRIDING SYSTEM VALUE
   SELECT seq, destination, idempotency_key, status, http_status_code, attempt, error_message, at
@@ -109,4 +116,21 @@ BEGIN
 END
 $fn$;
 `
+}
+
+/** The partitions of `table` for the ranges of `width` seconds that rows of `source` fall in (the latest 400). */
+function partitionsFor(s: string, table: string, source: string, column: string, width: number): string {
+  return `DO $do$
+DECLARE
+  v_start bigint;
+BEGIN
+  FOR v_start IN
+    SELECT DISTINCT (floor(${column} / ${width}) * ${width})::bigint AS start FROM ${s}.${source}
+     WHERE ${column} >= 0 AND ${column} < 1e15 ORDER BY start DESC LIMIT 400
+  LOOP
+    EXECUTE format('CREATE TABLE %s.%I PARTITION OF %s.${table} FOR VALUES FROM (%s) TO (%s)',
+      '${s}', '${table}_p' || v_start, '${s}', v_start, v_start + ${width});
+  END LOOP;
+END
+$do$;`
 }

@@ -1,8 +1,8 @@
 /**
  * Migration 5 in place: a schema written by migrations 1 to 4, with rows in every table, opens as partitioned
  * tables; its rows are kept and found (pending entries leased in order behind their media buy's barrier,
- * activity rows listed before new ones, old ids still taken, claims and nonces decided as before), and the rows
- * of the partitions created on open are moved into them.
+ * activity rows listed before new ones, old ids still taken, claims and nonces decided as before), in
+ * partitions of their ranges created by the migration, which are dropped whole once past and finished.
  */
 import {
   dropSchema,
@@ -104,7 +104,10 @@ describe.skipIf(!url)('upgrading a version 4 schema to time partitions', () => {
           [schema],
         )
         expect(partitioned.map((row) => row.name)).toEqual(['outbox', 'webhook_activity'])
-        // The entries of the partition created on open were moved out of the default one.
+        // The rows went into partitions of their ranges, created by the migration.
+        expect(
+          await queryOnce(url!, `SELECT idempotency_key FROM ${quoted}."webhook_activity_p${T - 86_400}"`),
+        ).toEqual([{ idempotency_key: 'sent-idempotency-key-0000' }])
         expect(await queryOnce(url!, `SELECT id FROM ${quoted}."outbox_p${T}" ORDER BY seq`)).toEqual([
           { id: 'first' },
           { id: 'final' },
@@ -116,6 +119,10 @@ describe.skipIf(!url)('upgrading a version 4 schema to time partitions', () => {
 
         expect((await stores.outbox.pending()).map((entry) => entry.id)).toEqual(['first', 'final'])
         expect(await stores.outbox.closedMediaBuys(['mb_1'])).toEqual(['mb_1'])
+        // An old entry's id is still taken.
+        await expect(stores.outbox.enqueue(outboxEntry('buyer', { id: 'sent' }))).rejects.toMatchObject({
+          code: 'store_duplicate_entry',
+        })
         // The final report waits behind the buy's earlier entry, as before the upgrade.
         const leased = await stores.outbox.lease(T, 10, 30)
         expect(leased.map((entry) => entry.id)).toEqual(['first'])
@@ -127,15 +134,13 @@ describe.skipIf(!url)('upgrading a version 4 schema to time partitions', () => {
             T + 1,
           ),
         ).toBe(true)
-        expect((await stores.outbox.lease(T + 1, 10, 30)).map((entry) => entry.id)).toEqual(['final'])
+        const [finalLeased] = await stores.outbox.lease(T + 1, 10, 30)
+        expect(finalLeased?.id).toBe('final')
         // Activity: the old row, then the new one (the identity goes on after the old rows).
         expect((await stores.outbox.activity('buyer')).map((row) => row.idempotency_key)).toEqual([
           'first-idempotency-key-0000',
           'sent-idempotency-key-0000',
         ])
-        await expect(stores.outbox.enqueue(outboxEntry('buyer', { id: 'sent' }))).rejects.toMatchObject({
-          code: 'store_duplicate_entry',
-        })
         // Nothing else changed: the nonce is a replay, the claim in flight, the terminal record there.
         expect(await stores.replay.remember('kid-old', 'n1', T + 300, 10, T + 10)).toBe('replayed')
         expect(
@@ -155,6 +160,20 @@ describe.skipIf(!url)('upgrading a version 4 schema to time partitions', () => {
             `SELECT state FROM ${quoted}.terminals WHERE sender = 'seller-old' AND task_id = 'task-1'`,
           ),
         ).toEqual([{ state: 'published' }])
+        // Once every entry of the old partition is finished, it is dropped whole.
+        expect(
+          await stores.outbox.record(
+            'final',
+            finalLeased!.fence,
+            { kind: 'delivered', httpStatus: 200 },
+            T + 2,
+          ),
+        ).toBe(true)
+        await stores.sweep(T + 6 * 3_600)
+        expect(await queryOnce(url!, `SELECT to_regclass('${quoted}."outbox_p${T}"') AS partition`)).toEqual([
+          { partition: null },
+        ])
+        expect(await stores.outbox.pending()).toEqual([])
       } finally {
         await stores.close()
       }
