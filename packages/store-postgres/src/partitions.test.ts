@@ -148,17 +148,20 @@ describe.skipIf(!url)('PostgreSQL time partitions', () => {
       // A long transaction that read the outbox holds a lock on it until it ends.
       await reader.query('BEGIN')
       await reader.query(`SELECT count(*) FROM "${schema}".outbox WHERE destination = 'held'`)
-      // The sweep resolves while the transaction is open (it gave up on the lock), and writers are not held.
-      await stores.sweep(start + 6 * HOUR)
+      // The sweep resolves while the transaction is open (its drop gave up on the lock), and a writer that came
+      // while the drop was waiting went on.
+      await Promise.all([
+        stores.sweep(start + 6 * HOUR),
+        stores.outbox.enqueue(
+          outboxEntry('held', {
+            id: 'meanwhile',
+            createdAt: start,
+            nextAttemptAt: start,
+            deadlineAt: start + 7 * HOUR,
+          }),
+        ),
+      ])
       expect(await partitions('outbox')).toContain(`outbox_p${start}`)
-      await stores.outbox.enqueue(
-        outboxEntry('held', {
-          id: 'meanwhile',
-          createdAt: start,
-          nextAttemptAt: start,
-          deadlineAt: start + 7 * HOUR,
-        }),
-      )
       await reader.query('COMMIT')
     } finally {
       await reader.end()
