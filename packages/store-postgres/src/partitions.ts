@@ -157,18 +157,20 @@ export async function maintainPartitions(
       for (const [start, name] of [...existing].sort((a, b) => a[0] - b[0])) {
         if (start + table.width > cutoff) break
         const partition = `${schema}.${quoteIdentifier(name)}`
+        // A partition something keeps is skipped without locking the table (looked at again under the lock).
+        const keeps = async () =>
+          table.keep !== undefined &&
+          (await client.query(`SELECT 1 FROM ${partition} WHERE ${table.keep} LIMIT 1`)).rows.length > 0
+        if (await keeps()) continue
         let estimate = 0
         let kept = false
         const began = performance.now()
         const ok = await step(async () => {
           // The parent first, as every writer locks it before a partition: no lock-order inversion.
           await client.query(`LOCK TABLE ${parent} IN ACCESS EXCLUSIVE MODE`)
-          if (table.keep !== undefined) {
-            const held = await client.query(`SELECT 1 FROM ${partition} WHERE ${table.keep} LIMIT 1`)
-            if (held.rows.length > 0) {
-              kept = true
-              return
-            }
+          if (await keeps()) {
+            kept = true
+            return
           }
           const tuples = await client.query<{ reltuples: number }>(
             'SELECT reltuples::float8 AS reltuples FROM pg_class WHERE oid = $1::regclass',
