@@ -175,10 +175,10 @@ const mb = (bytes: number) => `${(bytes / 1_048_576).toFixed(2)} MB`
     await dropSchema(postgresUrl, expirySchema)
   }
 }
-{
-  // One partition of N finished entries dropped, against N finished entries deleted (the default partition's
-  // DELETE, the path of rows outside the partitions), both by the stores' maintenance.
-  const N = Number(process.env.ADWIRE_BENCH_DROP_ROWS ?? 200_000)
+// One partition of N finished entries dropped, against N finished entries deleted (the default partition's
+// DELETE, the path of rows outside the partitions), both by the stores' maintenance; at a tenth of N and at N.
+const DROP_ROWS = Number(process.env.ADWIRE_BENCH_DROP_ROWS ?? 200_000)
+for (const N of [Math.round(DROP_ROWS / 10), DROP_ROWS]) {
   const dropSchemaName = freshSchema('adwire_bench_drop')
   const stores = await openPostgresStores({
     connectionString: postgresUrl,
