@@ -2,8 +2,8 @@
  * The outbox and webhook_activity expire by dropping whole time partitions (migration 5), on the caller's clock:
  * partitions are created ahead on open and by the sweep, a partition past retention is dropped (never while it
  * holds a pending entry), a write far beyond the last partition lands in the default one, a dropped entry's id
- * can be enqueued again, a drop that would wait behind an open transaction is left to the next sweep, and
- * sweeps of several processes at once drop each partition once.
+ * can be enqueued again, a drop that would wait behind an open transaction is left to the next sweep, a table
+ * detached but not dropped is dropped later, and sweeps of several processes at once drop each partition once.
  */
 import {
   dropSchema,
@@ -169,6 +169,21 @@ describe.skipIf(!url)('PostgreSQL time partitions', () => {
     await stores.sweep(start + 6 * HOUR)
     expect(await partitions('outbox')).not.toContain(`outbox_p${start}`)
     expect((await stores.outbox.pending('held')).map((item) => item.id)).toEqual(['meanwhile'])
+  })
+
+  it('drops a table detached by a run that stopped before dropping it', async () => {
+    const start = T + 60 * DAY
+    await stores.sweep(start)
+    // What a process stopped between the detach and the drop leaves behind.
+    await queryOnce(url!, `ALTER TABLE "${schema}".outbox DETACH PARTITION "${schema}"."outbox_p${start}"`)
+    expect(
+      await queryOnce(url!, `SELECT to_regclass('"${schema}"."outbox_p${start}"')::text AS left`),
+    ).toEqual([{ left: `${schema}.outbox_p${start}` }])
+    await stores.sweep(start + 6 * HOUR)
+    expect(await partitions('outbox')).toContain(`outbox_p${start + 6 * HOUR}`)
+    expect(
+      await queryOnce(url!, `SELECT to_regclass('"${schema}"."outbox_p${start}"')::text AS left`),
+    ).toEqual([{ left: null }])
   })
 
   it('lets several processes sweep at once: each partition dropped once, every sweep resolves', async () => {

@@ -9,8 +9,11 @@
  *   then `ATTACH PARTITION`, which takes SHARE UPDATE EXCLUSIVE on the parent (writers and readers go on) and,
  *   the CHECK proving the bounds, reads only the default partition;
  * - drops each partition whose upper bound is at or before the table's cutoff (`now` for the outbox,
- *   `now - 30 days` for webhook_activity) and that holds nothing the table must keep (a pending outbox entry);
- *   a drop takes ACCESS EXCLUSIVE on the parent for a moment;
+ *   `now - 30 days` for webhook_activity) and that holds nothing the table must keep (a pending outbox entry):
+ *   first `DETACH PARTITION`, a catalogue change under ACCESS EXCLUSIVE on the parent for a moment, then
+ *   `DROP TABLE` of the detached table, whose unlinking of files (growing with its size) holds no lock anyone
+ *   else wants; a table detached but not yet dropped (a process stopped between the two) is dropped by the
+ *   next run;
  * - deletes the default partition's own expired rows (rows written outside the partitions, normally none).
  *
  * Every step is its own short transaction under `lock_timeout` (100 ms): a step that would wait behind a long
@@ -50,8 +53,10 @@ export interface Maintenance {
   readonly rows: number
   /** Whether a step gave up on a lock (tried again next time) or another process was maintaining. */
   readonly deferred: boolean
-  /** Milliseconds spent dropping partitions (their transactions, from BEGIN to COMMIT). */
+  /** Milliseconds spent dropping partitions, detaching and dropping (their transactions, BEGIN to COMMIT). */
   readonly dropMs: number
+  /** Of which detaching, while the table was locked. */
+  readonly detachMs: number
   /** Milliseconds spent deleting the default partition's expired rows. */
   readonly deleteMs: number
 }
@@ -83,8 +88,9 @@ export async function maintainPartitions(
   let rows = 0
   let deferred = false
   let dropMs = 0
+  let detachMs = 0
   let deleteMs = 0
-  const done = () => ({ created, dropped, rows, deferred, dropMs, deleteMs })
+  const done = () => ({ created, dropped, rows, deferred, dropMs, detachMs, deleteMs })
   if (!Number.isFinite(now)) return done()
   const schema = database.schema
   const parent = `${schema}.${quoteIdentifier(table.table)}`
@@ -119,6 +125,14 @@ export async function maintainPartitions(
           }
           throw error
         }
+      }
+
+      // Tables detached by an earlier run that stopped before dropping them.
+      for (const name of await detachedOf(client, database.schemaName, table.table)) {
+        const ok = await step(async () => {
+          await client.query(`DROP TABLE ${schema}.${quoteIdentifier(name)}`)
+        })
+        if (!ok) break
       }
 
       const existing = await partitionsOf(client, database.schemaName, table.table)
@@ -165,7 +179,7 @@ export async function maintainPartitions(
         let estimate = 0
         let kept = false
         const began = performance.now()
-        const ok = await step(async () => {
+        const detached = await step(async () => {
           // The parent first, as every writer locks it before a partition: no lock-order inversion.
           await client.query(`LOCK TABLE ${parent} IN ACCESS EXCLUSIVE MODE`)
           if (await keeps()) {
@@ -177,13 +191,19 @@ export async function maintainPartitions(
             [partition],
           )
           estimate = Math.max(0, Math.round(tuples.rows[0]?.reltuples ?? 0))
+          await client.query(`ALTER TABLE ${parent} DETACH PARTITION ${partition}`)
+        })
+        if (!detached) break
+        if (kept) continue
+        detachMs += performance.now() - began
+        rows += estimate
+        // No longer part of the table: its rows are gone for every reader, and dropping it waits for no writer.
+        const ok = await step(async () => {
           await client.query(`DROP TABLE ${partition}`)
         })
-        if (!ok) break
-        if (kept) continue
         dropMs += performance.now() - began
+        if (!ok) break
         dropped.push(name)
-        rows += estimate
       }
 
       const began = performance.now()
@@ -209,6 +229,16 @@ export async function maintainPartitions(
   } finally {
     client.release(broken)
   }
+}
+
+/** Tables named as partitions of `table` that are not partitions (detached, not yet dropped). */
+async function detachedOf(client: PoolClient, schemaName: string, table: string): Promise<string[]> {
+  const { rows } = await client.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND c.relkind = 'r' AND NOT c.relispartition AND c.relname ~ $2`,
+    [schemaName, `^${table}_p[0-9]+$`],
+  )
+  return rows.map((row) => row.name)
 }
 
 /** The time partitions of `table` (not its default), by start. */
