@@ -11,6 +11,7 @@ import { initialSchema } from './schema-v1.js'
 import { mediaBuysSchema } from './schema-v2.js'
 import { inboxSchema } from './schema-v3.js'
 import { stripedCountersSchema } from './schema-v4.js'
+import { partitionsSchema } from './schema-v5.js'
 
 /** One schema change; `sql` receives the quoted schema name. */
 export interface Migration {
@@ -36,6 +37,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 4,
     name: 'no serial section per sender: nonces and claims decided by their own keys, counters striped per backend',
     sql: stripedCountersSchema,
+  },
+  {
+    version: 5,
+    name: 'time partitions: the outbox by deadline and webhook_activity by time, expired by dropping partitions',
+    sql: partitionsSchema,
   },
 ]
 

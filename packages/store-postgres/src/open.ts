@@ -16,7 +16,7 @@ import {
 import { StoreError } from './errors.js'
 import { createPostgresInbox, type PostgresInboxOptions } from './inbox.js'
 import { migrate } from './migrations.js'
-import { PostgresOutboxStore } from './outbox-store.js'
+import { ACTIVITY_PARTITIONS, OUTBOX_PARTITIONS, PostgresOutboxStore } from './outbox-store.js'
 import { PostgresReplayStore } from './replay-store.js'
 
 export interface PostgresStoreOptions {
@@ -48,6 +48,11 @@ export interface PostgresStoreOptions {
    * SQLSTATE, the back-off). It must not throw; what it throws is ignored.
    */
   readonly onRetry?: (event: RetryEvent) => void
+  /**
+   * The caller's clock in Unix seconds (default: `Date.now() / 1000`), read once on open to create the time
+   * partitions ahead of it; afterwards every `sweep(now)` maintains them for the `now` it is given.
+   */
+  readonly now?: () => number
 }
 
 /** How many rows a {@link PostgresStores.sweep} deleted, per store. */
@@ -89,7 +94,11 @@ export interface PostgresStores {
   connection(): pg.Pool | pg.PoolClient
   /** The pool the stores run on (the given one, or the one created from the connection string). */
   readonly pool: pg.Pool
-  /** Deletes everything past its retention at `now` (Unix seconds). Run it every minute or so from one instance or all. */
+  /**
+   * Expires everything past its retention at `now` (Unix seconds): deletes claims, terminal records and nonces,
+   * drops the outbox's and webhook_activity's time partitions past retention and creates those ahead of `now`.
+   * Run it every minute or so from one instance or all.
+   */
   sweep(now: number): Promise<SweepCounts>
   /** Ends the pool if these stores created it; the stores refuse work afterwards (`store_closed`). */
   close(): Promise<void>
@@ -146,6 +155,15 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
   const convergence = new PostgresConvergenceStore(database)
   const outbox = new PostgresOutboxStore(database)
   const replay = new PostgresReplayStore(database)
+  try {
+    // The partitions ahead of the caller's clock; a step that met a lock is left to the first sweep.
+    const now = options.now?.() ?? Date.now() / 1000
+    await outbox.maintain(OUTBOX_PARTITIONS, now)
+    await outbox.maintain(ACTIVITY_PARTITIONS, now)
+  } catch (error) {
+    if (owned) await pool.end().catch(() => {})
+    throw error
+  }
   let closing: Promise<void> | undefined
   return {
     claims,

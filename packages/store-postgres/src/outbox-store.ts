@@ -15,6 +15,31 @@ import { ACTIVITY_RETENTION_SECONDS } from '@adwire/webhooks'
 import type { PoolClient } from 'pg'
 import type { Database, Statement } from './database.js'
 import { StoreError } from './errors.js'
+import { maintainPartitions, type Maintenance, type PartitionedTable } from './partitions.js'
+
+/**
+ * The outbox by `deadline_at`, six hours a partition, created two days ahead (the default retry horizon is one
+ * day): a finished entry is dropped with its partition, at most six hours after its deadline.
+ */
+export const OUTBOX_PARTITIONS: PartitionedTable = {
+  table: 'outbox',
+  column: 'deadline_at',
+  width: 21_600,
+  ahead: 2 * 86_400,
+  cutoff: (now) => now,
+  expired: "state <> 'pending'",
+  keep: "state = 'pending'",
+}
+
+/** webhook_activity by `at`, one day a partition, dropped once its last second is 30 days old. */
+export const ACTIVITY_PARTITIONS: PartitionedTable = {
+  table: 'webhook_activity',
+  column: 'at',
+  width: 86_400,
+  ahead: 2 * 86_400,
+  cutoff: (now) => now - ACTIVITY_RETENTION_SECONDS,
+  expired: 'true',
+}
 
 interface OutboxRow {
   id: string
@@ -77,9 +102,7 @@ export class PostgresOutboxStore implements OutboxStore {
     this.#worker = database.detached()
     this.#insert = database.statement(
       'outbox_insert',
-      `INSERT INTO $schema.outbox (id, destination, url, idempotency_key, body, headers, coalesce_key, created_at, next_attempt_at, deadline_at, media_buy_ids, barrier)
-       VALUES ($1, $2, $3, $4, $5, $6::json, $7, $8, $9, $10, $11::text[], $12::boolean)
-       RETURNING seq`,
+      `SELECT $schema.outbox_insert($1, $2, $3, $4, $5, $6::json, $7, $8::float8, $9::float8, $10::float8, $11::text[], $12::boolean) AS seq`,
     )
     this.#lease = database.statement(
       'outbox_lease',
@@ -182,7 +205,17 @@ export class PostgresOutboxStore implements OutboxStore {
     ]
     try {
       if (entry.coalesceKey === null && mediaBuyIds.length === 0) {
-        await this.#database.run(this.#insert, values)
+        // The id's uniqueness is decided under an advisory lock (migration 5): one statement at READ
+        // COMMITTED, or a READ COMMITTED transaction of its own when the stores run at another level.
+        const isolation = this.#database.policy.isolation
+        if (isolation === undefined || isolation === 'read committed')
+          await this.#database.run(this.#insert, values)
+        else
+          await this.#database.transaction(
+            'outbox_enqueue',
+            (client) => client.query({ name: this.#insert.name, text: this.#insert.text, values }),
+            { lockFirst: true },
+          )
         return { superseded: [] }
       }
       const schema = this.#database.schema
@@ -319,29 +352,28 @@ export class PostgresOutboxStore implements OutboxStore {
   }
 
   /**
-   * Deletes delivered, failed and superseded entries whose deadline has passed (their activity rows stay), and
-   * webhook_activity rows older than {@link ACTIVITY_RETENTION_SECONDS} (30 days, as AdCP requires them kept).
-   * Closed media buy records are kept: a late event for a buy whose final report was swept is still refused.
-   * Resolves with the outbox entries deleted; {@link sweepActivity} alone for the activity rows.
+   * Expires delivered, failed and superseded entries whose deadline has passed (their activity rows stay), and
+   * webhook_activity rows older than {@link ACTIVITY_RETENTION_SECONDS} (30 days, as AdCP requires them kept),
+   * by dropping whole time partitions (migration 5): an entry goes with its partition, at most one partition
+   * width (six hours) after its deadline, and a partition holding a pending entry is kept. Partitions ahead of
+   * `now` are created. Closed media buy records are kept: a late event for a buy whose final report was swept
+   * is still refused. Resolves with the outbox entries removed (for a dropped partition, the catalogue's
+   * estimate of its rows: nothing is counted); {@link sweepActivity} alone for the activity rows.
    */
   async sweep(now: number): Promise<number> {
-    const { rowCount } = await this.#database.execute(
-      'outbox_sweep',
-      `DELETE FROM ${this.#database.schema}.outbox WHERE state <> 'pending' AND deadline_at <= $1`,
-      [now],
-    )
+    const outbox = await this.maintain(OUTBOX_PARTITIONS, now)
     await this.sweepActivity(now)
-    return rowCount
+    return outbox.rows
   }
 
-  /** Deletes webhook_activity rows older than 30 days at `now`; resolves with how many. */
+  /** Expires webhook_activity rows older than 30 days at `now` (whole partitions); resolves with how many. */
   async sweepActivity(now: number): Promise<number> {
-    const { rowCount } = await this.#database.execute(
-      'activity_sweep',
-      `DELETE FROM ${this.#database.schema}.webhook_activity WHERE at <= $1`,
-      [now - ACTIVITY_RETENTION_SECONDS],
-    )
-    return rowCount
+    return (await this.maintain(ACTIVITY_PARTITIONS, now)).rows
+  }
+
+  /** Creates the partitions ahead of `now` and drops those past retention (see `partitions.ts`). */
+  maintain(table: PartitionedTable, now: number): Promise<Maintenance> {
+    return maintainPartitions(this.#database, table, now)
   }
 }
 

@@ -5,13 +5,25 @@
  * notification_id), each answered 200 `accepted`; then each table's rows, heap and index bytes per delivery
  * are read from the catalog (`storage:` lines) along with the average body size. Then the stores' DELETE
  * sweep of the expired records is timed (`sweep:` lines). docs/capacity.md builds its capacity model on these.
+ * Then expiry at a steady rate (`expiry:` lines, bench/expiry.ts): the sender's outbox and webhook_activity over
+ * 48 simulated hours, on PostgreSQL (time partitions dropped whole) and on SQLite (DELETE sweeps), with their
+ * bytes at hour 24 and hour 48, and one partition dropped against the same rows deleted.
  *
  *   pnpm --filter @adwire/integration bench   (after `pnpm build`; needs ADWIRE_TEST_POSTGRES_URL)
  *   ADWIRE_BENCH_COUNT=600                    fewer deliveries (this bench sends twice the count)
+ *   ADWIRE_BENCH_RATE=500                     outbox entries a simulated hour in the expiry part
+ *   ADWIRE_BENCH_DROP_ROWS=200000             rows of the partition dropped against the same rows deleted
+ *   node --import tsx bench/storage.bench.ts  this file alone
  */
 import { generateSigningKey, signWebhook } from '@adwire/http-signatures'
 import { api, dropSchema, freshSchema, spawnReceiver } from '../src/receiver-support.js'
-import { openPostgresStores } from '@adwire/store-postgres'
+import { OUTBOX_PARTITIONS, openPostgresStores } from '@adwire/store-postgres'
+import { openSqliteStores } from '@adwire/store-sqlite'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { HOUR, simulate } from './expiry.js'
 import { printStorage, storageOf, type Storage } from './storage.js'
 
 const COUNT = Number(process.env.ADWIRE_BENCH_COUNT ?? 2000) * 2
@@ -103,4 +115,139 @@ sweep: ${deleted} expired rows deleted (claims ${swept.claims}, terminals ${swep
 } finally {
   await receiver.stop()
   await dropSchema(postgresUrl, schema)
+}
+
+// Expiry at a steady rate, on the stores' simulated clock (bench/expiry.ts).
+const RATE = Number(process.env.ADWIRE_BENCH_RATE ?? 500)
+/** The retry horizon of the simulated entries: their deadline is six hours after creation. */
+const HORIZON = 6 * HOUR
+/** A day's start on the simulated clock. */
+const START = 1_799_971_200
+const mb = (bytes: number) => `${(bytes / 1_048_576).toFixed(2)} MB`
+{
+  const expirySchema = freshSchema('adwire_bench_expiry')
+  const stores = await openPostgresStores({
+    connectionString: postgresUrl,
+    schema: expirySchema,
+    now: () => START,
+  })
+  const client = new pg.Client({ connectionString: postgresUrl })
+  await client.connect()
+  const bytesOf = async (table: string) => {
+    const { rows } = await client.query<{ bytes: string }>(
+      `SELECT coalesce(sum(pg_total_relation_size(relid)), 0) AS bytes FROM pg_partition_tree($1::regclass) WHERE isleaf`,
+      [`"${expirySchema}".${table}`],
+    )
+    return Number(rows[0]!.bytes)
+  }
+  try {
+    let outboxBytes = { at24: 0, at48: 0 }
+    const result = await simulate(
+      stores.outbox,
+      (now) => stores.sweep(now),
+      async () => {
+        const outbox = await bytesOf('outbox')
+        if (outboxBytes.at24 === 0) outboxBytes = { at24: outbox, at48: 0 }
+        else outboxBytes = { ...outboxBytes, at48: outbox }
+        return outbox + (await bytesOf('webhook_activity'))
+      },
+      { start: START, rate: RATE, horizon: HORIZON, tag: 'pg' },
+    )
+    const activity = {
+      at24: result.bytes.at24 - outboxBytes.at24,
+      at48: result.bytes.at48 - outboxBytes.at48,
+    }
+    console.log(
+      `\nexpiry: PostgreSQL, ${RATE} outbox entries a simulated hour for 48 h (${result.entries} in all, each delivered, deadline 6 h after creation), swept hourly by dropping partitions:`,
+    )
+    console.log(
+      `expiry: postgres outbox bytes at hour 24 ${mb(outboxBytes.at24)}, at hour 48 ${mb(outboxBytes.at48)}`,
+    )
+    console.log(
+      `expiry: postgres webhook_activity bytes at hour 24 ${mb(activity.at24)}, at hour 48 ${mb(activity.at48)} (kept 30 days: it grows until day 31)`,
+    )
+    console.log(
+      `expiry: postgres hourly sweeps ${result.sweepMs.toFixed(0)} ms in all, slowest ${result.slowestSweepMs.toFixed(0)} ms`,
+    )
+  } finally {
+    await client.end()
+    await stores.close()
+    await dropSchema(postgresUrl, expirySchema)
+  }
+}
+// One partition of N finished entries dropped, against N finished entries deleted (the default partition's
+// DELETE, the path of rows outside the partitions), both by the stores' maintenance; at a tenth of N and at N.
+const DROP_ROWS = Number(process.env.ADWIRE_BENCH_DROP_ROWS ?? 200_000)
+for (const N of [Math.round(DROP_ROWS / 10), DROP_ROWS]) {
+  const dropSchemaName = freshSchema('adwire_bench_drop')
+  const stores = await openPostgresStores({
+    connectionString: postgresUrl,
+    schema: dropSchemaName,
+    now: () => START,
+  })
+  const client = new pg.Client({ connectionString: postgresUrl })
+  await client.connect()
+  const fill = (deadline: number) =>
+    client.query(
+      `INSERT INTO "${dropSchemaName}".outbox (id, destination, url, idempotency_key, body, headers, coalesce_key, created_at, next_attempt_at, deadline_at, state, attempts)
+       SELECT 'e' || $2::text || '-' || i, 'buyer-' || (i % 8), 'https://buyer.example/webhooks/1', 'whk_' || i || '_0000000000000000',
+              '{"status":"working","percentage":' || (i % 100) || '}', '{"content-type":"application/json"}', NULL, $1::float8, $1::float8, $1::float8 + 100, 'delivered', 1
+         FROM generate_series(1, $3::int) i`,
+      [deadline, String(deadline), N],
+    )
+  try {
+    await fill(START)
+    await fill(1_000)
+    await client.query(`ANALYZE "${dropSchemaName}".outbox`)
+    const dropped = await stores.outbox.maintain(OUTBOX_PARTITIONS, START + 6 * HOUR)
+    // The DELETE frees nothing by itself: VACUUM then clears the dead rows and their index entries.
+    const vacuumBegan = performance.now()
+    await client.query(`VACUUM "${dropSchemaName}".outbox_default`)
+    const vacuumMs = performance.now() - vacuumBegan
+    const perRow = (milliseconds: number) => ((milliseconds * 1000) / N).toFixed(2)
+    console.log(
+      `expiry: postgres one partition of ${N} finished entries dropped in ${dropped.dropMs.toFixed(1)} ms ` +
+        `(${perRow(dropped.dropMs)} µs a row; the table locked while detaching it: ${dropped.detachMs.toFixed(1)} ms); the same ${N} deleted from the default partition in ` +
+        `${dropped.deleteMs.toFixed(0)} ms (${perRow(dropped.deleteMs)} µs a row) and vacuumed in ${vacuumMs.toFixed(0)} ms ` +
+        `(${perRow(vacuumMs)} µs a row)`,
+    )
+  } finally {
+    await client.end()
+    await stores.close()
+    await dropSchema(postgresUrl, dropSchemaName)
+  }
+}
+{
+  const directory = mkdtempSync(join(tmpdir(), 'adwire-expiry-'))
+  const stores = openSqliteStores({ path: join(directory, 'stores.db') })
+  const fileBytes = () => {
+    const pages = stores.database.pragma('page_count', { simple: true }) as number
+    const size = stores.database.pragma('page_size', { simple: true }) as number
+    return Promise.resolve(pages * size)
+  }
+  try {
+    const result = await simulate(stores.outbox, (now) => stores.sweep(now), fileBytes, {
+      start: START,
+      rate: RATE,
+      horizon: HORIZON,
+      tag: 'sqlite',
+    })
+    console.log(
+      `\nexpiry: SQLite, the same ${result.entries} entries, swept hourly by DELETE (finished entries and activity kept 30 days):`,
+    )
+    console.log(
+      `expiry: sqlite file bytes at hour 24 ${mb(result.bytes.at24)}, at hour 48 ${mb(result.bytes.at48)}; hourly sweeps ${result.sweepMs.toFixed(0)} ms in all`,
+    )
+    const began = performance.now()
+    const swept = await stores.sweep(START + 48 * HOUR + HORIZON + 30 * 86_400 + 1)
+    const milliseconds = performance.now() - began
+    const rows = swept.outbox * 2
+    console.log(
+      `expiry: sqlite DELETE sweep of ${swept.outbox} entries and their ${swept.outbox} activity rows in ${milliseconds.toFixed(0)} ms ` +
+        `(${((milliseconds * 1000) / rows).toFixed(1)} µs a row); file ${mb(await fileBytes())} after (freed pages are reused, not returned)`,
+    )
+  } finally {
+    stores.close()
+    rmSync(directory, { recursive: true, force: true })
+  }
 }
