@@ -29,11 +29,16 @@ export async function sweepCounted(database: Database, now: number, table: Count
   const matches = (left: string, right: string) =>
     table.keys.map((key) => `${left}.${key} = ${right}.${key}`).join(' AND ')
   const counters = `${schema}.${table.counters}`
-  // The keys holding expired rows, in key order from the cursor on (no lock).
+  // The keys holding expired rows, in key order from the cursor on (no lock). The expired keys are read once,
+  // from the expiry index, before the join: left to the planner as a semi-join, stale statistics on a busy
+  // table once gave a plan that scanned the rows again for every counter stripe (minutes on a million claims).
   const keysDue = `
-    SELECT DISTINCT ${qualified('t')} FROM ${counters} t
-     WHERE ($2::text IS NULL OR (${qualified('t')}) > (${cursor}))
-       AND (${qualified('t')}) IN (SELECT ${qualified('r')} FROM ${schema}.${table.records} r WHERE r.expires_at <= $1)
+    WITH expired AS MATERIALIZED (
+      SELECT DISTINCT ${qualified('r')} FROM ${schema}.${table.records} r WHERE r.expires_at <= $1
+    )
+    SELECT ${qualified('e')} FROM expired e
+     WHERE ($2::text IS NULL OR (${qualified('e')}) > (${cursor}))
+       AND EXISTS (SELECT 1 FROM ${counters} t WHERE ${matches('t', 'e')})
      ORDER BY ${columns} LIMIT ${BATCH}`
   const arrays = table.keys.map((_, index) => `$${index + 2}::text[]`).join(', ')
   const remove = `
