@@ -307,6 +307,62 @@ const INBOX_RATE = Number(process.env.ADWIRE_BENCH_INBOX_RATE ?? 1_000)
     await dropSchema(postgresUrl, generationsSchema)
   }
 }
+// One generation of N expired claims dropped by the claims' maintenance (rotation, then the drop of the
+// generation with its counters), against N expired claims deleted and vacuumed; at a tenth of N and at N.
+for (const N of [
+  Math.round(Number(process.env.ADWIRE_BENCH_DROP_ROWS ?? 200_000) / 10),
+  Number(process.env.ADWIRE_BENCH_DROP_ROWS ?? 200_000),
+]) {
+  const claimsSchema = freshSchema('adwire_bench_claims_drop')
+  const stores = await openPostgresStores({
+    connectionString: postgresUrl,
+    schema: claimsSchema,
+    now: () => START,
+  })
+  const client = new pg.Client({ connectionString: postgresUrl })
+  await client.connect()
+  const fill = async (generation: number) => {
+    await client.query(
+      `INSERT INTO "${claimsSchema}".claims (namespace, scope, key, fingerprint, state, fence, lease_until, expires_at, result, generation)
+       SELECT 'webhook', 'seller-' || (i % 8), 'whk_' || $1::text || '_' || i || '_000000000000', repeat('f', 64), 'completed',
+              md5(i::text), $2::float8 + 30, $2::float8 + 100, NULL, $1::bigint
+         FROM generate_series(1, $3::int) i`,
+      [generation, START, N],
+    )
+    await client.query(
+      `INSERT INTO "${claimsSchema}".claim_scope_counts (namespace, scope, generation, stripe, records)
+       SELECT 'webhook', 'seller-' || s, $1::bigint, 0, count(*) FROM generate_series(1, $2::int) i, LATERAL (SELECT i % 8 AS s) x
+        GROUP BY s`,
+      [generation, N],
+    )
+  }
+  try {
+    await fill(1)
+    await fill(2)
+    await client.query(`ANALYZE "${claimsSchema}".claims`)
+    const maintained = await stores.claims.maintain(START + 6 * HOUR)
+    if (!maintained.dropped.includes('claims_g1')) throw new Error('generation 1 was not dropped')
+    const began = performance.now()
+    await client.query(`DELETE FROM "${claimsSchema}".claims WHERE generation = 2 AND expires_at <= $1`, [
+      START + 6 * HOUR,
+    ])
+    const deleteMs = performance.now() - began
+    const vacuumBegan = performance.now()
+    await client.query(`VACUUM "${claimsSchema}".claims_g2`)
+    const vacuumMs = performance.now() - vacuumBegan
+    const perRow = (milliseconds: number) => ((milliseconds * 1000) / N).toFixed(2)
+    console.log(
+      `expiry: postgres one generation of ${N} expired claims rotated in ${maintained.rotateMs.toFixed(1)} ms and dropped ` +
+        `with its counters in ${maintained.dropMs.toFixed(1)} ms (${perRow(maintained.dropMs)} µs a row; the tables locked while detaching: ` +
+        `${maintained.detachMs.toFixed(1)} ms); the same ${N} deleted in ${deleteMs.toFixed(0)} ms (${perRow(deleteMs)} µs a row) ` +
+        `and vacuumed in ${vacuumMs.toFixed(0)} ms (${perRow(vacuumMs)} µs a row)`,
+    )
+  } finally {
+    await client.end()
+    await stores.close()
+    await dropSchema(postgresUrl, claimsSchema)
+  }
+}
 // One partition of N finished entries dropped, against N finished entries deleted (the default partition's
 // DELETE, the path of rows outside the partitions), both by the stores' maintenance; at a tenth of N and at N.
 const DROP_ROWS = Number(process.env.ADWIRE_BENCH_DROP_ROWS ?? 200_000)
