@@ -7,10 +7,11 @@
  * - creates the partitions (rows and counters) of the current generation and the two after it that are
  *   missing: a table of its own (`LIKE` the parent), then `ATTACH PARTITION`, which takes SHARE UPDATE
  *   EXCLUSIVE on the parent (writers and readers go on);
- * - rotates once the current generation is `seconds` old (by the caller's clock): under the family's advisory
- *   key taken exclusively (`pg_advisory_xact_lock`), which waits for the decisions holding it shared to commit
- *   and holds the next ones back until it commits, it checks that the partitions of the next two generations
- *   exist and advances the family's sequence;
+ * - rotates once the current generation is `seconds` old (by the caller's clock), the partitions of the next
+ *   two generations existing: under the family's advisory key taken exclusively (`pg_advisory_xact_lock`),
+ *   which waits for the decisions holding it shared to commit and holds the next ones back until it commits,
+ *   it records the next generation in `generation_clock` (for the snapshot check of REPEATABLE READ and
+ *   SERIALIZABLE decisions) and sets the family's sequence to it;
  * - drops each partition of a generation older than the current one whose rows have all expired
  *   (`max(expires_at)`, read from the expiry index: the cost does not grow with the rows), with its counters'
  *   partition: `DETACH PARTITION` under ACCESS EXCLUSIVE on the parents for a moment, then `DROP TABLE`; a
@@ -187,15 +188,28 @@ export async function maintainGenerations(
         return true
       }
 
-      const state = await client.query<{ generation: string; started_at: number | null }>(
-        `SELECT (SELECT last_value FROM ${qualified(family.sequence)}) AS generation,
-                (SELECT started_at FROM ${schema}.generation_clock WHERE family = $1) AS started_at`,
+      const state = await client.query<{ generation: string; recorded: string; started_at: number | null }>(
+        `SELECT (SELECT last_value FROM ${qualified(family.sequence)}) AS generation, generation AS recorded,
+                started_at FROM ${schema}.generation_clock WHERE family = $1`,
         [family.family],
       )
       generation = Number(state.rows[0]!.generation)
       const startedAt = state.rows[0]!.started_at
       const ready = await ensure(generation)
-      if (startedAt === null) {
+      if (Number(state.rows[0]!.recorded) !== generation) {
+        // A rotation whose sequence moved but whose transaction did not commit (a sequence does not roll back):
+        // the generation in use is the sequence's; record it, under the key, for the snapshot checks.
+        await step(async () => {
+          await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+            generationLockKey(database, family),
+          ])
+          await client.query(
+            `UPDATE ${schema}.generation_clock SET generation = (SELECT last_value FROM ${qualified(family.sequence)})
+              WHERE family = $1`,
+            [family.family],
+          )
+        })
+      } else if (startedAt === null) {
         // The first maintenance after the migration: the current generation counts from now.
         await client.query(`UPDATE ${schema}.generation_clock SET started_at = $2 WHERE family = $1`, [
           family.family,
@@ -213,15 +227,15 @@ export async function maintainGenerations(
             `SELECT last_value AS generation FROM ${qualified(family.sequence)}`,
           )
           if (Number(current.rows[0]!.generation) !== generation) return
-          await client.query(`UPDATE ${schema}.generation_clock SET started_at = $2 WHERE family = $1`, [
-            family.family,
-            now,
-          ])
-          // Last: a sequence does not roll back, so nothing may fail after it.
-          const advanced = await client.query<{ generation: string }>(
-            `SELECT nextval('${qualified(family.sequence)}') AS generation`,
+          await client.query(
+            `UPDATE ${schema}.generation_clock SET started_at = $2, generation = $3 WHERE family = $1`,
+            [family.family, now, generation + 1],
           )
-          generation = Number(advanced.rows[0]!.generation)
+          // Last: a sequence does not roll back, so nothing may fail after it (should the commit fail all the
+          // same, the next run records the sequence's value). `setval`, not `nextval`: it logs the exact value,
+          // where `nextval` logs values ahead that a crash would skip to.
+          await client.query(`SELECT setval('${qualified(family.sequence)}', $1, true)`, [generation + 1])
+          generation += 1
           rotated = true
         })
         rotateMs = performance.now() - began

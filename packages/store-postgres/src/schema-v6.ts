@@ -23,9 +23,13 @@
  *   attached are those that may hold live rows, plus the two ahead). At READ COMMITTED each statement's
  *   snapshot comes after the lock, so the rows of older generations are seen, and concurrent writers of the
  *   current generation meet on that partition's primary key (the key columns and the generation) exactly as
- *   they met on the key before. At SERIALIZABLE a snapshot may predate the lock; the probe of the partition of
- *   the next generation then makes any crossing of a rotation a read-write cycle, which PostgreSQL aborts with
- *   SQLSTATE 40001, and the stores run the transaction again.
+ *   they met on the key before. At REPEATABLE READ and SERIALIZABLE the transaction's snapshot may predate the
+ *   lock, and so the rotation, and miss rows the previous generation committed just before it: the rotation
+ *   also writes the new generation into `generation_clock`, in its transaction, and a decision whose snapshot
+ *   does not see it there fails with SQLSTATE 40001 (the stores run the transaction again, with a new
+ *   snapshot). Probing the partition of the next generation would make such a crossing a read-write cycle that
+ *   SERIALIZABLE aborts anyway, but REPEATABLE READ has no such check: without this one, two copies of a key
+ *   could each win, one in each generation (tested).
  * - A key found live in an older generation is decided there as before (duplicate, conflict, completed,
  *   processing, takeover of the lease under the row lock: none of these changes `expires_at`). An expired row
  *   of an older generation that is taken over moves to the current generation (deleted and inserted under its
@@ -43,8 +47,8 @@
  *
  * The rows of version 5 (live or expired but not yet swept: the migration has no clock) are copied into
  * generation 1 and their counters recomputed per key, on stripe 0. Generation 1 is current, 2 and 3 exist
- * ahead. `generation_clock` holds when each family's current generation began (the caller's Unix seconds,
- * set by the first maintenance) and, for claims, the latest time a sweep ran for (`swept_until`): a claim
+ * ahead. `generation_clock` holds each family's current generation (as of the snapshot: the sequence holds
+ * it for everyone at once), when it began (the caller's Unix seconds, set by the first maintenance) and, for claims, the latest time a sweep ran for (`swept_until`): a claim
  * expired by then is one the sweep deleted until version 5, so completing it answers false as it did then,
  * although its row waits for its generation's partition.
  *
@@ -70,6 +74,7 @@ SELECT setval('${s}.claims_generation', 1, true), setval('${s}.terminals_generat
 
 CREATE TABLE ${s}.generation_clock (
   family text PRIMARY KEY,
+  generation bigint NOT NULL DEFAULT 1,
   started_at double precision,
   swept_until double precision
 );
@@ -175,6 +180,13 @@ DECLARE
 BEGIN
   PERFORM pg_advisory_xact_lock_shared(hashtextextended('${s}/replay', 0));
   SELECT g.last_value INTO v_generation FROM ${s}.replay_generation g;
+  IF current_setting('transaction_isolation') <> 'read committed' AND v_generation IS DISTINCT FROM
+     (SELECT c.generation FROM ${s}.generation_clock c WHERE c.family = 'replay') THEN
+    -- This transaction's snapshot predates the rotation to the current generation: it could miss rows the
+    -- previous generation committed meanwhile. Run again with a new snapshot.
+    RAISE EXCEPTION 'the replay generation advanced after this transaction began'
+      USING ERRCODE = 'serialization_failure';
+  END IF;
   LOOP
     SELECT n.expires_at, n.generation INTO v_expires, v_found_generation FROM ${s}.replay_nonces n
       WHERE n.keyid = p_keyid AND n.nonce = p_nonce ORDER BY n.generation DESC LIMIT 1;
@@ -286,6 +298,13 @@ DECLARE
 BEGIN
   PERFORM pg_advisory_xact_lock_shared(hashtextextended('${s}/claims', 0));
   SELECT g.last_value INTO v_generation FROM ${s}.claims_generation g;
+  IF current_setting('transaction_isolation') <> 'read committed' AND v_generation IS DISTINCT FROM
+     (SELECT c.generation FROM ${s}.generation_clock c WHERE c.family = 'claims') THEN
+    -- This transaction's snapshot predates the rotation to the current generation: it could miss rows the
+    -- previous generation committed meanwhile. Run again with a new snapshot.
+    RAISE EXCEPTION 'the claims generation advanced after this transaction began'
+      USING ERRCODE = 'serialization_failure';
+  END IF;
   LOOP
     IF v_locked THEN
       SELECT * INTO v_row FROM ${s}.claims c
@@ -421,6 +440,13 @@ DECLARE
 BEGIN
   PERFORM pg_advisory_xact_lock_shared(hashtextextended('${s}/terminals', 0));
   SELECT g.last_value INTO v_generation FROM ${s}.terminals_generation g;
+  IF current_setting('transaction_isolation') <> 'read committed' AND v_generation IS DISTINCT FROM
+     (SELECT c.generation FROM ${s}.generation_clock c WHERE c.family = 'terminals') THEN
+    -- This transaction's snapshot predates the rotation to the current generation: it could miss rows the
+    -- previous generation committed meanwhile. Run again with a new snapshot.
+    RAISE EXCEPTION 'the terminals generation advanced after this transaction began'
+      USING ERRCODE = 'serialization_failure';
+  END IF;
   LOOP
     SELECT * INTO v_row FROM ${s}.terminals t WHERE t.sender = p_sender AND t.task_id = p_task_id
       ORDER BY t.generation DESC LIMIT 1 FOR UPDATE;
