@@ -98,6 +98,18 @@ describe.skipIf(!url)('PostgreSQL generations', () => {
     const first = await stores.claims.claim(claim('kept', T))
     if (first.kind !== 'claimed') throw new Error('expected a claim')
     await stores.claims.claim(claim('short', T, 100))
+    const done = await stores.claims.claim(claim('done', T))
+    if (done.kind !== 'claimed') throw new Error('expected a claim')
+    const ref = { namespace: 'webhook' as const, scope: 'seller-g', key: 'done', fence: done.fence }
+    expect(await stores.claims.complete(ref, T, 'result')).toBe(true)
+    // A delivery published through the inbox; its retry (signed again: another nonce) comes after a rotation.
+    const inbox = stores.createInbox({ write: async () => {} })
+    const delivery = (now: number, nonce: string) =>
+      inboxDelivery('seller-g', 'delivered', {
+        nonce: { keyid: 'kid-inbox', nonce, expiresAt: now + 360, cap: 1_000 },
+        claim: claim('delivered', now),
+      })
+    expect((await inbox.accept(delivery(T, 'first'))).kind).toBe('published')
     expect(await stores.replay.remember('kid-g', 'n-old', T + 300, 1_000, T)).toBe('stored')
     expect(await stores.replay.remember('kid-g', 'n-long', T + 2 * HOUR, 1_000, T)).toBe('stored')
     expect(await stores.convergence.observe(observation('task-1', T))).toBe('proceed')
@@ -113,7 +125,10 @@ describe.skipIf(!url)('PostgreSQL generations', () => {
     // An expired nonce of generation 1 is taken over: it moves to generation 2, with its count.
     expect(await stores.replay.remember('kid-g', 'n-old', T + 2 * HOUR, 1_000, T + HOUR)).toBe('stored')
     expect(
-      await queryOnce(url!, `SELECT nonce, generation::int FROM ${quoted}.replay_nonces ORDER BY nonce`),
+      await queryOnce(
+        url!,
+        `SELECT nonce, generation::int FROM ${quoted}.replay_nonces WHERE keyid = 'kid-g' ORDER BY nonce`,
+      ),
     ).toEqual([
       { nonce: 'n-long', generation: 1 },
       { nonce: 'n-old', generation: 2 },
@@ -129,6 +144,15 @@ describe.skipIf(!url)('PostgreSQL generations', () => {
       await queryOnce(url!, `SELECT key, generation::int FROM ${quoted}.claims WHERE key = 'kept'`),
     ).toEqual([{ key: 'kept', generation: 1 }])
     expect(await stores.claims.claim(claim('kept', T + 6 * HOUR, DAY, 'b'))).toEqual({ kind: 'conflict' })
+    // Duplicates of generation 1 are still duplicates, through the store and through the inbox.
+    expect(await stores.claims.claim(claim('done', T + 6 * HOUR))).toEqual({
+      kind: 'completed',
+      result: 'result',
+    })
+    expect(await inbox.accept(delivery(T + 6 * HOUR, 'retry'))).toEqual({
+      kind: 'claim',
+      claim: { kind: 'completed', result: null },
+    })
     expect(await stores.convergence.observe(observation('task-1', T + 6 * HOUR, 'd2', '2'))).toBe('conflict')
     // The expired claim of generation 1 is taken over in generation 2.
     expect(await stores.claims.claim(claim('short', T + 6 * HOUR, 100, 'b'))).toMatchObject({
@@ -146,7 +170,8 @@ describe.skipIf(!url)('PostgreSQL generations', () => {
 
     // Past a day, generation 1 of claims and terminals has expired whole: dropped, and its keys are free again.
     const swept = await stores.sweep(T + DAY + 6 * HOUR)
-    expect(swept.claims).toBe(2)
+    // 'kept', 'done' and 'delivered' of generation 1, 'short' of generation 2.
+    expect(swept.claims).toBe(4)
     expect(await generations(schema, 'claims')).toEqual([3, 4, 5])
     expect(await generations(schema, 'terminals')).toEqual([3, 4, 5])
     expect(await stores.claims.claim(claim('kept', T + DAY + 6 * HOUR, DAY, 'b'))).toMatchObject({
