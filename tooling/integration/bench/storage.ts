@@ -1,7 +1,8 @@
 /**
  * What a run left in a PostgreSQL schema, per delivery: rows, table bytes (heap and TOAST) and index bytes of
  * each table, read from the catalog (`pg_relation_size`, `pg_indexes_size`, exact row counts). The benches
- * print it as `storage:` lines; docs/capacity.md builds its capacity model on them.
+ * print it as `storage:` lines; docs/capacity.md builds its capacity model on them. A partitioned table is
+ * listed by its partitions (its own row holds no bytes and would count their rows twice).
  */
 import pg from 'pg'
 
@@ -40,7 +41,7 @@ export async function storageOf(url: string, schema: string, deliveries: number)
               s.n_dead_tup AS dead
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
          LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
-        WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') ORDER BY c.relname`,
+        WHERE n.nspname = $1 AND c.relkind = 'r' ORDER BY c.relname`,
       [schema],
     )
     const out: TableStorage[] = []
