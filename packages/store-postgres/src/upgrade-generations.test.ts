@@ -13,7 +13,7 @@ import {
 import { describe, expect, it } from 'vitest'
 import { SCHEMA_VERSION } from './migrations.js'
 import { openPostgresStores } from './open.js'
-import { schemaAtVersion } from './test-support.js'
+import { schemaAtVersion } from './testing/schema-at-version.js'
 
 const url = await resolveTestPostgresUrl()
 const T = 1_800_000_000

@@ -14,7 +14,7 @@ import { outboxEntry } from '@adwire/store-contract'
 import { describe, expect, it } from 'vitest'
 import { SCHEMA_VERSION } from './migrations.js'
 import { openPostgresStores } from './open.js'
-import { schemaAtVersion } from './test-support.js'
+import { schemaAtVersion } from './testing/schema-at-version.js'
 
 const url = await resolveTestPostgresUrl()
 /** A day's start on the simulated clock. */

@@ -3,7 +3,7 @@
  * release of that version left it, for the upgrade tests.
  */
 import { queryOnce } from '@adwire/vitest-config/postgres'
-import { MIGRATIONS } from './migrations.js'
+import { MIGRATIONS } from '../migrations.js'
 
 /**
  * Creates `schema` (a plain name) and applies migrations 1 to `version` to it, recorded as the migrator
