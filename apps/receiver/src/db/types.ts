@@ -169,4 +169,10 @@ export interface ReceiverDatabase {
 
   /** Deletes verification failures older than `before`; resolves with how many. */
   sweep(before: number): Promise<number>
+  /**
+   * Expires the events past their retention at `now` (Unix seconds) that have nothing left to forward:
+   * PostgreSQL drops their day partitions whole (and creates those ahead of `now`), SQLite deletes them in
+   * batches. Resolves with how many (for a dropped partition, the catalogue's estimate of its rows).
+   */
+  sweepEvents(now: number): Promise<number>
 }
