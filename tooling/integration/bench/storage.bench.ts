@@ -7,12 +7,15 @@
  * sweep of the expired records is timed (`sweep:` lines). docs/capacity.md builds its capacity model on these.
  * Then expiry at a steady rate (`expiry:` lines, bench/expiry.ts): the sender's outbox and webhook_activity over
  * 48 simulated hours, on PostgreSQL (time partitions dropped whole) and on SQLite (DELETE sweeps), with their
- * bytes at hour 24 and hour 48, and one partition dropped against the same rows deleted.
+ * bytes at hour 24 and hour 48, and one partition dropped against the same rows deleted. Then the receiver's
+ * own `receiver_events` the same way (`[expiry postgres receiver_events]`, `[expiry sqlite receiver_events]`,
+ * bench/events-expiry.ts): a day's retention, so that hour 48 holds what hour 24 did.
  *
  *   pnpm --filter @adwire/integration bench   (after `pnpm build`; needs ADWIRE_TEST_POSTGRES_URL)
  *   ADWIRE_BENCH_COUNT=600                    fewer deliveries (this bench sends twice the count)
  *   ADWIRE_BENCH_RATE=500                     outbox entries a simulated hour in the expiry part
  *   ADWIRE_BENCH_DROP_ROWS=200000             rows of the partition dropped against the same rows deleted
+ *   ADWIRE_BENCH_EVENT_RATE=1000              receiver events a simulated hour in the receiver_events expiry
  *   node --import tsx bench/storage.bench.ts  this file alone
  */
 import { generateSigningKey, signWebhook } from '@adwire/http-signatures'
@@ -23,6 +26,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { expiryPostgresReceiverEvents, expirySqliteReceiverEvents } from './events-expiry.js'
 import { HOUR, simulate } from './expiry.js'
 import { printStorage, storageOf, type Storage } from './storage.js'
 
@@ -251,3 +255,8 @@ for (const N of [Math.round(DROP_ROWS / 10), DROP_ROWS]) {
     rmSync(directory, { recursive: true, force: true })
   }
 }
+
+// The receiver's events at a steady rate, kept one day (bench/events-expiry.ts).
+const EVENT_RATE = Number(process.env.ADWIRE_BENCH_EVENT_RATE ?? 1000)
+await expiryPostgresReceiverEvents(postgresUrl, { start: START, rate: EVENT_RATE })
+await expirySqliteReceiverEvents({ start: START, rate: EVENT_RATE })

@@ -205,7 +205,8 @@ export async function openReceiverDatabase(
   const RECORD_TAKEOVER = `${insertEvent} ON CONFLICT (registration_id, idempotency_key) DO NOTHING RETURNING seq, publications`
   const EARLIER_OWNER = `SELECT seq, publications FROM ${events} WHERE registration_id = ? AND idempotency_key = ?`
   // PostgreSQL: one row per key across the partitions (see EVENTS_UNIQUENESS in schema.ts).
-  const RECORD_POSTGRES = `SELECT r_n AS n, r_seq AS seq, r_publications AS publications, r_recovered AS recovered
+  const RECORD_POSTGRES = `SELECT r_registration_id AS registration_id, r_idempotency_key AS idempotency_key,
+      r_seq AS seq, r_publications AS publications, r_recovered AS recovered
     FROM ${prefix}receiver_events_record(?::json)`
   /** PostgreSQL: records `group` (one round trip), results in its order. */
   async function recordOnPostgres(db: SqlExecutor, group: readonly NewEvent[]): Promise<RecordedEvent[]> {
@@ -226,12 +227,15 @@ export async function openReceiverDatabase(
         takeover: event.takeover === true,
       })),
     )
-    const rows = await db.all<Stored & { n: number; recovered: boolean }>(RECORD_POSTGRES, [argument])
-    const results: Array<RecordedEvent | undefined> = new Array(group.length)
-    for (const row of rows) results[row.n] = recorded(row, row.recovered)
-    for (const [index, event] of group.entries())
-      if (!results[index]) throw new Error(`receiver_events returned no row for ${event.idempotencyKey}`)
-    return results as RecordedEvent[]
+    const rows = await db.all<
+      Stored & { registration_id: string; idempotency_key: string; recovered: boolean }
+    >(RECORD_POSTGRES, [argument])
+    const byKey = new Map(rows.map((row) => [`${row.registration_id}\u0000${row.idempotency_key}`, row]))
+    return group.map((event) => {
+      const row = byKey.get(`${event.registrationId}\u0000${event.idempotencyKey}`)
+      if (!row) throw new Error(`receiver_events returned no row for ${event.idempotencyKey}`)
+      return recorded(row, row.recovered)
+    })
   }
   /** SQLite: deletes expired events, a batch a statement, yielding to the event loop in between. */
   async function sweepSqliteEvents(cutoff: number): Promise<number> {

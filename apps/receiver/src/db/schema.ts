@@ -81,11 +81,13 @@ CREATE INDEX IF NOT EXISTS receiver_failures_at ON receiver_failures (at);
  * How `receiver_events` keeps one row per (registration_id, idempotency_key) on PostgreSQL, where it is
  * partitioned by `received_at` and a unique index would have to include `received_at` (so could not say it).
  *
- * `receiver_events_record` takes a transaction advisory lock on (schema, registration_id, idempotency_key),
- * then, in a new statement, looks the key up in every partition (one probe of `receiver_events_key` each, a
- * partition a day of retention), then inserts, or adds one to `publications` (a second publication), or, for a
- * takeover, returns the row found (the earlier owner's publication, `recovered`). The lock is held to the
- * commit, so a second writer of the key waits and then, its statements running at READ COMMITTED (the
+ * `receiver_events_record` takes a transaction advisory lock on (schema, registration_id, idempotency_key) for
+ * each event of the group, in key order (groups sharing keys cannot deadlock), then, in a new statement, looks
+ * the group's keys up in every partition (one scan of each partition's `receiver_events_key`, on
+ * (idempotency_key, registration_id), for all the keys at once: a partition a day of retention), adds one to
+ * `publications` of each row found (a second publication) or, for a takeover, returns it (the earlier owner's
+ * publication, `recovered`, nothing written), and inserts the others in one statement. The locks are held to
+ * the commit, so a second writer of the key waits and then, its statements running at READ COMMITTED (the
  * receiver's stores run there), sees the first one's row: exactly what `ON CONFLICT` on the unique constraint
  * did before version 4.
  *
@@ -96,10 +98,12 @@ CREATE INDEX IF NOT EXISTS receiver_failures_at ON receiver_failures (at);
  * first owner still does. The advisory lock is uncontended in the inbox case (the claim's row lock has
  * already made a second delivery wait) and costs no storage.
  *
- * Beyond the claim's retention (`retentionSeconds`, 24 hours or more) a re-delivery of the key is published
- * again; the lookup still finds the event while it is kept (`publications` 2, the `published_twice` alarm), as
- * before. Once the event has expired (its partition dropped, `EVENT_RETENTION_DAYS`), the key is new again: a
- * re-delivery then stores a new row with `publications` 1 (before version 4 the row was kept forever).
+ * Beyond the claim's retention (`retentionSeconds` of @adwire/webhooks: at least a day, or the registration's
+ * retry horizon when longer) a re-delivery of the key is published again; the lookup still finds the event
+ * while it is kept (`publications` 2, the `published_twice` alarm), as before. Once the event has expired (its
+ * partition dropped, `EVENT_RETENTION_DAYS`), the key is new again: a re-delivery then stores a new row with
+ * `publications` 1 (before version 4 the row was kept forever). The cost of the lookup grows with the
+ * partitions kept (one index scan each per group), not with the rows.
  */
 export const EVENTS_UNIQUENESS = 'receiver_events_record'
 
@@ -144,54 +148,81 @@ CREATE TABLE IF NOT EXISTS ${s}.receiver_events (
   PRIMARY KEY (seq, received_at)
 ) PARTITION BY RANGE (received_at);
 CREATE TABLE IF NOT EXISTS ${s}.receiver_events_default PARTITION OF ${s}.receiver_events DEFAULT;
-CREATE INDEX IF NOT EXISTS receiver_events_key ON ${s}.receiver_events (registration_id, idempotency_key);
+CREATE INDEX IF NOT EXISTS receiver_events_key ON ${s}.receiver_events (idempotency_key, registration_id);
 CREATE INDEX IF NOT EXISTS receiver_events_registration ON ${s}.receiver_events (registration_id, seq);
 CREATE INDEX IF NOT EXISTS receiver_events_forward ON ${s}.receiver_events (forward_next_at)
   WHERE forward_state = 'pending';
 -- Records published events, one (registration_id, idempotency_key) a row across every partition: see
 -- EVENTS_UNIQUENESS in schema.ts. p_events: a JSON array of objects with the columns below and n, the
--- event's place in the caller's list; returns one row per event.
+-- event's place in the caller's list (distinct keys; rows are inserted in that order); returns one row per
+-- event, by key.
 CREATE OR REPLACE FUNCTION ${s}.receiver_events_record(p_events json)
-RETURNS TABLE (r_n integer, r_seq bigint, r_publications integer, r_recovered boolean)
+RETURNS TABLE (r_registration_id text, r_idempotency_key text, r_seq bigint, r_publications integer,
+  r_recovered boolean)
 LANGUAGE plpgsql AS $fn$
 DECLARE
-  e record;
-  v_seq bigint;
-  v_at double precision;
-  v_publications integer;
+  v_row record;
+  v_keys text[];
+  v_pairs text[];
+  v_takeovers text[];
+  v_found text[] := '{}';
 BEGIN
   -- Keys locked in one order by every caller: two groups sharing keys cannot deadlock on them.
-  FOR e IN
-    SELECT * FROM json_to_recordset(p_events) AS x(n integer, registration_id text, idempotency_key text,
-      sender text, operation_id text, task_id text, task_type text, status text, terminal boolean,
-      received_at double precision, payload text, forward boolean, takeover boolean)
-     ORDER BY x.registration_id, x.idempotency_key
+  FOR v_row IN
+    SELECT DISTINCT x.registration_id, x.idempotency_key
+      FROM json_to_recordset(p_events) AS x(registration_id text, idempotency_key text)
+     ORDER BY 1, 2
   LOOP
     PERFORM pg_advisory_xact_lock(hashtextextended(
-      json_build_array(${literal}, 'receiver_event', e.registration_id, e.idempotency_key)::text, 0));
-    -- A new statement after the lock: at READ COMMITTED it sees what the lock's last holder committed.
-    SELECT x.seq, x.received_at, x.publications INTO v_seq, v_at, v_publications
-      FROM ${s}.receiver_events x
-     WHERE x.registration_id = e.registration_id AND x.idempotency_key = e.idempotency_key
-     LIMIT 1;
-    r_n := e.n;
-    IF NOT FOUND THEN
-      INSERT INTO ${s}.receiver_events AS x (registration_id, idempotency_key, sender, operation_id, task_id,
-          task_type, status, terminal, received_at, payload, publications, forward_state, forward_next_at)
-        VALUES (e.registration_id, e.idempotency_key, e.sender, e.operation_id, e.task_id, e.task_type,
-          e.status, e.terminal, e.received_at, e.payload, 1,
-          CASE WHEN e.forward THEN 'pending' ELSE 'none' END, CASE WHEN e.forward THEN e.received_at END)
-        RETURNING x.seq INTO v_seq;
-      r_seq := v_seq; r_publications := 1; r_recovered := false;
-    ELSIF e.takeover THEN
+      json_build_array(${literal}, 'receiver_event', v_row.registration_id, v_row.idempotency_key)::text, 0));
+  END LOOP;
+  SELECT array_agg(x.idempotency_key), array_agg(x.registration_id || chr(31) || x.idempotency_key),
+         coalesce(array_agg(x.registration_id || chr(31) || x.idempotency_key) FILTER (WHERE x.takeover), '{}')
+    INTO v_keys, v_pairs, v_takeovers
+    FROM json_to_recordset(p_events) AS x(registration_id text, idempotency_key text, takeover boolean);
+  -- A new statement after the locks: at READ COMMITTED it sees what their last holders committed. One scan
+  -- of each partition's receiver_events_key for the whole group (never a scan of the table).
+  FOR v_row IN
+    SELECT e.seq, e.received_at, e.publications, e.registration_id, e.idempotency_key
+      FROM ${s}.receiver_events e
+     WHERE e.idempotency_key = ANY (v_keys)
+       AND e.registration_id || chr(31) || e.idempotency_key = ANY (v_pairs)
+  LOOP
+    v_found := v_found || (v_row.registration_id || chr(31) || v_row.idempotency_key);
+    r_registration_id := v_row.registration_id;
+    r_idempotency_key := v_row.idempotency_key;
+    r_seq := v_row.seq;
+    IF (v_row.registration_id || chr(31) || v_row.idempotency_key) = ANY (v_takeovers) THEN
       -- The earlier owner's publication of this same event: nothing written.
-      r_seq := v_seq; r_publications := v_publications; r_recovered := true;
+      r_publications := v_row.publications;
+      r_recovered := true;
     ELSE
-      UPDATE ${s}.receiver_events x SET publications = x.publications + 1
-       WHERE x.seq = v_seq AND x.received_at = v_at
-       RETURNING x.publications INTO v_publications;
-      r_seq := v_seq; r_publications := v_publications; r_recovered := false;
+      -- The same key published again: counted, never hidden.
+      UPDATE ${s}.receiver_events e SET publications = e.publications + 1
+       WHERE e.seq = v_row.seq AND e.received_at = v_row.received_at
+       RETURNING e.publications INTO r_publications;
+      r_recovered := false;
     END IF;
+    RETURN NEXT;
+  END LOOP;
+  FOR v_row IN
+    INSERT INTO ${s}.receiver_events AS e (registration_id, idempotency_key, sender, operation_id, task_id,
+        task_type, status, terminal, received_at, payload, publications, forward_state, forward_next_at)
+      SELECT x.registration_id, x.idempotency_key, x.sender, x.operation_id, x.task_id, x.task_type, x.status,
+          x.terminal, x.received_at, x.payload, 1, CASE WHEN x.forward THEN 'pending' ELSE 'none' END,
+          CASE WHEN x.forward THEN x.received_at END
+        FROM json_to_recordset(p_events) AS x(n integer, registration_id text, idempotency_key text,
+          sender text, operation_id text, task_id text, task_type text, status text, terminal boolean,
+          received_at double precision, payload text, forward boolean)
+       WHERE NOT (x.registration_id || chr(31) || x.idempotency_key) = ANY (v_found)
+       ORDER BY x.n
+      RETURNING e.registration_id, e.idempotency_key, e.seq
+  LOOP
+    r_registration_id := v_row.registration_id;
+    r_idempotency_key := v_row.idempotency_key;
+    r_seq := v_row.seq;
+    r_publications := 1;
+    r_recovered := false;
     RETURN NEXT;
   END LOOP;
 END
