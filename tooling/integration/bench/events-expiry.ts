@@ -16,9 +16,10 @@ import { dropSchema, freshSchema } from '../src/receiver-support.js'
 export interface SimulatedEvents {
   /** Bytes at the end of hour 24 and hour 48. */
   readonly bytes: { readonly at24: number; readonly at48: number }
-  /** Events written, and those the sweeps reported expired. */
+  /** Events kept at the end of hour 24 and hour 48. */
+  readonly rows: { readonly at24: number; readonly at48: number }
+  /** Events written. */
   readonly events: number
-  readonly expired: number
   /** Milliseconds of all the hourly sweeps together, and the slowest one. */
   readonly sweepMs: number
   readonly slowestSweepMs: number
@@ -45,19 +46,23 @@ const payloadOf = (key: string, index: number) =>
     message: 'x'.repeat(300),
   })
 
-/** Runs the 48 simulated hours from `start` on `db`; `bytes()` is what the events take now. */
+/**
+ * Runs the 48 simulated hours from `start` on `db`; `bytes()` is what the events take now, `rows()` how many
+ * are kept.
+ */
 export async function simulateEvents(
   db: ReceiverDatabase,
   bytes: () => Promise<number>,
+  rows: () => Promise<number>,
   options: { readonly start: number; readonly rate: number; readonly tag: string },
 ): Promise<SimulatedEvents> {
   const { start, rate, tag } = options
   let at24 = 0
+  let rowsAt24 = 0
   let sweepMs = 0
   let slowestSweepMs = 0
   let recordMs = 0
   let events = 0
-  let expired = 0
   for (let hour = 0; hour < 48; hour += 1) {
     for (let first = 0; first < rate; first += GROUP) {
       const now = start + hour * HOUR + (first / rate) * HOUR
@@ -86,13 +91,23 @@ export async function simulateEvents(
       await db.markForwardedMany(jobs, now + 0.1)
     }
     const began = performance.now()
-    expired += await db.sweepEvents(start + (hour + 1) * HOUR)
+    await db.sweepEvents(start + (hour + 1) * HOUR)
     const took = performance.now() - began
     sweepMs += took
     slowestSweepMs = Math.max(slowestSweepMs, took)
-    if (hour === 23) at24 = await bytes()
+    if (hour === 23) {
+      at24 = await bytes()
+      rowsAt24 = await rows()
+    }
   }
-  return { bytes: { at24, at48: await bytes() }, events, expired, sweepMs, slowestSweepMs, recordMs }
+  return {
+    bytes: { at24, at48: await bytes() },
+    rows: { at24: rowsAt24, at48: await rows() },
+    events,
+    sweepMs,
+    slowestSweepMs,
+    recordMs,
+  }
 }
 
 /** Events are kept one day: hour 48 holds what hour 24 did. */
@@ -100,7 +115,7 @@ const EVENT_RETENTION = 86_400
 const mb = (bytes: number) => `${(bytes / 1_048_576).toFixed(2)} MB`
 const summary = (result: SimulatedEvents) =>
   `${result.events} events recorded in ${result.recordMs.toFixed(0)} ms (${((result.recordMs * 1000) / result.events).toFixed(0)} µs an event, groups of 50), ` +
-  `${result.expired} expired by hourly sweeps taking ${result.sweepMs.toFixed(0)} ms in all, slowest ${result.slowestSweepMs.toFixed(0)} ms`
+  `${result.rows.at24} and ${result.rows.at48} kept at hours 24 and 48, hourly sweeps taking ${result.sweepMs.toFixed(0)} ms in all, slowest ${result.slowestSweepMs.toFixed(0)} ms`
 
 /** `[expiry postgres receiver_events]`: day partitions dropped past retention. */
 export async function expiryPostgresReceiverEvents(
@@ -122,7 +137,12 @@ export async function expiryPostgresReceiverEvents(
       )
       return Number(rows[0]!.bytes)
     }
-    const result = await simulateEvents(storage.db, bytes, { ...options, tag: 'pg' })
+    const rows = async () =>
+      Number(
+        (await client.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".receiver_events`)).rows[0]!
+          .n,
+      )
+    const result = await simulateEvents(storage.db, bytes, rows, { ...options, tag: 'pg' })
     console.log(
       `\n[expiry postgres receiver_events] ${options.rate} events a simulated hour for 48 h, each forwarded, kept 1 day, day partitions dropped: ` +
         `bytes at hour 24 ${mb(result.bytes.at24)}, at hour 48 ${mb(result.bytes.at48)}; ${summary(result)}`,
@@ -147,7 +167,8 @@ export async function expirySqliteReceiverEvents(options: {
   )
   // A second connection reads the pages the file holds (WAL included) and those free for reuse.
   const reader = new DatabaseSync(file, { readOnly: true })
-  const pragma = (name: string) => Number(Object.values(reader.prepare(`PRAGMA ${name}`).get()!)[0])
+  const scalar = (sql: string) => Number(Object.values(reader.prepare(sql).get()!)[0])
+  const pragma = (name: string) => scalar(`PRAGMA ${name}`)
   let inUse = { at24: 0, at48: 0 }
   try {
     const bytes = async () => {
@@ -156,7 +177,8 @@ export async function expirySqliteReceiverEvents(options: {
       inUse = inUse.at24 === 0 ? { at24: used, at48: 0 } : { ...inUse, at48: used }
       return pragma('page_count') * size
     }
-    const result = await simulateEvents(storage.db, bytes, { ...options, tag: 'sqlite' })
+    const rows = async () => scalar('SELECT count(*) FROM receiver_events')
+    const result = await simulateEvents(storage.db, bytes, rows, { ...options, tag: 'sqlite' })
     console.log(
       `[expiry sqlite receiver_events] the same, DELETE sweeps in batches of 1,000: file bytes at hour 24 ${mb(result.bytes.at24)}, at hour 48 ${mb(result.bytes.at48)} ` +
         `(pages in use ${mb(inUse.at24)} and ${mb(inUse.at48)}); ${summary(result)}`,
