@@ -162,24 +162,24 @@ RETURNS TABLE (r_registration_id text, r_idempotency_key text, r_seq bigint, r_p
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_row record;
+  v_index integer;
+  v_registrations text[];
   v_keys text[];
   v_pairs text[];
   v_takeovers text[];
   v_found text[] := '{}';
 BEGIN
-  -- Keys locked in one order by every caller: two groups sharing keys cannot deadlock on them.
-  FOR v_row IN
-    SELECT DISTINCT x.registration_id, x.idempotency_key
-      FROM json_to_recordset(p_events) AS x(registration_id text, idempotency_key text)
-     ORDER BY 1, 2
-  LOOP
-    PERFORM pg_advisory_xact_lock(hashtextextended(
-      json_build_array(${literal}, 'receiver_event', v_row.registration_id, v_row.idempotency_key)::text, 0));
-  END LOOP;
-  SELECT array_agg(x.idempotency_key), array_agg(x.registration_id || chr(31) || x.idempotency_key),
+  -- The group's keys, in one order for every caller: two groups sharing keys cannot deadlock on their locks.
+  SELECT array_agg(x.registration_id ORDER BY x.registration_id, x.idempotency_key),
+         array_agg(x.idempotency_key ORDER BY x.registration_id, x.idempotency_key),
+         array_agg(x.registration_id || chr(31) || x.idempotency_key),
          coalesce(array_agg(x.registration_id || chr(31) || x.idempotency_key) FILTER (WHERE x.takeover), '{}')
-    INTO v_keys, v_pairs, v_takeovers
+    INTO v_registrations, v_keys, v_pairs, v_takeovers
     FROM json_to_recordset(p_events) AS x(registration_id text, idempotency_key text, takeover boolean);
+  FOR v_index IN 1 .. coalesce(cardinality(v_keys), 0) LOOP
+    PERFORM pg_advisory_xact_lock(hashtextextended(
+      json_build_array(${literal}, 'receiver_event', v_registrations[v_index], v_keys[v_index])::text, 0));
+  END LOOP;
   -- A new statement after the locks: at READ COMMITTED it sees what their last holders committed. One scan
   -- of each partition's receiver_events_key for the whole group (never a scan of the table).
   FOR v_row IN
