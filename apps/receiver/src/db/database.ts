@@ -2,9 +2,11 @@
  * The receiver's tables, written once for SQLite and PostgreSQL on the driver of @adwire/sql: on the
  * connection of the @adwire/store-sqlite stores (one file, WAL, synchronous=FULL: an acknowledged delivery's
  * event row is on disk), or in the schema and on the pool of the @adwire/store-postgres stores (every instance
- * pointed at the schema shares registrations, events and the admin token). The dialects differ only in the
- * table definitions and their migration (see `migrate`); the forwarding queue is the lease queue of
- * @adwire/sql on the event rows.
+ * pointed at the schema shares registrations, events and the admin token). The dialects differ in the table
+ * definitions and their migration (see `migrate`), and in how events are written and expire: on PostgreSQL
+ * `receiver_events` is partitioned by day (written through `receiver_events_record`, one row per key across
+ * the partitions; expired by dropping day partitions), on SQLite it is one table with a unique key (expired by
+ * a DELETE in batches). The forwarding queue is the lease queue of @adwire/sql on the event rows.
  */
 import { assertSchemaVersion, migratePostgres, migrateSqlite } from '@adwire/service-kit'
 import { maintainOwnPartitions, type PartitionedTable } from '@adwire/store-postgres'

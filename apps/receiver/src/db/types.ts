@@ -136,8 +136,9 @@ export interface ReceiverDatabase {
    */
   recordEvent(event: NewEvent, transaction?: InboxTransactionHandle): Promise<RecordedEvent>
   /**
-   * {@link recordEvent} for several events at once (PostgreSQL: one statement for all but takeovers), results
-   * in the same order. The events must have distinct (registration, idempotency key) pairs.
+   * {@link recordEvent} for several events at once (PostgreSQL: one call for every 500; SQLite: one statement
+   * for all but takeovers), results in the same order. The events must have distinct (registration,
+   * idempotency key) pairs.
    */
   recordEvents(events: readonly NewEvent[], transaction?: InboxTransactionHandle): Promise<RecordedEvent[]>
   /** The latest `limit` events of a registration, oldest first. */
