@@ -167,7 +167,10 @@ DECLARE
   v_keys text[];
   v_pairs text[];
   v_takeovers text[];
-  v_found text[] := '{}';
+  v_seqs bigint[];
+  v_times double precision[];
+  v_counts integer[];
+  v_hits text[];
 BEGIN
   -- The group's keys, in one order for every caller: two groups sharing keys cannot deadlock on their locks.
   SELECT array_agg(x.registration_id ORDER BY x.registration_id, x.idempotency_key),
@@ -180,26 +183,35 @@ BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended(
       json_build_array(${literal}, 'receiver_event', v_registrations[v_index], v_keys[v_index])::text, 0));
   END LOOP;
-  -- A new statement after the locks: at READ COMMITTED it sees what their last holders committed. One scan
-  -- of each partition's receiver_events_key for the whole group (never a scan of the table).
-  FOR v_row IN
-    SELECT e.seq, e.received_at, e.publications, e.registration_id, e.idempotency_key
+  -- A new statement after the locks: at READ COMMITTED it sees what their last holders committed. One index
+  -- scan of each partition's receiver_events_key: for one key, a plain probe; for a group, one scan for all
+  -- its keys (never a scan of the table).
+  IF cardinality(v_keys) = 1 THEN
+    SELECT array_agg(e.seq), array_agg(e.received_at), array_agg(e.publications),
+           array_agg(e.registration_id || chr(31) || e.idempotency_key)
+      INTO v_seqs, v_times, v_counts, v_hits
+      FROM ${s}.receiver_events e
+     WHERE e.idempotency_key = v_keys[1] AND e.registration_id = v_registrations[1];
+  ELSE
+    SELECT array_agg(e.seq), array_agg(e.received_at), array_agg(e.publications),
+           array_agg(e.registration_id || chr(31) || e.idempotency_key)
+      INTO v_seqs, v_times, v_counts, v_hits
       FROM ${s}.receiver_events e
      WHERE e.idempotency_key = ANY (v_keys)
-       AND e.registration_id || chr(31) || e.idempotency_key = ANY (v_pairs)
-  LOOP
-    v_found := v_found || (v_row.registration_id || chr(31) || v_row.idempotency_key);
-    r_registration_id := v_row.registration_id;
-    r_idempotency_key := v_row.idempotency_key;
-    r_seq := v_row.seq;
-    IF (v_row.registration_id || chr(31) || v_row.idempotency_key) = ANY (v_takeovers) THEN
+       AND e.registration_id || chr(31) || e.idempotency_key = ANY (v_pairs);
+  END IF;
+  FOR v_index IN 1 .. coalesce(cardinality(v_seqs), 0) LOOP
+    r_registration_id := split_part(v_hits[v_index], chr(31), 1);
+    r_idempotency_key := substr(v_hits[v_index], length(r_registration_id) + 2);
+    r_seq := v_seqs[v_index];
+    IF v_hits[v_index] = ANY (v_takeovers) THEN
       -- The earlier owner's publication of this same event: nothing written.
-      r_publications := v_row.publications;
+      r_publications := v_counts[v_index];
       r_recovered := true;
     ELSE
       -- The same key published again: counted, never hidden.
       UPDATE ${s}.receiver_events e SET publications = e.publications + 1
-       WHERE e.seq = v_row.seq AND e.received_at = v_row.received_at
+       WHERE e.seq = v_seqs[v_index] AND e.received_at = v_times[v_index]
        RETURNING e.publications INTO r_publications;
       r_recovered := false;
     END IF;
@@ -214,7 +226,7 @@ BEGIN
         FROM json_to_recordset(p_events) AS x(n integer, registration_id text, idempotency_key text,
           sender text, operation_id text, task_id text, task_type text, status text, terminal boolean,
           received_at double precision, payload text, forward boolean)
-       WHERE NOT (x.registration_id || chr(31) || x.idempotency_key) = ANY (v_found)
+       WHERE v_hits IS NULL OR NOT (x.registration_id || chr(31) || x.idempotency_key) = ANY (v_hits)
        ORDER BY x.n
       RETURNING e.registration_id, e.idempotency_key, e.seq
   LOOP
