@@ -5,7 +5,8 @@
 import type { ClaimInput, ClaimRef, ClaimResult, ClaimStore } from '@adwire/webhooks'
 import type { Database, Statement } from './database.js'
 import { StoreError } from './errors.js'
-import { sweepCounted } from './sweep.js'
+import { CLAIM_GENERATIONS, maintainGenerations, type GenerationMaintenance } from './generations.js'
+import { foldStripes } from './sweep.js'
 
 interface ClaimRow {
   o_outcome: 'claimed' | 'takeover' | 'processing' | 'completed' | 'conflict' | 'capacity'
@@ -27,6 +28,7 @@ export class PostgresClaimStore implements ClaimStore {
   readonly #claim: Statement
   readonly #complete: Statement
   readonly #release: Statement
+  readonly #swept: Statement
 
   constructor(database: Database) {
     this.#database = database
@@ -37,7 +39,14 @@ export class PostgresClaimStore implements ClaimStore {
     this.#complete = database.statement(
       'claim_complete',
       `UPDATE $schema.claims SET result = CASE WHEN state = 'processing' THEN $5 ELSE result END, state = 'completed'
-        WHERE namespace = $1 AND scope = $2 AND key = $3 AND fence = $4`,
+        WHERE namespace = $1 AND scope = $2 AND key = $3 AND fence = $4
+          AND expires_at > coalesce((SELECT swept_until FROM $schema.generation_clock WHERE family = 'claims'),
+                                    '-Infinity'::float8)`,
+    )
+    this.#swept = database.statement(
+      'claim_swept',
+      `UPDATE $schema.generation_clock SET swept_until = greatest(coalesce(swept_until, $1::float8), $1::float8)
+        WHERE family = 'claims'`,
     )
     this.#release = database.statement(
       'claim_release',
@@ -100,13 +109,26 @@ export class PostgresClaimStore implements ClaimStore {
     await this.#database.run(this.#release, [ref.namespace, ref.scope, ref.key, ref.fence])
   }
 
-  /** Deletes records past their retention (and their scopes' counters when empty); resolves with how many. */
+  /**
+   * Expires records past their retention by dropping whole generations (migration 6): rotates the current
+   * generation when it is due, drops the older ones whose records have all expired, folds the counter stripes
+   * of gone backends. Resolves with the records of the generations dropped (a record expired in a generation
+   * still holding live ones waits for it, unseen by every decision).
+   */
   async sweep(now: number): Promise<number> {
-    return sweepCounted(this.#database, now, {
-      records: 'claims',
+    // A record expired by now is one this sweep deleted until version 5: completing it answers false.
+    await this.#database.run(this.#swept, [now])
+    const maintenance = await this.maintain(now)
+    await foldStripes(this.#database, {
       counters: 'claim_scope_counts',
       keys: ['namespace', 'scope'],
       count: 'records',
     })
+    return maintenance.rows
+  }
+
+  /** The generations' maintenance alone (`generations.ts`), also run on open. */
+  maintain(now: number): Promise<GenerationMaintenance> {
+    return maintainGenerations(this.#database, CLAIM_GENERATIONS, now)
   }
 }

@@ -34,6 +34,8 @@ if (!url) {
       convergence: stores.convergence,
       outbox: stores.outbox,
       replay: stores.replay,
+      // Claims, terminal records and nonces go with their generation's partition (migration 6).
+      expiresByPartition: true,
       async replayRows(keyid, now) {
         const { rows } = await stores.pool.query<{ stored: number; live: number }>(
           `SELECT count(*)::int AS stored, (count(*) FILTER (WHERE expires_at > $2))::int AS live

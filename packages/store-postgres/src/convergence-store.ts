@@ -4,6 +4,7 @@
  */
 import type { ConvergenceResult, ConvergenceStore, TaskObservation } from '@adwire/webhooks'
 import type { Database, Statement } from './database.js'
+import { TERMINAL_GENERATIONS, maintainGenerations, type GenerationMaintenance } from './generations.js'
 
 interface TerminalRow {
   comparison: string
@@ -27,26 +28,15 @@ export class PostgresConvergenceStore implements ConvergenceStore {
   readonly #observeOther: Statement
   readonly #settle: Statement
   readonly #release: Statement
-  readonly #sweep: Statement
 
   constructor(database: Database) {
     this.#database = database
-    // $4 owner, $5 now; the row is taken over when it expired, or when the same outcome is still being
-    // published and its owner is this delivery or its lease ended.
-    const takes = `(t.expires_at <= $5 OR (t.comparison = excluded.comparison AND t.state = 'publishing'
-                     AND (t.owner = excluded.owner OR t.lease_until <= $5)))`
-    const fresh = 't.expires_at <= $5'
+    // The decision of migration 6's observe_terminal: the row is taken over when it expired, or when the same
+    // outcome is still being published and its owner is this delivery or its lease ended.
     this.#observeTerminal = database.statement(
       'convergence_observe',
-      `INSERT INTO $schema.terminals AS t (sender, task_id, comparison, state, owner, lease_until, expires_at)
-       VALUES ($1, $2, $3, 'publishing', $4, $5::float8 + $6::float8, $5::float8 + $7::float8)
-       ON CONFLICT (sender, task_id) DO UPDATE SET
-         comparison = CASE WHEN ${fresh} THEN excluded.comparison ELSE t.comparison END,
-         state = CASE WHEN ${fresh} THEN 'publishing' ELSE t.state END,
-         owner = CASE WHEN ${takes} THEN excluded.owner ELSE t.owner END,
-         lease_until = CASE WHEN ${takes} THEN excluded.lease_until ELSE t.lease_until END,
-         expires_at = CASE WHEN ${fresh} THEN excluded.expires_at ELSE t.expires_at END
-       RETURNING comparison, state, owner`,
+      `SELECT o_comparison AS comparison, o_state AS state, o_owner AS owner
+         FROM $schema.observe_terminal($1, $2, $3, $4, $5::float8, $6::float8, $7::float8)`,
     )
     this.#observeOther = database.statement(
       'convergence_observe_other',
@@ -59,10 +49,6 @@ export class PostgresConvergenceStore implements ConvergenceStore {
     this.#release = database.statement(
       'convergence_release',
       `UPDATE $schema.terminals SET lease_until = 0 WHERE sender = $1 AND task_id = $2 AND owner = $3 AND state = 'publishing'`,
-    )
-    this.#sweep = database.statement(
-      'convergence_sweep',
-      'DELETE FROM $schema.terminals WHERE expires_at <= $1',
     )
   }
 
@@ -100,8 +86,16 @@ export class PostgresConvergenceStore implements ConvergenceStore {
     await this.#database.run(this.#release, [sender, taskId, deliveryKey])
   }
 
-  /** Deletes terminal records past their retention; resolves with how many. */
+  /**
+   * Expires terminal records by dropping whole generations (migration 6; see PostgresClaimStore.sweep).
+   * Resolves with the catalogue's estimate of the records of the generations dropped.
+   */
   async sweep(now: number): Promise<number> {
-    return (await this.#database.run(this.#sweep, [now])).rowCount
+    return (await this.maintain(now)).rows
+  }
+
+  /** The generations' maintenance alone (`generations.ts`), also run on open. */
+  maintain(now: number): Promise<GenerationMaintenance> {
+    return maintainGenerations(this.#database, TERMINAL_GENERATIONS, now)
   }
 }

@@ -15,3 +15,10 @@ export type { PostgresInboxOptions } from './inbox.js'
 export { maintainOwnPartitions, migratePostgres, type PostgresTarget } from './own-tables.js'
 export { ACTIVITY_PARTITIONS, OUTBOX_PARTITIONS } from './outbox-store.js'
 export type { Maintenance, PartitionedTable } from './partitions.js'
+export {
+  CLAIM_GENERATIONS,
+  REPLAY_GENERATIONS,
+  TERMINAL_GENERATIONS,
+  type GenerationFamily,
+  type GenerationMaintenance,
+} from './generations.js'

@@ -12,6 +12,7 @@ import { mediaBuysSchema } from './schema-v2.js'
 import { inboxSchema } from './schema-v3.js'
 import { stripedCountersSchema } from './schema-v4.js'
 import { partitionsSchema } from './schema-v5.js'
+import { generationsSchema } from './schema-v6.js'
 
 /** One schema change; `sql` receives the quoted schema name. */
 export interface Migration {
@@ -42,6 +43,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 5,
     name: 'time partitions: the outbox by deadline and webhook_activity by time, expired by dropping partitions',
     sql: partitionsSchema,
+  },
+  {
+    version: 6,
+    name: 'generations: claims, terminals and nonces partitioned by generation, expired by dropping partitions',
+    sql: generationsSchema,
   },
 ]
 

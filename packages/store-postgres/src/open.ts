@@ -95,8 +95,9 @@ export interface PostgresStores {
   /** The pool the stores run on (the given one, or the one created from the connection string). */
   readonly pool: pg.Pool
   /**
-   * Expires everything past its retention at `now` (Unix seconds): deletes claims, terminal records and nonces,
-   * drops the outbox's and webhook_activity's time partitions past retention and creates those ahead of `now`.
+   * Expires everything past its retention at `now` (Unix seconds): rotates the generations of claims, terminal
+   * records and nonces and drops those whose rows have all expired, drops the outbox's and webhook_activity's
+   * time partitions past retention and creates those ahead of `now`.
    * Run it every minute or so from one instance or all.
    */
   sweep(now: number): Promise<SweepCounts>
@@ -160,6 +161,9 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     const now = options.now?.() ?? Date.now() / 1000
     await outbox.maintain(OUTBOX_PARTITIONS, now)
     await outbox.maintain(ACTIVITY_PARTITIONS, now)
+    await claims.maintain(now)
+    await convergence.maintain(now)
+    await replay.maintain(now)
   } catch (error) {
     if (owned) await pool.end().catch(() => {})
     throw error

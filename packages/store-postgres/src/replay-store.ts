@@ -5,7 +5,8 @@
 import type { RememberOutcome, ReplayStore } from '@adwire/http-signatures'
 import type { Database, Statement } from './database.js'
 import { StoreError } from './errors.js'
-import { sweepCounted } from './sweep.js'
+import { REPLAY_GENERATIONS, maintainGenerations, type GenerationMaintenance } from './generations.js'
+import { foldStripes } from './sweep.js'
 
 /** How long a step 9a read may answer for its keyid, ms, and how many keyids are remembered at most. */
 const MEMO_MS = 1_000
@@ -110,14 +111,19 @@ export class PostgresReplayStore implements ReplayStore {
     return outcome
   }
 
-  /** Deletes nonces expired at `now` (and the counters of keyids left empty); resolves with how many. */
+  /**
+   * Expires nonces by dropping whole generations (migration 6; see {@link PostgresClaimStore.sweep}) and folds
+   * the counter stripes of gone backends. Resolves with the nonces of the generations dropped.
+   */
   async sweep(now: number): Promise<number> {
-    return sweepCounted(this.#database, now, {
-      records: 'replay_nonces',
-      counters: 'replay_key_counts',
-      keys: ['keyid'],
-      count: 'entries',
-    })
+    const maintenance = await this.maintain(now)
+    await foldStripes(this.#database, { counters: 'replay_key_counts', keys: ['keyid'], count: 'entries' })
+    return maintenance.rows
+  }
+
+  /** The generations' maintenance alone (`generations.ts`), also run on open. */
+  maintain(now: number): Promise<GenerationMaintenance> {
+    return maintainGenerations(this.#database, REPLAY_GENERATIONS, now)
   }
 }
 

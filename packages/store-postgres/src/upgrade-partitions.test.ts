@@ -12,8 +12,9 @@ import {
 } from '@adwire/vitest-config/postgres'
 import { outboxEntry } from '@adwire/store-contract'
 import { describe, expect, it } from 'vitest'
-import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js'
+import { SCHEMA_VERSION } from './migrations.js'
 import { openPostgresStores } from './open.js'
+import { schemaAtVersion } from './test-support.js'
 
 const url = await resolveTestPostgresUrl()
 /** A day's start on the simulated clock. */
@@ -24,18 +25,7 @@ describe.skipIf(!url)('upgrading a version 4 schema to time partitions', () => {
     const schema = freshSchemaName()
     const quoted = `"${schema}"`
     try {
-      await queryOnce(url!, `CREATE SCHEMA ${quoted}`)
-      await queryOnce(
-        url!,
-        `CREATE TABLE ${quoted}.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
-      )
-      for (const migration of MIGRATIONS.filter((candidate) => candidate.version <= 4)) {
-        await queryOnce(url!, migration.sql(quoted))
-        await queryOnce(url!, `INSERT INTO ${quoted}.schema_migrations (version, name) VALUES ($1, $2)`, [
-          migration.version,
-          migration.name,
-        ])
-      }
+      await schemaAtVersion(url!, schema, 4)
       // Version 4's rows: a nonce, a claim, a terminal record, two pending entries of one media buy (the second
       // its final report), a delivered one with its activity row, and the buy's pending rows and closing.
       await queryOnce(url!, `SELECT ${quoted}.remember_nonce('kid-old', 'n1', $1, NULL, $2)`, [T + 300, T])
@@ -103,7 +93,15 @@ describe.skipIf(!url)('upgrading a version 4 schema to time partitions', () => {
              JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 ORDER BY 1`,
           [schema],
         )
-        expect(partitioned.map((row) => row.name)).toEqual(['outbox', 'webhook_activity'])
+        expect(partitioned.map((row) => row.name)).toEqual([
+          'claim_scope_counts',
+          'claims',
+          'outbox',
+          'replay_key_counts',
+          'replay_nonces',
+          'terminals',
+          'webhook_activity',
+        ])
         // The rows went into partitions of their ranges, created by the migration.
         expect(
           await queryOnce(url!, `SELECT idempotency_key FROM ${quoted}."webhook_activity_p${T - 86_400}"`),

@@ -1,7 +1,8 @@
 /**
  * What a run left in a PostgreSQL schema, per delivery: rows, table bytes (heap and TOAST) and index bytes of
  * each table, read from the catalog (`pg_relation_size`, `pg_indexes_size`, exact row counts). The benches
- * print it as `storage:` lines; docs/capacity.md builds its capacity model on them.
+ * print it as `storage:` lines; docs/capacity.md builds its capacity model on them. A partitioned table is
+ * listed by its partitions (its own row holds no bytes and would count their rows twice).
  */
 import pg from 'pg'
 
@@ -34,18 +35,13 @@ export async function storageOf(url: string, schema: string, deliveries: number)
       index_bytes: string
       dead: string | null
     }>(
-      // A partitioned table counts as one, with its partitions' bytes (the partitions are not listed).
       `SELECT c.relname AS table,
-              sum(pg_relation_size(l.oid) + coalesce(pg_total_relation_size(nullif(l.reltoastrelid, 0)), 0)) AS table_bytes,
-              sum(pg_indexes_size(l.oid)) AS index_bytes,
-              sum(s.n_dead_tup) AS dead
+              pg_relation_size(c.oid) + coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0) AS table_bytes,
+              pg_indexes_size(c.oid) AS index_bytes,
+              s.n_dead_tup AS dead
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-         CROSS JOIN LATERAL (SELECT relid FROM pg_partition_tree(c.oid) WHERE isleaf
-                             UNION ALL SELECT c.oid WHERE c.relkind = 'r') t
-         JOIN pg_class l ON l.oid = t.relid
-         LEFT JOIN pg_stat_user_tables s ON s.relid = l.oid
-        WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND NOT c.relispartition
-        GROUP BY c.relname ORDER BY c.relname`,
+         LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+        WHERE n.nspname = $1 AND c.relkind = 'r' ORDER BY c.relname`,
       [schema],
     )
     const out: TableStorage[] = []
@@ -54,10 +50,7 @@ export async function storageOf(url: string, schema: string, deliveries: number)
         `SELECT count(*) AS rows FROM "${schema}"."${table.table}"`,
       )
       const { rows: indexes } = await client.query<{ name: string; bytes: string }>(
-        `SELECT i.relname AS name,
-                CASE WHEN i.relkind = 'I'
-                     THEN (SELECT coalesce(sum(pg_relation_size(p.relid)), 0) FROM pg_partition_tree(i.oid) p)
-                     ELSE pg_relation_size(i.oid) END AS bytes
+        `SELECT i.relname AS name, pg_relation_size(i.oid) AS bytes
            FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
            JOIN pg_namespace n ON n.oid = t.relnamespace
           WHERE n.nspname = $1 AND t.relname = $2 ORDER BY i.relname`,

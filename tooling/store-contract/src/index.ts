@@ -42,6 +42,12 @@ export interface ContractStores {
   replayRows?(keyid: string, now: number): Promise<{ stored: number; live: number }>
   /** The store's transactional inbox, its writer storing rows the suite reads back (the `inbox` section). */
   openInbox?(fail: (event: ReceivedEvent) => boolean): Promise<ContractInbox>
+  /**
+   * Whether the store expires records by dropping whole partitions (PostgreSQL since migration 6): a sweep just
+   * past a record's retention may drop nothing yet, so only what the record then decides is checked, not the
+   * sweep's count.
+   */
+  readonly expiresByPartition?: boolean
   /** A second handle on the same data (another connection or process-like client), when the store has one. */
   readonly peer?: Omit<ContractStores, 'peer' | 'close' | 'openInbox'>
   close?(): Promise<void>
@@ -184,7 +190,7 @@ export function describeStoreContract(
           1_050,
         )
         expect((await claims.claim({ ...input, now: 1_099 })).kind).toBe('completed')
-        expect(await claims.sweep(1_100)).toBeGreaterThanOrEqual(1)
+        expect(await claims.sweep(1_100)).toBeGreaterThanOrEqual(stores?.expiresByPartition ? 0 : 1)
         expect((await claims.claim({ ...input, fingerprint: 'e'.repeat(64), now: 1_101 })).kind).toBe(
           'claimed',
         )
@@ -245,7 +251,9 @@ export function describeStoreContract(
         expect(
           await convergence.observe({ ...first, comparison: '4'.repeat(64), now: 1_000 + 172_799 }),
         ).toBe('conflict')
-        expect(await convergence.sweep(1_000 + 172_800)).toBeGreaterThanOrEqual(1)
+        expect(await convergence.sweep(1_000 + 172_800)).toBeGreaterThanOrEqual(
+          stores?.expiresByPartition ? 0 : 1,
+        )
         expect(
           await convergence.observe({ ...first, comparison: '4'.repeat(64), now: 1_000 + 172_801 }),
         ).toBe('proceed')
