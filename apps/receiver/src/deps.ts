@@ -85,7 +85,10 @@ export interface Runtime {
  */
 export async function openDeps(env: ReceiverEnv, overrides: DepsOverrides = {}): Promise<Runtime> {
   const log = overrides.log ?? (() => {})
-  const opened = await openStorage(env.database)
+  const opened = await openStorage(env.database, {
+    eventRetentionSeconds: env.eventRetentionDays * 86_400,
+    ...(overrides.now ? { now: overrides.now } : {}),
+  })
   const storage = overrides.database ? { ...opened, db: overrides.database(opened.db) } : opened
   try {
     const admin = await resolveAdminToken(storage.db, env.adminToken, env.streamTicketSecret)

@@ -8,6 +8,7 @@ describe('parseEnv', () => {
       database: { kind: 'sqlite', path: './data/receiver.sqlite' },
       allowInsecureKeyUrls: false,
       deliveryLeaseSeconds: 30,
+      eventRetentionDays: 30,
       sinkBatchSize: 10,
       http: {},
     })
@@ -27,6 +28,9 @@ describe('parseEnv', () => {
       ['SINK_LEASE_SECONDS', '3601'],
       ['SINK_BATCH_SIZE', '0'],
       ['SINK_BATCH_SIZE', '1001'],
+      ['EVENT_RETENTION_DAYS', '0'],
+      ['EVENT_RETENTION_DAYS', '1.5'],
+      ['EVENT_RETENTION_DAYS', '3651'],
     ] as const)
       expect(() => parseEnv({ [name]: value })).toThrow(new RegExp(name))
   })
@@ -42,6 +46,7 @@ describe('parseEnv', () => {
         PUBLIC_URL: 'https://hooks.buyer.example/adcp/',
         ALLOW_INSECURE_KEY_URLS: 'true',
         DELIVERY_LEASE_SECONDS: '5',
+        EVENT_RETENTION_DAYS: '7',
         STREAM_TICKET_SECRET: 'a-stream-ticket-secret-of-32-characters',
         HTTP_REQUEST_TIMEOUT_MS: '60000',
         HTTP_MAX_CONNECTIONS: '4000',
@@ -58,6 +63,7 @@ describe('parseEnv', () => {
       publicUrl: 'https://hooks.buyer.example/adcp',
       allowInsecureKeyUrls: true,
       deliveryLeaseSeconds: 5,
+      eventRetentionDays: 7,
       sinkBatchSize: 10,
       streamTicketSecret: 'a-stream-ticket-secret-of-32-characters',
       http: { requestTimeoutMs: 60_000, maxConnections: 4000 },

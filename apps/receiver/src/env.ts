@@ -16,6 +16,7 @@ import {
   type ServiceSettings,
 } from '@adwire/service-env'
 import { z } from 'zod'
+import { DEFAULT_EVENT_RETENTION_DAYS } from './db/schema.js'
 import { SINK_SCHEMES, sinkScheme } from './sinks.js'
 
 export { EnvError, type DatabaseConfig } from '@adwire/service-env'
@@ -48,6 +49,12 @@ export interface ReceiverEnv extends ServiceSettings {
    */
   readonly deliveryLeaseSeconds: number
   /**
+   * How long an event is kept after it was received, days (default 30): older events are expired by the sweep
+   * (PostgreSQL: whole day partitions dropped; SQLite: deleted in batches), except those still waiting for the
+   * forwarder, kept until forwarded.
+   */
+  readonly eventRetentionDays: number
+  /**
    * The secret stream tickets are MACed with (every instance given it accepts the others' tickets); unset: the
    * admin token when this process knows it, else a random per-process secret.
    */
@@ -79,6 +86,7 @@ const EnvSchema = z
     SINK_BATCH_SIZE: intIn('SINK_BATCH_SIZE', 1, 1000, 10),
     ALLOW_INSECURE_KEY_URLS: flag(),
     DELIVERY_LEASE_SECONDS: intIn('DELIVERY_LEASE_SECONDS', 1, 600, 30),
+    EVENT_RETENTION_DAYS: intIn('EVENT_RETENTION_DAYS', 1, 3650, DEFAULT_EVENT_RETENTION_DAYS),
     ...httpFields(),
   })
   .refine((values) => !(values.SINK_URL && values.DOWNSTREAM_URL), {
@@ -104,6 +112,7 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
     sinkBatchSize: values.SINK_BATCH_SIZE,
     allowInsecureKeyUrls: values.ALLOW_INSECURE_KEY_URLS,
     deliveryLeaseSeconds: values.DELIVERY_LEASE_SECONDS,
+    eventRetentionDays: values.EVENT_RETENTION_DAYS,
     ...(values.STREAM_TICKET_SECRET ? { streamTicketSecret: values.STREAM_TICKET_SECRET } : {}),
     http: httpLimits(values),
   }

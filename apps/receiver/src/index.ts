@@ -5,3 +5,5 @@
 export { startReceiver, type RunningReceiver, type StartOptions } from './service.js'
 export { parseEnv, EnvError, type ReceiverEnv, type DatabaseConfig } from './env.js'
 export type { ReceiverDatabase, NewEvent, RecordedEvent } from './db/types.js'
+export { openStorage, type Storage } from './db/open.js'
+export type { ReceiverDatabaseOptions } from './db/database.js'

@@ -323,7 +323,7 @@ describe('storage', () => {
       expect(before).not.toHaveProperty('revocationUrl')
       await storage.db.insertRegistration(record)
       expect(await storage.db.getRegistration('pinned_reg')).toEqual(record)
-      expect(await storage.db.getSetting('schema_version')).toBe('3')
+      expect(await storage.db.getSetting('schema_version')).toBe('4')
     } finally {
       await storage.close()
     }
@@ -347,7 +347,7 @@ describe('storage', () => {
         expect(await storage.db.getRegistration('old_reg')).toMatchObject({ label: 'v2' })
         await storage.db.insertRegistration(record)
         expect(await storage.db.getRegistration('pinned_reg')).toEqual(record)
-        expect(await storage.db.getSetting('schema_version')).toBe('3')
+        expect(await storage.db.getSetting('schema_version')).toBe('4')
       } finally {
         await storage.close()
       }

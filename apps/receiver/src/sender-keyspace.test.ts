@@ -130,7 +130,7 @@ describe('database upgrade', () => {
         createdAt: 1_776_520_900,
       })
       expect(await storage.db.getRegistration('new_reg')).toMatchObject({ sender: SELLER })
-      expect(await storage.db.getSetting('schema_version')).toBe('3')
+      expect(await storage.db.getSetting('schema_version')).toBe('4')
     } finally {
       await storage.close()
     }

@@ -12,7 +12,7 @@ export { StoreError, type StoreErrorCode } from './errors.js'
 export type { IsolationLevel, RetryEvent, RetryOptions } from './database.js'
 export { SCHEMA_VERSION } from './migrations.js'
 export type { PostgresInboxOptions } from './inbox.js'
-export { migratePostgres, type PostgresTarget } from './own-tables.js'
+export { maintainOwnPartitions, migratePostgres, type PostgresTarget } from './own-tables.js'
 export { ACTIVITY_PARTITIONS, OUTBOX_PARTITIONS } from './outbox-store.js'
 export type { Maintenance, PartitionedTable } from './partitions.js'
 export {

@@ -10,13 +10,16 @@
  * 48 simulated hours, on PostgreSQL (time partitions dropped whole) and on SQLite (DELETE sweeps), with their
  * bytes at hour 24 and hour 48, and one partition dropped against the same rows deleted; and the claims, terminal
  * records and nonces of the inbox at a steady rate over 48 simulated hours (generations dropped whole), with
- * their bytes at hour 24 and hour 48 and the times of their hourly sweeps.
+ * their bytes at hour 24 and hour 48 and the times of their hourly sweeps. Then the receiver's own
+ * `receiver_events` the same way (`[expiry postgres receiver_events]`, `[expiry sqlite receiver_events]`,
+ * bench/events-expiry.ts): a day's retention, so that hour 48 holds what hour 24 did.
  *
  *   pnpm --filter @adwire/integration bench   (after `pnpm build`; needs ADWIRE_TEST_POSTGRES_URL)
  *   ADWIRE_BENCH_COUNT=600                    fewer deliveries (this bench sends twice the count)
  *   ADWIRE_BENCH_RATE=500                     outbox entries a simulated hour in the expiry part
  *   ADWIRE_BENCH_DROP_ROWS=200000             rows of the partition dropped against the same rows deleted
  *   ADWIRE_BENCH_INBOX_RATE=1000              inbox deliveries a simulated hour in the generations part
+ *   ADWIRE_BENCH_EVENT_RATE=1000              receiver events a simulated hour in the receiver_events expiry
  *   node --import tsx bench/storage.bench.ts  this file alone
  */
 import { generateSigningKey, signWebhook } from '@adwire/http-signatures'
@@ -27,6 +30,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { expiryPostgresReceiverEvents, expirySqliteReceiverEvents } from './events-expiry.js'
 import { HOUR, simulate } from './expiry.js'
 import { printStorage, storageOf, type Storage } from './storage.js'
 
@@ -439,3 +443,8 @@ for (const N of [Math.round(DROP_ROWS / 10), DROP_ROWS]) {
     rmSync(directory, { recursive: true, force: true })
   }
 }
+
+// The receiver's events at a steady rate, kept one day (bench/events-expiry.ts).
+const EVENT_RATE = Number(process.env.ADWIRE_BENCH_EVENT_RATE ?? 1000)
+await expiryPostgresReceiverEvents(postgresUrl, { start: START, rate: EVENT_RATE })
+await expirySqliteReceiverEvents({ start: START, rate: EVENT_RATE })

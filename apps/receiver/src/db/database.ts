@@ -2,11 +2,14 @@
  * The receiver's tables, written once for SQLite and PostgreSQL on the driver of @adwire/sql: on the
  * connection of the @adwire/store-sqlite stores (one file, WAL, synchronous=FULL: an acknowledged delivery's
  * event row is on disk), or in the schema and on the pool of the @adwire/store-postgres stores (every instance
- * pointed at the schema shares registrations, events and the admin token). The dialects differ only in the
- * table definitions and their migration (see `migrate`); the forwarding queue is the lease queue of
- * @adwire/sql on the event rows.
+ * pointed at the schema shares registrations, events and the admin token). The dialects differ in the table
+ * definitions and their migration (see `migrate`), and in how events are written and expire: on PostgreSQL
+ * `receiver_events` is partitioned by day (written through `receiver_events_record`, one row per key across
+ * the partitions; expired by dropping day partitions), on SQLite it is one table with a unique key (expired by
+ * a DELETE in batches). The forwarding queue is the lease queue of @adwire/sql on the event rows.
  */
 import { assertSchemaVersion, migratePostgres, migrateSqlite } from '@adwire/service-kit'
+import { maintainOwnPartitions, type PartitionedTable } from '@adwire/store-postgres'
 import {
   leaseQueue,
   postgresDriver,
@@ -32,13 +35,49 @@ import {
   type ForwardRow,
   type RegistrationRow,
 } from './rows.js'
-import { ADDED_REGISTRATION_COLUMNS, postgresSchema, SCHEMA_VERSION, SQLITE_SCHEMA } from './schema.js'
+import {
+  ADDED_REGISTRATION_COLUMNS,
+  DEFAULT_EVENT_RETENTION_DAYS,
+  EVENT_PARTITION_SECONDS,
+  postgresEventsConversion,
+  postgresEventsCopy,
+  postgresSchema,
+  SCHEMA_VERSION,
+  SQLITE_SCHEMA,
+} from './schema.js'
 import type { NewEvent, ReceiverDatabase, RecordedEvent } from './types.js'
 
 /** Where the tables live: the stores' SQLite connection, or their pool and schema. */
 export type ReceiverTarget =
   | { readonly kind: 'sqlite'; readonly database: Database.Database }
   | { readonly kind: 'postgres'; readonly pool: pg.Pool; readonly schema: string }
+
+/** How the receiver's own tables are kept. */
+export interface ReceiverDatabaseOptions {
+  /**
+   * How long an event is kept after `received_at`, seconds (default 30 days): past it the sweep drops it
+   * (PostgreSQL: with its whole day partition, so up to a day later; SQLite: deleted in batches), unless it is
+   * still waiting for the forwarder (`forward_state` pending, leased or not), which keeps it (and on
+   * PostgreSQL its partition) until it is forwarded.
+   */
+  readonly eventRetentionSeconds?: number
+  /** The caller's clock, Unix seconds (default `Date.now() / 1000`): read on open to create partitions ahead. */
+  readonly now?: () => number
+}
+
+/** PostgreSQL: `receiver_events` by `received_at`, a day a partition, created two days ahead. */
+export const eventPartitions = (retentionSeconds: number): PartitionedTable => ({
+  table: 'receiver_events',
+  column: 'received_at',
+  width: EVENT_PARTITION_SECONDS,
+  ahead: 2 * EVENT_PARTITION_SECONDS,
+  cutoff: (now) => now - retentionSeconds,
+  expired: "forward_state <> 'pending'",
+  keep: "forward_state = 'pending'",
+})
+
+/** SQLite: events deleted per statement (each its own short transaction) by the retention sweep. */
+export const EVENT_SWEEP_BATCH = 1000
 
 /** Creates the tables (in one transaction, refusing a database a newer receiver migrated). */
 async function migrate(target: ReceiverTarget, prefix: string): Promise<void> {
@@ -66,8 +105,18 @@ async function migrate(target: ReceiverTarget, prefix: string): Promise<void> {
   }
   // Serialised across concurrently starting instances with an advisory lock.
   await migratePostgres(target.pool, `adwire_receiver:${target.schema}`, async (client) => {
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${prefix.slice(0, -1)}`)
-    await client.query(postgresSchema(prefix.slice(0, -1)))
+    const s = prefix.slice(0, -1)
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`)
+    // receiver_events of version 3 or older (a plain table): converted in place to the partitioned one.
+    const { rows: kinds } = await client.query<{ kind: string }>(
+      `SELECT c.relkind AS kind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1 AND c.relname = 'receiver_events'`,
+      [target.schema],
+    )
+    const convert = kinds[0]?.kind === 'r'
+    if (convert) await client.query(postgresEventsConversion(s))
+    await client.query(postgresSchema(s))
+    if (convert) await client.query(postgresEventsCopy(s))
     const { rows } = await client.query<{ value: string }>(
       `SELECT value FROM ${prefix}receiver_settings WHERE name = 'schema_version'`,
     )
@@ -114,9 +163,19 @@ const GROUP_ROWS = 500
  * const db = await openReceiverDatabase({ kind: 'sqlite', database: stores.database })
  * await db.listRegistrations()
  */
-export async function openReceiverDatabase(target: ReceiverTarget): Promise<ReceiverDatabase> {
+export async function openReceiverDatabase(
+  target: ReceiverTarget,
+  options: ReceiverDatabaseOptions = {},
+): Promise<ReceiverDatabase> {
+  const retention = options.eventRetentionSeconds ?? DEFAULT_EVENT_RETENTION_DAYS * 86_400
+  if (!(Number.isFinite(retention) && retention > 0))
+    throw new RangeError(`eventRetentionSeconds must be a positive number, not ${retention}`)
   const prefix = target.kind === 'sqlite' ? '' : `"${target.schema.replaceAll('"', '""')}".`
   await migrate(target, prefix)
+  const partitions = eventPartitions(retention)
+  // The partitions ahead of the caller's clock (a step that met a lock is left to the first sweep).
+  if (target.kind === 'postgres')
+    await maintainOwnPartitions(target.pool, target.schema, partitions, options.now?.() ?? Date.now() / 1000)
   // The stores own the connection and the pool: this driver is never closed.
   const driver: SqlDriver =
     target.kind === 'sqlite' ? sqliteDriver(target.database) : postgresDriver(target.pool)
@@ -147,6 +206,53 @@ export async function openReceiverDatabase(target: ReceiverTarget): Promise<Rece
            RETURNING seq, publications`
   const RECORD_TAKEOVER = `${insertEvent} ON CONFLICT (registration_id, idempotency_key) DO NOTHING RETURNING seq, publications`
   const EARLIER_OWNER = `SELECT seq, publications FROM ${events} WHERE registration_id = ? AND idempotency_key = ?`
+  // PostgreSQL: one row per key across the partitions (see EVENTS_UNIQUENESS in schema.ts).
+  const RECORD_POSTGRES = `SELECT r_registration_id AS registration_id, r_idempotency_key AS idempotency_key,
+      r_seq AS seq, r_publications AS publications, r_recovered AS recovered
+    FROM ${prefix}receiver_events_record(?::json)`
+  /** PostgreSQL: records `group` (one round trip), results in its order. */
+  async function recordOnPostgres(db: SqlExecutor, group: readonly NewEvent[]): Promise<RecordedEvent[]> {
+    const argument = JSON.stringify(
+      group.map((event, n) => ({
+        n,
+        registration_id: event.registrationId,
+        idempotency_key: event.idempotencyKey,
+        sender: event.sender,
+        operation_id: event.operationId ?? null,
+        task_id: event.taskId ?? null,
+        task_type: event.taskType ?? null,
+        status: event.status ?? null,
+        terminal: event.terminal,
+        received_at: event.receivedAt,
+        payload: event.payload,
+        forward: event.forward,
+        takeover: event.takeover === true,
+      })),
+    )
+    const rows = await db.all<
+      Stored & { registration_id: string; idempotency_key: string; recovered: boolean }
+    >(RECORD_POSTGRES, [argument])
+    const byKey = new Map(rows.map((row) => [`${row.registration_id}\u0000${row.idempotency_key}`, row]))
+    return group.map((event) => {
+      const row = byKey.get(`${event.registrationId}\u0000${event.idempotencyKey}`)
+      if (!row) throw new Error(`receiver_events returned no row for ${event.idempotencyKey}`)
+      return recorded(row, row.recovered)
+    })
+  }
+  /** SQLite: deletes expired events, a batch a statement, yielding to the event loop in between. */
+  async function sweepSqliteEvents(cutoff: number): Promise<number> {
+    let deleted = 0
+    for (;;) {
+      const count = await driver.run(
+        `DELETE FROM ${events} WHERE seq IN (SELECT seq FROM ${events}
+           WHERE received_at <= ? AND forward_state <> 'pending' ORDER BY received_at LIMIT ${EVENT_SWEEP_BATCH})`,
+        [cutoff],
+      )
+      deleted += count
+      if (count < EVENT_SWEEP_BATCH) return deleted
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+  }
   const optionalRegistration = (registrationId: string | undefined) =>
     registrationId === undefined ? '' : ' AND registration_id = ?'
 
@@ -194,6 +300,12 @@ export async function openReceiverDatabase(target: ReceiverTarget): Promise<Rece
     },
     async recordEvents(group, transaction) {
       const db = on(transaction)
+      if (target.kind === 'postgres') {
+        const results: RecordedEvent[] = []
+        for (let start = 0; start < group.length; start += GROUP_ROWS)
+          results.push(...(await recordOnPostgres(db, group.slice(start, start + GROUP_ROWS))))
+        return results
+      }
       const results: Array<RecordedEvent | undefined> = new Array(group.length)
       const plain = group.flatMap((event, index) => (event.takeover ? [] : [{ event, index }]))
       // One statement per chunk of the group: rows in array order (so their seqs), each answered with its key.
@@ -221,6 +333,7 @@ export async function openReceiverDatabase(target: ReceiverTarget): Promise<Rece
     },
     async recordEvent(event, transaction) {
       const db = on(transaction)
+      if (target.kind === 'postgres') return (await recordOnPostgres(db, [event]))[0]!
       if (!event.takeover) return recorded((await db.one<Stored>(RECORD_EVENT, eventValues(event)))!, false)
       const row = await db.one<Stored>(RECORD_TAKEOVER, eventValues(event))
       if (row) return recorded(row, false)
@@ -302,6 +415,10 @@ export async function openReceiverDatabase(target: ReceiverTarget): Promise<Rece
       return row!.oldest === null ? { count } : { count, oldestReceivedAt: Number(row!.oldest) }
     },
     sweep: (before) => driver.run(`DELETE FROM ${failures} WHERE at < ?`, [before]),
+    async sweepEvents(now) {
+      if (target.kind === 'sqlite') return sweepSqliteEvents(now - retention)
+      return (await maintainOwnPartitions(target.pool, target.schema, partitions, now)).rows
+    },
   }
   return database
 }

@@ -7,7 +7,7 @@ import { openPostgresStores } from '@adwire/store-postgres'
 import { openSqliteStores } from '@adwire/store-sqlite'
 import type { ClaimStore, ConvergenceStore, DeliveryInbox, ReceivedEvent } from '@adwire/webhooks'
 import type { DatabaseConfig } from '../env.js'
-import { openReceiverDatabase } from './database.js'
+import { openReceiverDatabase, type ReceiverDatabaseOptions } from './database.js'
 import type { InboxTransactionHandle, ReceiverDatabase } from './types.js'
 
 /** How long verification failures are kept for the page, seconds. */
@@ -39,7 +39,10 @@ export interface Storage {
       transaction?: InboxTransactionHandle,
     ) => Promise<void>,
   ): DeliveryInbox
-  /** Deletes expired dedup records, convergence records, nonces and old verification failures. */
+  /**
+   * Deletes expired dedup records, convergence records, nonces and old verification failures, and expires
+   * the events past their retention (see {@link ReceiverDatabase.sweepEvents}).
+   */
   sweep(now: number): Promise<void>
   /** Closes the file or the pool. Idempotent. */
   close(): Promise<void>
@@ -51,12 +54,15 @@ export interface Storage {
  * await storage.db.listRegistrations()
  * await storage.close()
  */
-export async function openStorage(config: DatabaseConfig): Promise<Storage> {
+export async function openStorage(
+  config: DatabaseConfig,
+  options: ReceiverDatabaseOptions = {},
+): Promise<Storage> {
   if (config.kind === 'sqlite') {
     const stores = openSqliteStores({ path: config.path })
     let db: ReceiverDatabase
     try {
-      db = await openReceiverDatabase({ kind: 'sqlite', database: stores.database })
+      db = await openReceiverDatabase({ kind: 'sqlite', database: stores.database }, options)
     } catch (error) {
       stores.close()
       throw error
@@ -73,6 +79,7 @@ export async function openStorage(config: DatabaseConfig): Promise<Storage> {
       async sweep(now) {
         await stores.sweep(now)
         await db.sweep(now - FAILURE_RETENTION_SECONDS)
+        await db.sweepEvents(now)
       },
       async close() {
         stores.close()
@@ -86,7 +93,7 @@ export async function openStorage(config: DatabaseConfig): Promise<Storage> {
   })
   let db: ReceiverDatabase
   try {
-    db = await openReceiverDatabase({ kind: 'postgres', pool: stores.pool, schema: config.schema })
+    db = await openReceiverDatabase({ kind: 'postgres', pool: stores.pool, schema: config.schema }, options)
   } catch (error) {
     await stores.close()
     throw error
@@ -106,6 +113,7 @@ export async function openStorage(config: DatabaseConfig): Promise<Storage> {
     async sweep(now) {
       await stores.sweep(now)
       await db.sweep(now - FAILURE_RETENTION_SECONDS)
+      await db.sweepEvents(now)
     },
     close: () => stores.close(),
   }

@@ -136,8 +136,9 @@ export interface ReceiverDatabase {
    */
   recordEvent(event: NewEvent, transaction?: InboxTransactionHandle): Promise<RecordedEvent>
   /**
-   * {@link recordEvent} for several events at once (PostgreSQL: one statement for all but takeovers), results
-   * in the same order. The events must have distinct (registration, idempotency key) pairs.
+   * {@link recordEvent} for several events at once (PostgreSQL: one call for every 500; SQLite: one statement
+   * for all but takeovers), results in the same order. The events must have distinct (registration,
+   * idempotency key) pairs.
    */
   recordEvents(events: readonly NewEvent[], transaction?: InboxTransactionHandle): Promise<RecordedEvent[]>
   /** The latest `limit` events of a registration, oldest first. */
@@ -169,4 +170,10 @@ export interface ReceiverDatabase {
 
   /** Deletes verification failures older than `before`; resolves with how many. */
   sweep(before: number): Promise<number>
+  /**
+   * Expires the events past their retention at `now` (Unix seconds) that have nothing left to forward:
+   * PostgreSQL drops their day partitions whole (and creates those ahead of `now`), SQLite deletes them in
+   * batches. Resolves with how many (for a dropped partition, the catalogue's estimate of its rows).
+   */
+  sweepEvents(now: number): Promise<number>
 }
