@@ -4,9 +4,9 @@
  * event row is on disk), or in the schema and on the pool of the @adwire/store-postgres stores (every instance
  * pointed at the schema shares registrations, events and the admin token). The dialects differ in the table
  * definitions and their migration (see `migrate`), and in how events are written and expire: on PostgreSQL
- * `receiver_events` is partitioned by day (written through `receiver_events_record`, one row per key across
- * the partitions; expired by dropping day partitions), on SQLite it is one table with a unique key (expired by
- * a DELETE in batches). The forwarding queue is the lease queue of @adwire/sql on the event rows.
+ * `receiver_events` is partitioned by time, one to seven days a partition (written through
+ * `receiver_events_record`, one row per key across the partitions; expired by dropping partitions), on SQLite
+ * it is one table with a unique key (expired by a DELETE in batches). The forwarding queue is the lease queue of @adwire/sql on the event rows.
  */
 import { assertSchemaVersion, migratePostgres, migrateSqlite } from '@adwire/service-kit'
 import { maintainOwnPartitions, type PartitionedTable } from '@adwire/store-postgres'
@@ -39,6 +39,7 @@ import {
   ADDED_REGISTRATION_COLUMNS,
   DEFAULT_EVENT_RETENTION_DAYS,
   EVENT_PARTITION_SECONDS,
+  eventPartitionSeconds,
   postgresEventsConversion,
   postgresEventsCopy,
   postgresSchema,
@@ -56,20 +57,23 @@ export type ReceiverTarget =
 export interface ReceiverDatabaseOptions {
   /**
    * How long an event is kept after `received_at`, seconds (default 30 days): past it the sweep drops it
-   * (PostgreSQL: with its whole day partition, so up to a day later; SQLite: deleted in batches), unless it is
-   * still waiting for the forwarder (`forward_state` pending, leased or not), which keeps it (and on
-   * PostgreSQL its partition) until it is forwarded.
+   * (PostgreSQL: with its whole partition, one to seven days wide, so up to that much later; SQLite: deleted
+   * in batches), unless it is still waiting for the forwarder (`forward_state` pending, leased or not),
+   * which keeps it (and on PostgreSQL its partition) until it is forwarded.
    */
   readonly eventRetentionSeconds?: number
   /** The caller's clock, Unix seconds (default `Date.now() / 1000`): read on open to create partitions ahead. */
   readonly now?: () => number
 }
 
-/** PostgreSQL: `receiver_events` by `received_at`, a day a partition, created two days ahead. */
-export const eventPartitions = (retentionSeconds: number): PartitionedTable => ({
+/**
+ * PostgreSQL: `receiver_events` by `received_at`, `width` seconds a partition (the table's own, see
+ * `eventPartitionSeconds`), created two days ahead.
+ */
+export const eventPartitions = (retentionSeconds: number, width: number): PartitionedTable => ({
   table: 'receiver_events',
   column: 'received_at',
-  width: EVENT_PARTITION_SECONDS,
+  width,
   ahead: 2 * EVENT_PARTITION_SECONDS,
   cutoff: (now) => now - retentionSeconds,
   expired: "forward_state <> 'pending'",
@@ -80,7 +84,8 @@ export const eventPartitions = (retentionSeconds: number): PartitionedTable => (
 export const EVENT_SWEEP_BATCH = 1000
 
 /** Creates the tables (in one transaction, refusing a database a newer receiver migrated). */
-async function migrate(target: ReceiverTarget, prefix: string): Promise<void> {
+/** Creates or upgrades the tables; resolves with the width of the PostgreSQL event partitions (0 on SQLite). */
+async function migrate(target: ReceiverTarget, prefix: string, retentionSeconds: number): Promise<number> {
   if (target.kind === 'sqlite') {
     const { database } = target
     migrateSqlite(database, () => {
@@ -101,9 +106,10 @@ async function migrate(target: ReceiverTarget, prefix: string): Promise<void> {
         .prepare(`INSERT OR REPLACE INTO receiver_settings (name, value) VALUES ('schema_version', ?)`)
         .run(String(SCHEMA_VERSION))
     })
-    return
+    return 0
   }
   // Serialised across concurrently starting instances with an advisory lock.
+  let width = EVENT_PARTITION_SECONDS
   await migratePostgres(target.pool, `adwire_receiver:${target.schema}`, async (client) => {
     const s = prefix.slice(0, -1)
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`)
@@ -116,7 +122,18 @@ async function migrate(target: ReceiverTarget, prefix: string): Promise<void> {
     const convert = kinds[0]?.kind === 'r'
     if (convert) await client.query(postgresEventsConversion(s))
     await client.query(postgresSchema(s))
-    if (convert) await client.query(postgresEventsCopy(s))
+    // The partitions' width, chosen once: a table partitioned before it was stored has day partitions.
+    const chosen = kinds[0]?.kind === 'p' ? EVENT_PARTITION_SECONDS : eventPartitionSeconds(retentionSeconds)
+    await client.query(
+      `INSERT INTO ${prefix}receiver_settings (name, value) VALUES ('event_partition_seconds', $1)
+       ON CONFLICT (name) DO NOTHING`,
+      [String(chosen)],
+    )
+    const { rows: widths } = await client.query<{ value: string }>(
+      `SELECT value FROM ${prefix}receiver_settings WHERE name = 'event_partition_seconds'`,
+    )
+    width = Number(widths[0]!.value)
+    if (convert) await client.query(postgresEventsCopy(s, width))
     const { rows } = await client.query<{ value: string }>(
       `SELECT value FROM ${prefix}receiver_settings WHERE name = 'schema_version'`,
     )
@@ -127,6 +144,7 @@ async function migrate(target: ReceiverTarget, prefix: string): Promise<void> {
       [String(SCHEMA_VERSION)],
     )
   })
+  return width
 }
 
 /** The columns of an event row as written, in the order of {@link eventValues}. */
@@ -171,8 +189,8 @@ export async function openReceiverDatabase(
   if (!(Number.isFinite(retention) && retention > 0))
     throw new RangeError(`eventRetentionSeconds must be a positive number, not ${retention}`)
   const prefix = target.kind === 'sqlite' ? '' : `"${target.schema.replaceAll('"', '""')}".`
-  await migrate(target, prefix)
-  const partitions = eventPartitions(retention)
+  const width = await migrate(target, prefix, retention)
+  const partitions = eventPartitions(retention, width)
   // The partitions ahead of the caller's clock (a step that met a lock is left to the first sweep).
   if (target.kind === 'postgres')
     await maintainOwnPartitions(target.pool, target.schema, partitions, options.now?.() ?? Date.now() / 1000)

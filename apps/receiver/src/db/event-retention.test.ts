@@ -195,6 +195,34 @@ describe.skipIf(!postgresUrl)('PostgreSQL', () => {
     }
   })
 
+  it('sizes partitions by the retention the table was created with: a quarter of it, one to seven days, kept on reopening', async () => {
+    const WEEK = 7 * DAY
+    /** A seven-day boundary. */
+    const W0 = Math.floor(T0 / WEEK) * WEEK
+    const schema = newSchema()
+    const clock = W0 + 60
+    const target = { kind: 'postgres', connectionString: postgresUrl!, schema } as const
+    let storage = await openStorage(target, { eventRetentionSeconds: 30 * DAY, now: () => clock })
+    try {
+      // 30 days: seven-day partitions (30 / 4 = 7.5 days, at most 7); two days ahead fall in the first.
+      expect(await partitions(schema)).toEqual(['receiver_events_default', `receiver_events_p${W0}`])
+      await storage.db.recordEvent(event('a', W0 + 10))
+    } finally {
+      await storage.close()
+    }
+    // Reopened three days on with a day's retention, the table keeps its width: no day partition is made (it
+    // would overlap the week's), and the week holding the clock still holds the key.
+    storage = await openStorage(target, { eventRetentionSeconds: DAY, now: () => W0 + 3 * DAY })
+    try {
+      expect(await partitions(schema)).toEqual(['receiver_events_default', `receiver_events_p${W0}`])
+      // A re-delivery of a kept key still counts on its row.
+      const again = await storage.db.recordEvent(event('a', W0 + 3 * DAY))
+      expect(again.publications).toBe(2)
+    } finally {
+      await storage.close()
+    }
+  })
+
   it('keeps one row per key across partitions under concurrent writers, with and without a transaction', async () => {
     const schema = newSchema()
     const storage = await openStorage({ kind: 'postgres', connectionString: postgresUrl!, schema })

@@ -15,8 +15,26 @@ export const SCHEMA_VERSION = 4
 /** Default retention of events, days (`EVENT_RETENTION_DAYS`). */
 export const DEFAULT_EVENT_RETENTION_DAYS = 30
 
-/** PostgreSQL: seconds each `receiver_events` partition covers (one day of `received_at`). */
+/** PostgreSQL: the narrowest `receiver_events` partition, one day of `received_at`. */
 export const EVENT_PARTITION_SECONDS = 86_400
+
+/** PostgreSQL: the widest `receiver_events` partition, seven days. */
+export const EVENT_PARTITION_MAX_SECONDS = 7 * 86_400
+
+/**
+ * PostgreSQL: the width of `receiver_events` partitions for a retention: a quarter of it in whole days, from one
+ * day to seven. Every new key is looked up in each partition kept (see {@link EVENTS_UNIQUENESS}), so fewer,
+ * wider partitions make an event cheaper to record, at the price of keeping events up to one width past their
+ * retention: 30 days of retention keep five to six seven-day partitions (events up to 37 days old) instead of
+ * 31 day partitions. The width is chosen when the table is created (or converted) and stored in
+ * `receiver_settings` (`event_partition_seconds`): partitions of one table never change width, whatever
+ * retention a later start is given.
+ */
+export const eventPartitionSeconds = (retentionSeconds: number): number =>
+  Math.min(
+    EVENT_PARTITION_MAX_SECONDS,
+    Math.max(EVENT_PARTITION_SECONDS, Math.floor(retentionSeconds / 4 / 86_400) * 86_400),
+  )
 
 /** Registration columns (all text) added after version 1: added in place to older tables when opened. */
 export const ADDED_REGISTRATION_COLUMNS = ['sender', 'publisher_domain', 'revocation_url'] as const
@@ -282,17 +300,17 @@ DROP INDEX IF EXISTS ${s}.receiver_events_forward;
  * rows fall in (the 400 latest; older rows go to the default partition, whose expired rows the sweep deletes),
  * the rows with their own `seq`, the identity continuing where the old one stood, the old table dropped.
  */
-export const postgresEventsCopy = (s: string) => `
+export const postgresEventsCopy = (s: string, width: number) => `
 DO $do$
 DECLARE
   v_start bigint;
 BEGIN
   FOR v_start IN
-    SELECT DISTINCT (floor(received_at / ${EVENT_PARTITION_SECONDS}) * ${EVENT_PARTITION_SECONDS})::bigint AS start
+    SELECT DISTINCT (floor(received_at / ${width}) * ${width})::bigint AS start
       FROM ${s}.receiver_events_v3 WHERE received_at >= 0 AND received_at < 1e15 ORDER BY start DESC LIMIT 400
   LOOP
     EXECUTE format('CREATE TABLE %s.%I PARTITION OF ${s}.receiver_events FOR VALUES FROM (%s) TO (%s)',
-      '${s}', 'receiver_events_p' || v_start, v_start, v_start + ${EVENT_PARTITION_SECONDS});
+      '${s}', 'receiver_events_p' || v_start, v_start, v_start + ${width});
   END LOOP;
 END
 $do$;
