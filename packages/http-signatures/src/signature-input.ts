@@ -1,6 +1,6 @@
 import { decodeBase64, decodeBase64Url } from './base64.js'
 import { SignatureError } from './errors.js'
-import { hasRepeatedParameter, parseStructuredDictionary } from './structured-fields.js'
+import { hasRepeatedParameter, isLoneByteSequence, parseStructuredDictionary } from './structured-fields.js'
 import type { SignatureProfile } from './types.js'
 
 /** The six AdCP signature parameters as received; absent ones are `undefined` (checklist step 2 decides). */
@@ -36,7 +36,6 @@ export const LABEL = 'sig1'
 const STRING_PARAMS = new Set(['nonce', 'keyid', 'alg', 'tag'])
 const INTEGER_PARAMS = new Set(['created', 'expires'])
 const COMPONENT = /^(?:@method|@target-uri|@authority|[a-z0-9!#$%&'*+.^_`|~-]+)$/
-const FAST_SIGNATURE = /^sig1=:([A-Za-z0-9+/=_-]*):$/
 
 /**
  * Parses the `sig1` member of a `Signature-Input` field: an inner list of component names with parameters
@@ -55,6 +54,15 @@ export function readSignatureInput(header: string): SignatureInput | string {
 }
 
 const DERIVED_NAMES = ['@method', '@target-uri', '@authority']
+const PROFILE_COMPONENTS = [...DERIVED_NAMES, 'content-type', 'content-digest']
+
+/** The profile's own spelling of a component name found at `header[start, end)`: later lookups by it are quicker. */
+function knownComponent(header: string, start: number, end: number): string | undefined {
+  for (const name of PROFILE_COMPONENTS) {
+    if (name.length === end - start && header.startsWith(name, start)) return name
+  }
+  return undefined
+}
 
 /**
  * The quickest path of {@link readSignatureInput}, for the exact shape AdCP signers emit: a lone `sig1`, plain
@@ -84,7 +92,7 @@ export function readUsualSignatureInput(header: string): SignatureInput | undefi
         else if (!isComponentChar(code)) break
       }
       if (index === start || header.charCodeAt(index) !== 0x22) return undefined
-      const component = header.slice(start, index)
+      const component = knownComponent(header, start, index) ?? header.slice(start, index)
       if (at && (header.charCodeAt(start) !== 0x40 || !DERIVED_NAMES.includes(component))) return undefined
       if (components.includes(component)) return undefined
       components.push(component)
@@ -309,9 +317,14 @@ function finish(
  */
 export function readSignatureValue(header: string, encoding: SignatureEncoding): Uint8Array | string {
   let text: string
-  const fast = FAST_SIGNATURE.exec(header)
-  if (fast) {
-    text = fast[1]!
+  const end = header.length - 1
+  // The usual field, `sig1=:<base64>:`, is decoded in place; anything else takes the dictionary parser.
+  if (end >= 6 && header.startsWith('sig1=:') && header.charCodeAt(end) === 0x3a) {
+    const bytes = decodeSignature(header, 6, end, encoding)
+    if (bytes !== undefined) return bytes
+  }
+  if (isLoneByteSequence(header, 'sig1=:')) {
+    text = header.slice(6, -1)
   } else {
     const parsed = parseStructuredDictionary(header)
     if (!parsed) return 'Signature is not a structured-field dictionary'
@@ -324,11 +337,19 @@ export function readSignatureValue(header: string, encoding: SignatureEncoding):
     }
     text = members[0]!.binaries[0]!
   }
-  const bytes = encoding === 'base64url' ? decodeBase64Url(text) : decodeBase64(text)
   return (
-    bytes ??
+    decodeSignature(text, 0, text.length, encoding) ??
     `sig1 in Signature is not ${encoding === 'base64url' ? 'unpadded base64url' : 'RFC 8941 standard base64'}`
   )
+}
+
+function decodeSignature(
+  text: string,
+  start: number,
+  end: number,
+  encoding: SignatureEncoding,
+): Uint8Array | undefined {
+  return encoding === 'base64url' ? decodeBase64Url(text, start, end) : decodeBase64(text, start, end)
 }
 
 /**

@@ -93,7 +93,7 @@ export interface ProfileRules {
   readonly defaultCap: number
   /** Step 6; `undefined` when the covered components are acceptable. */
   readonly componentsProblem: (
-    covered: ReadonlySet<string>,
+    covered: readonly string[],
     hasBody: boolean,
   ) => { kind: FailureKind; message: string } | undefined
 }
@@ -214,7 +214,7 @@ async function checklist(
       fail(profile, 'header_malformed', 'the body must be the raw bytes (Uint8Array) or their string', 6)
     }
     const withBody = hasBody(body)
-    const covered = new Set(input.components)
+    const covered = input.components
     const componentsProblem = rules.componentsProblem(covered, withBody)
     if (componentsProblem) fail(profile, componentsProblem.kind, componentsProblem.message, 6)
 
@@ -275,7 +275,7 @@ async function checklist(
 
     // 11. Content-Digest against the received bytes.
     if (
-      covered.has('content-digest') &&
+      covered.includes('content-digest') &&
       (digest === null ||
         digest === undefined ||
         !(digestMatchesNow(digest, body) ?? (await digestMatches(digest, body))))
@@ -296,16 +296,11 @@ async function checklist(
       checkBodyText(profile, body)
     }
 
-    return {
-      keyid,
-      ...(resolved.signer === undefined ? {} : { signer: resolved.signer }),
-      algorithm: alg,
-      label: 'sig1',
-      components: input.components,
-      created,
-      expires,
-      nonce,
-    }
+    const { signer } = resolved
+    const components = input.components
+    return signer === undefined
+      ? { keyid, algorithm: alg, label: 'sig1', components, created, expires, nonce }
+      : { keyid, signer, algorithm: alg, label: 'sig1', components, created, expires, nonce }
   } finally {
     active -= 1
   }
