@@ -2,7 +2,8 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { decodeBase64, decodeBase64Either, decodeBase64Url } from './base64.js'
 import { readSha256Digest } from './content-digest.js'
-import { readSignatureValue, type SignatureEncoding } from './signature-input.js'
+import { hasControlCharacter } from './headers.js'
+import { isValidNonce, readSignatureValue, type SignatureEncoding } from './signature-input.js'
 import { parseStructuredDictionary } from './structured-fields.js'
 
 // The decoders and field readers as they were before the in-place fast paths: every answer (bytes, undefined
@@ -153,6 +154,40 @@ describe('Signature and Content-Digest read in place', () => {
       fc.property(digest, (value) => {
         expect(readSha256Digest(value)).toEqual(referenceSha256Digest(value))
       }),
+      { numRuns: 5000 },
+    )
+  })
+})
+
+describe('nonce and control-character checks without a regex', () => {
+  it('isValidNonce answers as the length and alphabet regex did', () => {
+    const nonce = fc.string({ unit: fc.constantFrom(...'Aa0_-+/=. é'), maxLength: 140 })
+    fc.assert(
+      fc.property(nonce, (text) => {
+        const before =
+          text.length >= 22 && text.length <= 128 && text.length % 4 !== 1 && /^[A-Za-z0-9_-]+$/.test(text)
+        expect(isValidNonce(text)).toBe(before)
+      }),
+      { numRuns: 5000 },
+    )
+  })
+
+  it('hasControlCharacter answers as the control-character regex did', () => {
+    // eslint-disable-next-line no-control-regex
+    const control = /[\u0000-\u0008\u000a-\u001f\u007f]/
+    fc.assert(
+      fc.property(
+        fc.string({
+          unit: fc.oneof(
+            fc.integer({ min: 0, max: 0xa0 }).map((code) => String.fromCharCode(code)),
+            fc.constantFrom('a', '\t', 'é'),
+          ),
+          maxLength: 12,
+        }),
+        (text) => {
+          expect(hasControlCharacter(text)).toBe(control.test(text))
+        },
+      ),
       { numRuns: 5000 },
     )
   })

@@ -91,3 +91,18 @@ export function headerRecord(input: HeaderInput): Record<string, string> {
   for (const [name, values] of normalizeHeaders(input)) out[name] = values.join(', ')
   return out
 }
+
+/**
+ * Whether a field value holds a control character other than HTAB (U+0000 to U+001F, U+007F), which a
+ * covered field may not carry (the signer and the verifier could read it differently).
+ *
+ * @example
+ * hasControlCharacter('application/json\u0000') // true
+ */
+export function hasControlCharacter(value: string): boolean {
+  for (let index = 0; index < value.length; index += 1) {
+    const code = value.charCodeAt(index)
+    if ((code < 0x20 && code !== 0x09) || code === 0x7f) return true
+  }
+  return false
+}

@@ -46,8 +46,8 @@ function scanBytes(bytes: Uint8Array): boolean {
   let index = 0
   let state = VALUE
   for (;;) {
-    let code = bytes[index]
-    while (code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09) code = bytes[++index]
+    let code = at(bytes, length, index)
+    while (code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09) code = at(bytes, length, ++index)
     if (state === AFTER_VALUE) {
       if (depth === 0) return index === length
       const first = containers[depth - 1]!
@@ -68,19 +68,19 @@ function scanBytes(bytes: Uint8Array): boolean {
       let escaped = false
       index = start
       for (;;) {
-        code = bytes[index]
+        code = at(bytes, length, index)
         if (code === QUOTE) break
-        if (code === undefined || code < 0x20) return false
+        if (code < 0x20) return false
         if (code < 0x80) {
           if (code === BACKSLASH) {
             escaped = true
-            const escape = bytes[index + 1]
+            const escape = at(bytes, length, index + 1)
             if (escape === 0x75) {
               if (
-                !isHex(bytes[index + 2]) ||
-                !isHex(bytes[index + 3]) ||
-                !isHex(bytes[index + 4]) ||
-                !isHex(bytes[index + 5])
+                !isHex(at(bytes, length, index + 2)) ||
+                !isHex(at(bytes, length, index + 3)) ||
+                !isHex(at(bytes, length, index + 4)) ||
+                !isHex(at(bytes, length, index + 5))
               )
                 return false
               index += 6
@@ -117,11 +117,11 @@ function scanBytes(bytes: Uint8Array): boolean {
           if (code === 0xf0) low = 0x90
           else if (code === 0xf4) high = 0x8f
         } else return false
-        const second = bytes[index + 1]
-        if (second === undefined || second < low || second > high) return false
+        const second = at(bytes, length, index + 1)
+        if (second < low || second > high) return false
         for (let offset = 2; offset <= continuations; offset += 1) {
-          const next = bytes[index + offset]
-          if (next === undefined || next < 0x80 || next > 0xbf) return false
+          const next = at(bytes, length, index + offset)
+          if (next < 0x80 || next > 0xbf) return false
         }
         index += continuations + 1
       }
@@ -139,7 +139,8 @@ function scanBytes(bytes: Uint8Array): boolean {
         const other = keyStarts[key]!
         if (keyEnds[key]! - other !== size) continue
         let offset = 0
-        while (offset < size && bytes[start + offset] === bytes[other + offset]) offset += 1
+        while (offset < size && at(bytes, length, start + offset) === at(bytes, length, other + offset))
+          offset += 1
         if (offset === size) return false
       }
       keyStarts[keyCount] = start
@@ -155,8 +156,9 @@ function scanBytes(bytes: Uint8Array): boolean {
     } else if (code === 0x7b || code === 0x5b) {
       // VALUE: an object or an array, possibly empty.
       const close = code === 0x7b ? 0x7d : 0x5d
-      code = bytes[++index]
-      while (code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09) code = bytes[++index]
+      code = at(bytes, length, ++index)
+      while (code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09)
+        code = at(bytes, length, ++index)
       if (code === close) {
         index += 1
         state = AFTER_VALUE
@@ -167,48 +169,48 @@ function scanBytes(bytes: Uint8Array): boolean {
       }
     } else if (code === 0x2d || isDigit(code)) {
       // VALUE: a number (RFC 8259 §6); a fraction or exponent cut short is malformed whatever follows.
-      if (code === 0x2d) code = bytes[++index]
-      if (code === 0x30) code = bytes[++index]
+      if (code === 0x2d) code = at(bytes, length, ++index)
+      if (code === 0x30) code = at(bytes, length, ++index)
       else if (isDigit(code) && code !== 0x30) {
-        do code = bytes[++index]
+        do code = at(bytes, length, ++index)
         while (isDigit(code))
       } else return false
       if (code === 0x2e) {
-        code = bytes[++index]
+        code = at(bytes, length, ++index)
         if (!isDigit(code)) return false
-        do code = bytes[++index]
+        do code = at(bytes, length, ++index)
         while (isDigit(code))
       }
       if (code === 0x65 || code === 0x45) {
-        code = bytes[++index]
-        if (code === 0x2b || code === 0x2d) code = bytes[++index]
+        code = at(bytes, length, ++index)
+        if (code === 0x2b || code === 0x2d) code = at(bytes, length, ++index)
         if (!isDigit(code)) return false
-        do code = bytes[++index]
+        do code = at(bytes, length, ++index)
         while (isDigit(code))
       }
       state = AFTER_VALUE
     } else if (
       code === 0x74 &&
-      bytes[index + 1] === 0x72 &&
-      bytes[index + 2] === 0x75 &&
-      bytes[index + 3] === 0x65
+      at(bytes, length, index + 1) === 0x72 &&
+      at(bytes, length, index + 2) === 0x75 &&
+      at(bytes, length, index + 3) === 0x65
     ) {
       index += 4
       state = AFTER_VALUE
     } else if (
       code === 0x66 &&
-      bytes[index + 1] === 0x61 &&
-      bytes[index + 2] === 0x6c &&
-      bytes[index + 3] === 0x73 &&
-      bytes[index + 4] === 0x65
+      at(bytes, length, index + 1) === 0x61 &&
+      at(bytes, length, index + 2) === 0x6c &&
+      at(bytes, length, index + 3) === 0x73 &&
+      at(bytes, length, index + 4) === 0x65
     ) {
       index += 5
       state = AFTER_VALUE
     } else if (
       code === 0x6e &&
-      bytes[index + 1] === 0x75 &&
-      bytes[index + 2] === 0x6c &&
-      bytes[index + 3] === 0x6c
+      at(bytes, length, index + 1) === 0x75 &&
+      at(bytes, length, index + 2) === 0x6c &&
+      at(bytes, length, index + 3) === 0x6c
     ) {
       index += 4
       state = AFTER_VALUE
@@ -218,7 +220,12 @@ function scanBytes(bytes: Uint8Array): boolean {
   }
 }
 
-const isHex = (code: number | undefined) =>
-  code !== undefined &&
-  ((code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x46) || (code >= 0x61 && code <= 0x66))
-const isDigit = (code: number | undefined) => code !== undefined && code >= 0x30 && code <= 0x39
+const isHex = (code: number) =>
+  (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x46) || (code >= 0x61 && code <= 0x66)
+const isDigit = (code: number) => code >= 0x30 && code <= 0x39
+
+/**
+ * The byte at `index`, or 0 past the end: reads stay in bounds (so the optimiser compares plain integers), and
+ * NUL is refused wherever the scan meets it, as the end of the text is.
+ */
+const at = (bytes: Uint8Array, length: number, index: number): number => (index < length ? bytes[index]! : 0)

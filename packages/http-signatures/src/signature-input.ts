@@ -1,4 +1,4 @@
-import { decodeBase64, decodeBase64Url } from './base64.js'
+import { base64UrlByteLength, decodeBase64, decodeBase64Url } from './base64.js'
 import { SignatureError } from './errors.js'
 import { hasRepeatedParameter, isLoneByteSequence, parseStructuredDictionary } from './structured-fields.js'
 import type { SignatureProfile } from './types.js'
@@ -367,11 +367,10 @@ export const MAX_NONCE_LENGTH = 128
  * isValidNonce('KXYnfEfJ0PBRZXQyVXfVQA') // true
  */
 export function isValidNonce(nonce: string): boolean {
-  // 22 unpadded characters carry 16 bytes; a length of 4n + 1 can be no base64 at all.
-  return nonce.length >= 22 && nonce.length <= MAX_NONCE_LENGTH && nonce.length % 4 !== 1 && NONCE.test(nonce)
+  // 22 unpadded characters carry 16 bytes; base64UrlByteLength refuses a character outside the alphabet and a
+  // length of 4n + 1 (no base64 at all).
+  return nonce.length >= 22 && nonce.length <= MAX_NONCE_LENGTH && base64UrlByteLength(nonce) !== undefined
 }
-
-const NONCE = /^[A-Za-z0-9_-]+$/
 
 /**
  * Parses the `sig1` member of a `Signature-Input` field, throwing `*_signature_header_malformed` for the
