@@ -42,13 +42,11 @@ export function hasBody(body: Uint8Array | string | null | undefined): body is U
  * const digest = sha256Now('{}') ?? (await sha256('{}'))
  */
 export function sha256Now(data: Uint8Array | string): Uint8Array | undefined {
+  // crypto.hash (Node ≥ 20.12) skips the Hash object; createHash elsewhere. A Buffer is a Uint8Array.
   if (!nodeCrypto) return undefined
-  // crypto.hash (Node ≥ 20.12) skips the Hash object; createHash elsewhere.
-  const digest =
-    typeof nodeCrypto.hash === 'function'
-      ? (nodeCrypto.hash('sha256', data, 'buffer') as unknown as Uint8Array)
-      : nodeCrypto.createHash('sha256').update(data).digest()
-  return new Uint8Array(digest.buffer, digest.byteOffset, digest.byteLength)
+  return typeof nodeCrypto.hash === 'function'
+    ? (nodeCrypto.hash('sha256', data, 'buffer') as unknown as Uint8Array)
+    : nodeCrypto.createHash('sha256').update(data).digest()
 }
 
 /**
@@ -59,7 +57,7 @@ export function sha256Now(data: Uint8Array | string): Uint8Array | undefined {
  */
 export async function sha256(data: Uint8Array | string): Promise<Uint8Array> {
   const now = sha256Now(data)
-  if (now) return now
+  if (now) return new Uint8Array(now.buffer, now.byteOffset, now.byteLength)
   const bytes = typeof data === 'string' ? encoder.encode(data) : data
   return new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as webcrypto.BufferSource))
 }

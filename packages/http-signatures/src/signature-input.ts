@@ -120,7 +120,8 @@ export function readUsualSignatureInput(header: string): SignatureInput | undefi
       const start = index
       while (index < length && isDigit(header.charCodeAt(index))) index += 1
       if (index === start || index - start > 15) return undefined
-      const value = Number(header.slice(start, index))
+      let value = 0
+      for (let digit = start; digit < index; digit += 1) value = value * 10 + header.charCodeAt(digit) - 0x30
       if (first === 0x63) {
         if (created !== undefined) return undefined
         created = value

@@ -107,15 +107,9 @@ export interface ProfileRules {
 const DERIVED = new Set(['@method', '@target-uri', '@authority'])
 const REQUIRED_PARAMS = ['created', 'expires', 'nonce', 'keyid', 'alg', 'tag'] as const
 const encoder = new TextEncoder()
-// The signature base bytes for an inline check: encoded into one reused buffer (node:crypto reads it during the
-// call only). An unusually long base, and an offloaded check, get their own copy.
+// The signature base bytes for an inline check are encoded into one reused buffer (UTF-8 takes at most three
+// bytes per UTF-16 code unit; a longer base gets its own array).
 const scratch = new Uint8Array(8192)
-
-function baseBytesForInlineCheck(base: string): Uint8Array {
-  // UTF-8 takes at most three bytes per UTF-16 code unit.
-  if (base.length * 3 > scratch.length) return encoder.encode(base)
-  return scratch.subarray(0, encoder.encodeInto(base, scratch).written)
-}
 const decoder = new TextDecoder('utf-8', { fatal: true })
 
 /**
@@ -260,19 +254,24 @@ async function checklist(
     if (typeof target === 'string') fail(profile, 'target_uri_malformed', target, 10)
     const authorityProblem = authorityHeaderProblem(fields, target)
     if (authorityProblem) fail(profile, 'target_uri_malformed', authorityProblem, 10)
-    const base = composeSignatureBase({
+    const parts = {
       method: message.method,
       target,
       fields,
       components: input.components,
       signatureParams: input.signatureParams,
-    })!
+    }
+    // The base bytes, encoded into the reused buffer (node:crypto reads them during an inline call only); a
+    // check that waits (thread pool, WebCrypto) gets its own copy.
+    const text = composeSignatureBase(parts)!
+    const written = text.length * 3 <= scratch.length ? encoder.encodeInto(text, scratch).written : -1
+    const base = written >= 0 ? scratch.subarray(0, written) : encoder.encode(text)
     // Inline crypto when this is the only verification under way; the thread pool when others wait (more cores).
     const offload = options.offload === 'always' || (options.offload !== 'never' && active > 1)
     const valid = offload
-      ? await verifyBytes(resolved.jwk, alg, encoder.encode(base), signature, { offload })
-      : (verifyBytesNow(resolved.jwk, alg, baseBytesForInlineCheck(base), signature) ??
-        (await verifyBytes(resolved.jwk, alg, encoder.encode(base), signature)))
+      ? await verifyBytes(resolved.jwk, alg, base.slice(), signature, { offload })
+      : (verifyBytesNow(resolved.jwk, alg, base, signature) ??
+        (await verifyBytes(resolved.jwk, alg, base.slice(), signature)))
     if (!valid) {
       fail(profile, 'invalid', 'the signature does not verify', 10)
     }
