@@ -1,16 +1,10 @@
-import { isAllowedAlgorithm, verifyBytes, verifyBytesNow } from './algorithms.js'
-import { authorityHeaderProblem, canonicalTarget, hasNonAsciiAuthority } from './canonicalize.js'
-import { digestMatches, digestMatchesNow, readSha256Digest } from './content-digest.js'
+import { verifyBytes, verifyBytesNow } from './algorithms.js'
+import { authorityHeaderProblem, canonicalTarget } from './canonicalize.js'
+import { digestMatches, digestMatchesNow } from './content-digest.js'
 import { hasBody } from './crypto-backend.js'
 import { SignatureError } from './errors.js'
 import { fail, type FailureKind } from './failure.js'
-import {
-  fieldValue,
-  hasControlCharacter,
-  isMultiValued,
-  normalizeHeaders,
-  type HeaderFields,
-} from './headers.js'
+import { normalizeHeaders, type HeaderFields } from './headers.js'
 import { isPlainJsonBytes } from './json-bytes.js'
 import { findDuplicateKeys } from './json-duplicates.js'
 import {
@@ -22,12 +16,7 @@ import {
 } from './key-lookup.js'
 import { nonceCapForRate } from './replay-cap.js'
 import { composeSignatureBase } from './signature-base.js'
-import {
-  isValidNonce,
-  readSignatureInput,
-  readSignatureValue,
-  type SignatureEncoding,
-} from './signature-input.js'
+import type { SignatureEncoding } from './signature-input.js'
 import type {
   HttpMessage,
   KeySource,
@@ -36,6 +25,7 @@ import type {
   SignatureAlgorithm,
   SignatureProfile,
 } from './types.js'
+import { readSignedMessage } from './verify-read.js'
 
 /** Options shared by {@link verifyWebhook} and {@link verifyRequest}. */
 export interface VerifyOptions {
@@ -104,8 +94,6 @@ export interface ProfileRules {
   ) => { kind: FailureKind; message: string } | undefined
 }
 
-const DERIVED = new Set(['@method', '@target-uri', '@authority'])
-const REQUIRED_PARAMS = ['created', 'expires', 'nonce', 'keyid', 'alg', 'tag'] as const
 const encoder = new TextEncoder()
 // The signature base bytes for an inline check are encoded into one reused buffer (UTF-8 takes at most three
 // bytes per UTF-16 code unit; a longer base gets its own array).
@@ -148,73 +136,10 @@ async function checklist(
     const { profile } = rules
     const now = Math.floor(options.now ?? Date.now() / 1000)
 
-    // 1. Parse Signature-Input and Signature (a bound pair), and what the base will need from the message.
-    const inputHeader = fieldValue(fields, 'signature-input')
-    const signatureHeader = fieldValue(fields, 'signature')
-    if (inputHeader === undefined || signatureHeader === undefined) {
-      fail(profile, 'header_malformed', 'Signature and Signature-Input must be sent together', 1)
-    }
-    const input = readSignatureInput(inputHeader)
-    if (typeof input === 'string') fail(profile, 'header_malformed', input, 1)
-    const signature = readSignatureValue(signatureHeader, rules.encoding)
-    if (typeof signature === 'string') fail(profile, 'header_malformed', signature, 1)
-    if (typeof message.url !== 'string' || hasNonAsciiAuthority(message.url)) {
-      fail(
-        profile,
-        'header_malformed',
-        'the URL authority holds raw non-ASCII characters; send the A-label',
-        1,
-      )
-    }
-    let digest: Uint8Array | null | undefined
-    for (const component of input.components) {
-      if (DERIVED.has(component)) continue
-      if (component.startsWith('@'))
-        fail(profile, 'header_malformed', `derived component ${component} is not supported`, 1)
-      const value = fieldValue(fields, component)
-      if (value === undefined) fail(profile, 'header_malformed', `covered field ${component} is absent`, 1)
-      if (hasControlCharacter(value))
-        fail(profile, 'header_malformed', `covered field ${component} holds control characters`, 1)
-      if (component === 'content-type' && isMultiValued(value))
-        fail(profile, 'header_malformed', 'Content-Type has several values', 1)
-      if (component === 'content-digest') {
-        digest = readSha256Digest(value)
-        if (digest === undefined) fail(profile, 'header_malformed', 'Content-Digest is malformed', 1)
-      }
-    }
-
-    // 2. All six parameters present; the nonce well-formed.
-    const { params } = input
-    for (const name of REQUIRED_PARAMS) {
-      if (params[name] === undefined)
-        fail(profile, 'params_incomplete', `signature parameter ${name} is missing`, 2)
-    }
-    const { created, expires, nonce, keyid, alg, tag } = params as Required<typeof params>
-    if (!isValidNonce(nonce))
-      fail(
-        profile,
-        'header_malformed',
-        'nonce must be unpadded base64url of 16 to 96 bytes (22 to 128 characters)',
-        2,
-      )
-
-    // 3. Tag, byte for byte. 4. Algorithm allowlist. 5. Window (±60 s skew, at most 300 s).
-    if (tag !== rules.tag) fail(profile, 'tag_invalid', `tag must be ${rules.tag}`, 3)
-    if (!isAllowedAlgorithm(alg))
-      fail(profile, 'alg_not_allowed', `alg "${alg}" is not ed25519 or ecdsa-p256-sha256`, 4)
-    if (expires <= created || created > now + 60 || expires < now - 60 || expires - created > 300) {
-      fail(profile, 'window_invalid', 'created/expires are outside the allowed window', 5)
-    }
-
-    // 6. Covered components.
-    const body = message.body
-    if (body !== undefined && body !== null && typeof body !== 'string' && !(body instanceof Uint8Array)) {
-      fail(profile, 'header_malformed', 'the body must be the raw bytes (Uint8Array) or their string', 6)
-    }
-    const withBody = hasBody(body)
-    const covered = input.components
-    const componentsProblem = rules.componentsProblem(covered, withBody)
-    if (componentsProblem) fail(profile, componentsProblem.kind, componentsProblem.message, 6)
+    // 1 to 6: the fields read and checked, before any key or store is consulted.
+    const received = readSignedMessage(message, rules, fields, now)
+    const { input, signature, digest, body } = received
+    const { created, expires, nonce, keyid, alg } = received.params
 
     // 7. Key. 8. Key purpose and algorithm consistency.
     if (typeof options.keys !== 'object' || options.keys === null)
@@ -278,7 +203,7 @@ async function checklist(
 
     // 11. Content-Digest against the received bytes.
     if (
-      covered.includes('content-digest') &&
+      input.components.includes('content-digest') &&
       (digest === null ||
         digest === undefined ||
         !(digestMatchesNow(digest, body) ?? (await digestMatches(digest, body))))
@@ -295,7 +220,11 @@ async function checklist(
 
     // 14. Body well-formedness: JSON without duplicate object keys.
     // Received bytes in the plain case are settled in one pass; anything else takes the full check.
-    if (options.checkBody !== false && withBody && (typeof body === 'string' || !isPlainJsonBytes(body))) {
+    if (
+      options.checkBody !== false &&
+      hasBody(body) &&
+      (typeof body === 'string' || !isPlainJsonBytes(body))
+    ) {
       checkBodyText(profile, body)
     }
 
