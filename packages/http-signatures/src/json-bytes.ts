@@ -5,8 +5,8 @@
  * then runs the full check (TextDecoder, then {@link findDuplicateKeys}), which words every refusal. Whatever
  * is not the plain case answers `false`: a syntax error, bytes that are not UTF-8, a byte order mark, a key
  * holding an escape or a repeat, an object of more than {@link MAX_INLINE_KEYS} members. On every input where
- * it answers `true`, the full check finds well-formed JSON and no duplicates (property-tested); it reads the
- * bytes about twice as fast as the string scan reads characters (bench/verify.bench.ts).
+ * it answers `true`, the full check finds well-formed JSON and no duplicates (property-tested). On the bench's
+ * 2 KB body it takes about 2.4 µs where decoding and the string scan take about 6 (bench/verify.bench.ts).
  *
  * @example
  * isPlainJsonBytes(new TextEncoder().encode('{"a":1}')) // true
@@ -36,7 +36,6 @@ const keyEnds: number[] = []
 const VALUE = 0
 const AFTER_VALUE = 1
 const NAME = 2
-const COLON = 3
 
 /** One pass, one loop: strings, numbers and literals are read inline (no calls on the way). */
 function scanBytes(bytes: Uint8Array): boolean {
@@ -61,7 +60,7 @@ function scanBytes(bytes: Uint8Array): boolean {
       } else {
         return false
       }
-    } else if (code === QUOTE && state !== COLON) {
+    } else if (code === QUOTE) {
       // A string: JSON escapes, no control characters, UTF-8 as the WHATWG decoder accepts it (no overlong
       // forms, surrogates or code points past U+10FFFF).
       const start = index + 1
@@ -146,13 +145,15 @@ function scanBytes(bytes: Uint8Array): boolean {
       keyStarts[keyCount] = start
       keyEnds[keyCount] = close
       keyCount += 1
-      state = COLON
-    } else if (state === NAME) {
-      return false
-    } else if (state === COLON) {
+      // The colon, read here rather than by another turn of the loop.
+      code = at(bytes, length, index)
+      while (code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09)
+        code = at(bytes, length, ++index)
       if (code !== 0x3a) return false
       index += 1
       state = VALUE
+    } else if (state === NAME) {
+      return false
     } else if (code === 0x7b || code === 0x5b) {
       // VALUE: an object or an array, possibly empty.
       const close = code === 0x7b ? 0x7d : 0x5d
