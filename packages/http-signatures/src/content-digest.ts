@@ -1,5 +1,5 @@
 import { decodeBase64Either, encodeBase64 } from './base64.js'
-import { bytesEqual, sha256, sha256Now } from './crypto-backend.js'
+import { bytesEqual, sha256, sha256MatchesNow } from './crypto-backend.js'
 import { SignatureError } from './errors.js'
 import { isLoneByteSequence, parseStructuredDictionary } from './structured-fields.js'
 import type { SignatureProfile } from './types.js'
@@ -74,8 +74,7 @@ export function digestMatchesNow(
   expected: Uint8Array,
   body: Uint8Array | string | null | undefined,
 ): boolean | undefined {
-  const actual = sha256Now(body ?? '')
-  return actual === undefined ? undefined : bytesEqual(expected, actual)
+  return sha256MatchesNow(expected, body ?? '')
 }
 
 /**

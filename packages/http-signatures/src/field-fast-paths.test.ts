@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { decodeBase64, decodeBase64Either, decodeBase64Url } from './base64.js'
+import { bytesEqual, sha256, sha256MatchesNow } from './crypto-backend.js'
 import { readSha256Digest } from './content-digest.js'
 import { hasControlCharacter } from './headers.js'
 import { isValidNonce, readSignatureValue, type SignatureEncoding } from './signature-input.js'
@@ -189,6 +190,33 @@ describe('nonce and control-character checks without a regex', () => {
         },
       ),
       { numRuns: 5000 },
+    )
+  })
+})
+
+describe('the Content-Digest hash compared as node:crypto returns it', () => {
+  it('sha256MatchesNow agrees with comparing the sha256 bytes (undefined without node:crypto)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), fc.uint8Array({ maxLength: 40 })),
+        fc.nat(40),
+        fc.constantFrom('same', 'flipped', 'shorter', 'longer'),
+        async (data, at, change) => {
+          const digest = await sha256(data)
+          const expected =
+            change === 'same'
+              ? digest
+              : change === 'shorter'
+                ? digest.subarray(0, 31)
+                : change === 'longer'
+                  ? new Uint8Array([...digest, 0])
+                  : digest.map((byte, index) => (index === at % 32 ? byte ^ 1 : byte))
+          const now = sha256MatchesNow(expected, data)
+          if (now !== undefined) expect(now).toBe(bytesEqual(expected, digest))
+          expect(now === undefined || now === (change === 'same')).toBe(true)
+        },
+      ),
+      { numRuns: 500 },
     )
   })
 })
