@@ -1,5 +1,5 @@
 import type { KeyObject, webcrypto } from 'node:crypto'
-import { decodeBase64Url } from './base64.js'
+import { base64UrlByteLength } from './base64.js'
 import { nodeCrypto } from './crypto-backend.js'
 import type { AdcpJwk, SignatureAlgorithm } from './types.js'
 
@@ -63,7 +63,7 @@ export function keyShapeProblem(
   const coordinates = algorithm === 'ed25519' ? [jwk.x] : [jwk.x, jwk.y]
   if (requirePrivate) coordinates.push(jwk.d)
   for (const value of coordinates) {
-    if (typeof value !== 'string' || decodeBase64Url(value)?.length !== 32)
+    if (typeof value !== 'string' || base64UrlByteLength(value) !== 32)
       return 'JWK key material is not 32-byte base64url'
   }
   return undefined

@@ -1,11 +1,8 @@
 import { decodeBase64Either, encodeBase64 } from './base64.js'
-import { bytesEqual, sha256, sha256Now } from './crypto-backend.js'
+import { bytesEqual, sha256, sha256MatchesNow } from './crypto-backend.js'
 import { SignatureError } from './errors.js'
-import { parseStructuredDictionary } from './structured-fields.js'
+import { isLoneByteSequence, parseStructuredDictionary } from './structured-fields.js'
 import type { SignatureProfile } from './types.js'
-
-// The usual field: one sha-256 member and nothing else; any other shape takes the general parser.
-const LONE_SHA256 = /^sha-256=:([A-Za-z0-9+/=_-]*):$/
 
 /**
  * The `Content-Digest` field value (RFC 9530 §2) for a body: `sha-256=:<standard base64, padded>:`, the form
@@ -29,8 +26,8 @@ export async function createContentDigest(body: Uint8Array | string | null | und
  * readSha256Digest('sha-256=:AAAA:, sha-256=:AAAA:') // undefined
  */
 export function readSha256Digest(value: string): Uint8Array | null | undefined {
-  const lone = LONE_SHA256.exec(value)
-  if (lone) return decodeBase64Either(lone[1]!)
+  // The usual field, one `sha-256` member, is decoded in place; anything else takes the dictionary parser.
+  if (isLoneByteSequence(value, 'sha-256=:')) return decodeBase64Either(value, 9, value.length - 1)
   const parsed = parseStructuredDictionary(value)
   if (!parsed) return undefined
   let found: Uint8Array | null = null
@@ -77,8 +74,7 @@ export function digestMatchesNow(
   expected: Uint8Array,
   body: Uint8Array | string | null | undefined,
 ): boolean | undefined {
-  const actual = sha256Now(body ?? '')
-  return actual === undefined ? undefined : bytesEqual(expected, actual)
+  return sha256MatchesNow(expected, body ?? '')
 }
 
 /**

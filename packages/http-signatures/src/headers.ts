@@ -34,10 +34,19 @@ export function normalizeHeaders(input: HeaderInput): HeaderFields {
 }
 
 function addField(fields: Map<string, string[]>, name: string, value: string): void {
-  const key = name.toLowerCase()
+  const key = isLowerCase(name) ? name : name.toLowerCase()
   const values = fields.get(key)
   if (values) values.push(value)
   else fields.set(key, [value])
+}
+
+/** Whether a name has no upper-case ASCII letter and no non-ASCII character (lower-casing would not change it). */
+function isLowerCase(name: string): boolean {
+  for (let index = 0; index < name.length; index += 1) {
+    const code = name.charCodeAt(index)
+    if ((code >= 0x41 && code <= 0x5a) || code > 0x7f) return false
+  }
+  return true
 }
 
 function isHeaders(input: HeaderInput): input is Headers {
@@ -90,4 +99,19 @@ export function headerRecord(input: HeaderInput): Record<string, string> {
   const out: Record<string, string> = {}
   for (const [name, values] of normalizeHeaders(input)) out[name] = values.join(', ')
   return out
+}
+
+/**
+ * Whether a field value holds a control character other than HTAB (U+0000 to U+001F, U+007F), which a
+ * covered field may not carry (the signer and the verifier could read it differently).
+ *
+ * @example
+ * hasControlCharacter('application/json\u0000') // true
+ */
+export function hasControlCharacter(value: string): boolean {
+  for (let index = 0; index < value.length; index += 1) {
+    const code = value.charCodeAt(index)
+    if ((code < 0x20 && code !== 0x09) || code === 0x7f) return true
+  }
+  return false
 }

@@ -101,11 +101,14 @@ function buildRequestRules(
     encoding: version === '3.2' ? 'sf-binary' : 'base64url',
     defaultCap: 1_000_000,
     componentsProblem: (covered, hasBody) => {
-      const missing: string[] = BASE_COMPONENTS.filter((component) => !covered.has(component))
-      if (hasBody && !covered.has('content-type')) missing.push('content-type')
-      const digest = covered.has('content-digest')
-      if (!digest && (policy === 'required' || (version === '3.2' && hasBody))) missing.push('content-digest')
-      if (missing.length > 0)
+      let missing: string[] | undefined
+      for (const component of BASE_COMPONENTS)
+        if (!covered.includes(component)) (missing ??= []).push(component)
+      if (hasBody && !covered.includes('content-type')) (missing ??= []).push('content-type')
+      const digest = covered.includes('content-digest')
+      if (!digest && (policy === 'required' || (version === '3.2' && hasBody)))
+        (missing ??= []).push('content-digest')
+      if (missing !== undefined)
         return { kind: 'components_incomplete', message: `not covered: ${missing.join(', ')}` }
       if (digest && policy === 'forbidden' && version === '3.1') {
         return {

@@ -129,3 +129,29 @@ export function hasRepeatedParameter(raw: string): boolean {
   }
   return false
 }
+
+/**
+ * Whether a field value is exactly `<prefix><base64 characters>:` (a lone member holding one byte sequence,
+ * its characters `A-Z a-z 0-9 + / = _ -`): such a value needs no dictionary parser.
+ *
+ * @example
+ * isLoneByteSequence('sig1=:AAEC:', 'sig1=:') // true
+ */
+export function isLoneByteSequence(value: string, prefix: string): boolean {
+  const end = value.length - 1
+  if (end < prefix.length || !value.startsWith(prefix) || value.charCodeAt(end) !== 0x3a) return false
+  for (let index = prefix.length; index < end; index += 1) {
+    const code = value.charCodeAt(index)
+    if (!(
+      (code >= 0x41 && code <= 0x5a) ||
+      (code >= 0x61 && code <= 0x7a) ||
+      (code >= 0x2f && code <= 0x39) ||
+      code === 0x2b ||
+      code === 0x3d ||
+      code === 0x5f ||
+      code === 0x2d
+    ))
+      return false
+  }
+  return true
+}

@@ -1,10 +1,11 @@
-import { isAllowedAlgorithm, verifyBytes, verifyBytesNow } from './algorithms.js'
-import { authorityHeaderProblem, canonicalTarget, hasNonAsciiAuthority } from './canonicalize.js'
-import { digestMatches, digestMatchesNow, readSha256Digest } from './content-digest.js'
+import { verifyBytes, verifyBytesNow } from './algorithms.js'
+import { authorityHeaderProblem, canonicalTarget } from './canonicalize.js'
+import { digestMatches, digestMatchesNow } from './content-digest.js'
 import { hasBody } from './crypto-backend.js'
 import { SignatureError } from './errors.js'
 import { fail, type FailureKind } from './failure.js'
-import { fieldValue, isMultiValued, normalizeHeaders, type HeaderFields } from './headers.js'
+import { normalizeHeaders, type HeaderFields } from './headers.js'
+import { isPlainJsonBytes } from './json-bytes.js'
 import { findDuplicateKeys } from './json-duplicates.js'
 import {
   keyPurposeProblem,
@@ -15,12 +16,7 @@ import {
 } from './key-lookup.js'
 import { nonceCapForRate } from './replay-cap.js'
 import { composeSignatureBase } from './signature-base.js'
-import {
-  isValidNonce,
-  readSignatureInput,
-  readSignatureValue,
-  type SignatureEncoding,
-} from './signature-input.js'
+import type { SignatureEncoding } from './signature-input.js'
 import type {
   HttpMessage,
   KeySource,
@@ -29,6 +25,7 @@ import type {
   SignatureAlgorithm,
   SignatureProfile,
 } from './types.js'
+import { readSignedMessage } from './verify-read.js'
 
 /** Options shared by {@link verifyWebhook} and {@link verifyRequest}. */
 export interface VerifyOptions {
@@ -92,25 +89,15 @@ export interface ProfileRules {
   readonly defaultCap: number
   /** Step 6; `undefined` when the covered components are acceptable. */
   readonly componentsProblem: (
-    covered: ReadonlySet<string>,
+    covered: readonly string[],
     hasBody: boolean,
   ) => { kind: FailureKind; message: string } | undefined
 }
 
-const DERIVED = new Set(['@method', '@target-uri', '@authority'])
-const REQUIRED_PARAMS = ['created', 'expires', 'nonce', 'keyid', 'alg', 'tag'] as const
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/
 const encoder = new TextEncoder()
-// The signature base bytes for an inline check: encoded into one reused buffer (node:crypto reads it during the
-// call only). An unusually long base, and an offloaded check, get their own copy.
+// The signature base bytes for an inline check are encoded into one reused buffer (UTF-8 takes at most three
+// bytes per UTF-16 code unit; a longer base gets its own array).
 const scratch = new Uint8Array(8192)
-
-function baseBytesForInlineCheck(base: string): Uint8Array {
-  // UTF-8 takes at most three bytes per UTF-16 code unit.
-  if (base.length * 3 > scratch.length) return encoder.encode(base)
-  return scratch.subarray(0, encoder.encodeInto(base, scratch).written)
-}
 const decoder = new TextDecoder('utf-8', { fatal: true })
 
 /**
@@ -121,22 +108,14 @@ const decoder = new TextDecoder('utf-8', { fatal: true })
  * @example
  * const verified = await verifySignedMessage(message, WEBHOOK_RULES, { keys, replayStore })
  */
-export async function verifySignedMessage(
+export function verifySignedMessage(
   message: HttpMessage,
   rules: ProfileRules,
   options: VerifyOptions,
   fields?: HeaderFields,
 ): Promise<VerifiedSignature> {
-  if (typeof message !== 'object' || message === null)
-    fail(rules.profile, 'header_malformed', 'no message to verify', 1)
-  fields ??= normalizeHeaders(message.headers)
-  options ??= {} as VerifyOptions
-  active += 1
-  try {
-    return await checklist(message, rules, options, fields)
-  } finally {
-    active -= 1
-  }
+  // One async layer: the checklist's own promise is the result (its first failure a rejection, never a throw).
+  return checklist(message, rules, options, fields)
 }
 
 /** Verifications under way in this process (between entry and result): more than one means crypto is offloaded. */
@@ -146,168 +125,128 @@ async function checklist(
   message: HttpMessage,
   rules: ProfileRules,
   options: VerifyOptions,
-  fields: HeaderFields,
+  given: HeaderFields | undefined,
 ): Promise<VerifiedSignature> {
-  const { profile } = rules
-  const now = Math.floor(options.now ?? Date.now() / 1000)
+  if (typeof message !== 'object' || message === null)
+    fail(rules.profile, 'header_malformed', 'no message to verify', 1)
+  const fields = given ?? normalizeHeaders(message.headers)
+  options ??= {} as VerifyOptions
+  active += 1
+  try {
+    const { profile } = rules
+    const now = Math.floor(options.now ?? Date.now() / 1000)
 
-  // 1. Parse Signature-Input and Signature (a bound pair), and what the base will need from the message.
-  const inputHeader = fieldValue(fields, 'signature-input')
-  const signatureHeader = fieldValue(fields, 'signature')
-  if (inputHeader === undefined || signatureHeader === undefined) {
-    fail(profile, 'header_malformed', 'Signature and Signature-Input must be sent together', 1)
-  }
-  const input = readSignatureInput(inputHeader)
-  if (typeof input === 'string') fail(profile, 'header_malformed', input, 1)
-  const signature = readSignatureValue(signatureHeader, rules.encoding)
-  if (typeof signature === 'string') fail(profile, 'header_malformed', signature, 1)
-  if (typeof message.url !== 'string' || hasNonAsciiAuthority(message.url)) {
-    fail(profile, 'header_malformed', 'the URL authority holds raw non-ASCII characters; send the A-label', 1)
-  }
-  let digest: Uint8Array | null | undefined
-  for (const component of input.components) {
-    if (DERIVED.has(component)) continue
-    if (component.startsWith('@'))
-      fail(profile, 'header_malformed', `derived component ${component} is not supported`, 1)
-    const value = fieldValue(fields, component)
-    if (value === undefined) fail(profile, 'header_malformed', `covered field ${component} is absent`, 1)
-    if (CONTROL.test(value))
-      fail(profile, 'header_malformed', `covered field ${component} holds control characters`, 1)
-    if (component === 'content-type' && isMultiValued(value))
-      fail(profile, 'header_malformed', 'Content-Type has several values', 1)
-    if (component === 'content-digest') {
-      digest = readSha256Digest(value)
-      if (digest === undefined) fail(profile, 'header_malformed', 'Content-Digest is malformed', 1)
+    // 1 to 6: the fields read and checked, before any key or store is consulted.
+    const received = readSignedMessage(message, rules, fields, now)
+    const { input, signature, digest, body } = received
+    const { created, expires, nonce, keyid, alg } = received.params
+
+    // 7. Key. 8. Key purpose and algorithm consistency.
+    if (typeof options.keys !== 'object' || options.keys === null)
+      fail(profile, 'key_source_failed', 'no keys configured', 7)
+    // A static JWKS answers at once; only a resolver is awaited.
+    const resolved =
+      resolveKeyNow(options.keys, keyid, profile) ??
+      (await resolveKey(options.keys, keyid, { profile, now, created }))
+    const purposeProblem = keyPurposeProblem(resolved.jwk, alg, profile)
+    if (purposeProblem) fail(profile, 'key_purpose_invalid', purposeProblem, 8)
+
+    // 9. Revocation. 9a. Per-keyid cap, read only: both before any cryptography.
+    const revocation = revocationSource(options.revocation)
+    if (revocation) {
+      let status: RevocationStatus
+      try {
+        status = await revocation.check(keyid, now)
+      } catch (error) {
+        // A list that cannot be consulted is treated as one not refreshed in time: fail closed.
+        if (SignatureError.is(error)) throw error
+        return fail(profile, 'revocation_stale', 'the revocation list could not be consulted', 9, error)
+      }
+      if (status === 'revoked') fail(profile, 'key_revoked', `keyid "${keyid}" is revoked`, 9)
+      if (status === 'stale') fail(profile, 'revocation_stale', 'the revocation list is stale', 9)
     }
-  }
+    const store = options.replayStore
+    const cap =
+      options.maxNoncesPerKey ??
+      (options.maxNonceRatePerKey === undefined
+        ? rules.defaultCap
+        : nonceCapForRate(options.maxNonceRatePerKey))
+    if (store && (await store.atCapacity(keyid, cap, now)))
+      fail(profile, 'rate_abuse', `keyid "${keyid}" is at its replay cap`, '9a')
 
-  // 2. All six parameters present; the nonce well-formed.
-  const { params } = input
-  for (const name of REQUIRED_PARAMS) {
-    if (params[name] === undefined)
-      fail(profile, 'params_incomplete', `signature parameter ${name} is missing`, 2)
-  }
-  const { created, expires, nonce, keyid, alg, tag } = params as Required<typeof params>
-  if (!isValidNonce(nonce))
-    fail(
-      profile,
-      'header_malformed',
-      'nonce must be unpadded base64url of 16 to 96 bytes (22 to 128 characters)',
-      2,
-    )
-
-  // 3. Tag, byte for byte. 4. Algorithm allowlist. 5. Window (±60 s skew, at most 300 s).
-  if (tag !== rules.tag) fail(profile, 'tag_invalid', `tag must be ${rules.tag}`, 3)
-  if (!isAllowedAlgorithm(alg))
-    fail(profile, 'alg_not_allowed', `alg "${alg}" is not ed25519 or ecdsa-p256-sha256`, 4)
-  if (expires <= created || created > now + 60 || expires < now - 60 || expires - created > 300) {
-    fail(profile, 'window_invalid', 'created/expires are outside the allowed window', 5)
-  }
-
-  // 6. Covered components.
-  const body = message.body
-  if (body !== undefined && body !== null && typeof body !== 'string' && !(body instanceof Uint8Array)) {
-    fail(profile, 'header_malformed', 'the body must be the raw bytes (Uint8Array) or their string', 6)
-  }
-  const withBody = hasBody(body)
-  const covered = new Set(input.components)
-  const componentsProblem = rules.componentsProblem(covered, withBody)
-  if (componentsProblem) fail(profile, componentsProblem.kind, componentsProblem.message, 6)
-
-  // 7. Key. 8. Key purpose and algorithm consistency.
-  if (typeof options.keys !== 'object' || options.keys === null)
-    fail(profile, 'key_source_failed', 'no keys configured', 7)
-  // A static JWKS answers at once; only a resolver is awaited.
-  const resolved =
-    resolveKeyNow(options.keys, keyid, profile) ??
-    (await resolveKey(options.keys, keyid, { profile, now, created }))
-  const purposeProblem = keyPurposeProblem(resolved.jwk, alg, profile)
-  if (purposeProblem) fail(profile, 'key_purpose_invalid', purposeProblem, 8)
-
-  // 9. Revocation. 9a. Per-keyid cap, read only: both before any cryptography.
-  const revocation = revocationSource(options.revocation)
-  if (revocation) {
-    let status: RevocationStatus
-    try {
-      status = await revocation.check(keyid, now)
-    } catch (error) {
-      // A list that cannot be consulted is treated as one not refreshed in time: fail closed.
-      if (SignatureError.is(error)) throw error
-      return fail(profile, 'revocation_stale', 'the revocation list could not be consulted', 9, error)
+    // 10. Canonical target and authority (checked against :authority / Host), the base, the signature.
+    const target = canonicalTarget(message.url)
+    if (typeof target === 'string') fail(profile, 'target_uri_malformed', target, 10)
+    const authorityProblem = authorityHeaderProblem(fields, target)
+    if (authorityProblem) fail(profile, 'target_uri_malformed', authorityProblem, 10)
+    const parts = {
+      method: message.method,
+      target,
+      fields,
+      components: input.components,
+      signatureParams: input.signatureParams,
     }
-    if (status === 'revoked') fail(profile, 'key_revoked', `keyid "${keyid}" is revoked`, 9)
-    if (status === 'stale') fail(profile, 'revocation_stale', 'the revocation list is stale', 9)
-  }
-  const store = options.replayStore
-  const cap =
-    options.maxNoncesPerKey ??
-    (options.maxNonceRatePerKey === undefined
-      ? rules.defaultCap
-      : nonceCapForRate(options.maxNonceRatePerKey))
-  if (store && (await store.atCapacity(keyid, cap, now)))
-    fail(profile, 'rate_abuse', `keyid "${keyid}" is at its replay cap`, '9a')
-
-  // 10. Canonical target and authority (checked against :authority / Host), the base, the signature.
-  const target = canonicalTarget(message.url)
-  if (typeof target === 'string') fail(profile, 'target_uri_malformed', target, 10)
-  const authorityProblem = authorityHeaderProblem(fields, target)
-  if (authorityProblem) fail(profile, 'target_uri_malformed', authorityProblem, 10)
-  const base = composeSignatureBase({
-    method: message.method,
-    target,
-    fields,
-    components: input.components,
-    signatureParams: input.signatureParams,
-  })!
-  // Inline crypto when this is the only verification under way; the thread pool when others wait (more cores).
-  const offload = options.offload === 'always' || (options.offload !== 'never' && active > 1)
-  const valid = offload
-    ? await verifyBytes(resolved.jwk, alg, encoder.encode(base), signature, { offload })
-    : (verifyBytesNow(resolved.jwk, alg, baseBytesForInlineCheck(base), signature) ??
-      (await verifyBytes(resolved.jwk, alg, encoder.encode(base), signature)))
-  if (!valid) {
-    fail(profile, 'invalid', 'the signature does not verify', 10)
-  }
-
-  // 11. Content-Digest against the received bytes.
-  if (
-    covered.has('content-digest') &&
-    (digest === null ||
-      digest === undefined ||
-      !(digestMatchesNow(digest, body) ?? (await digestMatches(digest, body))))
-  ) {
-    fail(profile, 'digest_mismatch', 'Content-Digest does not match the body', 11)
-  }
-
-  // 12 + 13. Replay check and insert, atomically, TTL (expires − now) + 60 s.
-  if (store) {
-    const outcome = await store.remember(keyid, nonce, expires + 60, cap, now)
-    if (outcome === 'replayed') fail(profile, 'replayed', 'this (keyid, nonce) was already seen', 12)
-    if (outcome === 'capacity') fail(profile, 'rate_abuse', `keyid "${keyid}" is at its replay cap`, 13)
-  }
-
-  // 14. Body well-formedness: JSON without duplicate object keys.
-  if (options.checkBody !== false && withBody) {
-    let text: string
-    try {
-      text = typeof body === 'string' ? body : decoder.decode(body)
-    } catch (error) {
-      return fail(profile, 'body_malformed', 'the body is not UTF-8', 14, error)
+    // The base bytes, encoded into the reused buffer (node:crypto reads them during an inline call only); a
+    // check that waits (thread pool, WebCrypto) gets its own copy.
+    const text = composeSignatureBase(parts)!
+    const written = text.length * 3 <= scratch.length ? encoder.encodeInto(text, scratch).written : -1
+    const base = written >= 0 ? scratch.subarray(0, written) : encoder.encode(text)
+    // Inline crypto when this is the only verification under way; the thread pool when others wait (more cores).
+    const offload = options.offload === 'always' || (options.offload !== 'never' && active > 1)
+    const valid = offload
+      ? await verifyBytes(resolved.jwk, alg, base.slice(), signature, { offload })
+      : (verifyBytesNow(resolved.jwk, alg, base, signature) ??
+        (await verifyBytes(resolved.jwk, alg, base.slice(), signature)))
+    if (!valid) {
+      fail(profile, 'invalid', 'the signature does not verify', 10)
     }
-    const report = findDuplicateKeys(text)
-    if (!report.wellFormed) fail(profile, 'body_malformed', 'the body is not well-formed JSON', 14)
-    if (report.duplicates.length > 0)
-      fail(profile, 'body_malformed', 'the body has duplicate object keys', 14)
-  }
 
-  return {
-    keyid,
-    ...(resolved.signer === undefined ? {} : { signer: resolved.signer }),
-    algorithm: alg,
-    label: 'sig1',
-    components: input.components,
-    created,
-    expires,
-    nonce,
+    // 11. Content-Digest against the received bytes.
+    if (
+      input.components.includes('content-digest') &&
+      (digest === null ||
+        digest === undefined ||
+        !(digestMatchesNow(digest, body) ?? (await digestMatches(digest, body))))
+    ) {
+      fail(profile, 'digest_mismatch', 'Content-Digest does not match the body', 11)
+    }
+
+    // 12 + 13. Replay check and insert, atomically, TTL (expires − now) + 60 s.
+    if (store) {
+      const outcome = await store.remember(keyid, nonce, expires + 60, cap, now)
+      if (outcome === 'replayed') fail(profile, 'replayed', 'this (keyid, nonce) was already seen', 12)
+      if (outcome === 'capacity') fail(profile, 'rate_abuse', `keyid "${keyid}" is at its replay cap`, 13)
+    }
+
+    // 14. Body well-formedness: JSON without duplicate object keys.
+    // Received bytes in the plain case are settled in one pass; anything else takes the full check.
+    if (
+      options.checkBody !== false &&
+      hasBody(body) &&
+      (typeof body === 'string' || !isPlainJsonBytes(body))
+    ) {
+      checkBodyText(profile, body)
+    }
+
+    const { signer } = resolved
+    const components = input.components
+    return signer === undefined
+      ? { keyid, algorithm: alg, label: 'sig1', components, created, expires, nonce }
+      : { keyid, signer, algorithm: alg, label: 'sig1', components, created, expires, nonce }
+  } finally {
+    active -= 1
   }
+}
+
+/** Step 14 in full: the body decoded as UTF-8, then JSON without duplicate object keys; throws the refusal. */
+function checkBodyText(profile: SignatureProfile, body: Uint8Array | string): void {
+  let text: string
+  try {
+    text = typeof body === 'string' ? body : decoder.decode(body)
+  } catch (error) {
+    return fail(profile, 'body_malformed', 'the body is not UTF-8', 14, error)
+  }
+  const report = findDuplicateKeys(text)
+  if (!report.wellFormed) fail(profile, 'body_malformed', 'the body is not well-formed JSON', 14)
+  if (report.duplicates.length > 0) fail(profile, 'body_malformed', 'the body has duplicate object keys', 14)
 }

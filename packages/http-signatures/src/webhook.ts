@@ -38,8 +38,10 @@ const WEBHOOK_RULES: ProfileRules = {
   // A rate, not a count: 5,000 a second per key (2,100,000 live nonces), see replay-cap.ts.
   defaultCap: nonceCapForRate(DEFAULT_WEBHOOK_NONCE_RATE),
   componentsProblem: (covered) => {
-    if (WEBHOOK_COMPONENTS.every((component) => covered.has(component))) return undefined
-    const missing = WEBHOOK_COMPONENTS.filter((component) => !covered.has(component))
+    let found = 0
+    for (const component of WEBHOOK_COMPONENTS) if (covered.includes(component)) found += 1
+    if (found === WEBHOOK_COMPONENTS.length) return undefined
+    const missing = WEBHOOK_COMPONENTS.filter((component) => !covered.includes(component))
     return missing.length === 0
       ? undefined
       : { kind: 'components_incomplete', message: `not covered: ${missing.join(', ')}` }
