@@ -19,8 +19,13 @@
  *   that long). It makes sure the partitions of the next two generations exist first. When it commits, every
  *   transaction that used the old generation has committed, and every transaction that reads the new one
  *   began after that.
- * - A decision looks the key up in every partition of its table (one index probe each: the partitions still
- *   attached are those that may hold live rows, plus the two ahead). At READ COMMITTED each statement's
+ * - A decision looks the key up in every partition of its table up to the current generation (one index probe
+ *   each: the partitions still attached are those that may hold live rows; the two ahead are skipped when the
+ *   cached generic plan starts, as no row can be there: a rotation past this generation waits for this
+ *   transaction's shared key, and a writer writes only to the generation it read under it). The current
+ *   generation's partition is probed by the insert of the new row itself (`ON CONFLICT DO NOTHING`), the common
+ *   case; only a key already there is looked up again, up to the current generation (a key has at most one row,
+ *   so whichever partition holds it, the decision is the same). At READ COMMITTED each statement's
  *   snapshot comes after the lock, so the rows of older generations are seen, and concurrent writers of the
  *   current generation meet on that partition's primary key (the key columns and the generation) exactly as
  *   they met on the key before. At REPEATABLE READ and SERIALIZABLE the transaction's snapshot may predate the
@@ -166,6 +171,7 @@ CREATE OR REPLACE FUNCTION ${s}.remember_nonce(
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_generation bigint;
+  v_upto bigint;
   v_found_generation bigint;
   v_expires double precision;
   v_inserted boolean := false;
@@ -187,9 +193,13 @@ BEGIN
     RAISE EXCEPTION 'the replay generation advanced after this transaction began'
       USING ERRCODE = 'serialization_failure';
   END IF;
+  -- The lookup first skips the current generation: a new key, the common case, is inserted there at once and
+  -- that insert is its probe of that partition. Only a conflict there (the key is in the current generation)
+  -- looks again up to it.
+  v_upto := v_generation - 1;
   LOOP
     SELECT n.expires_at, n.generation INTO v_expires, v_found_generation FROM ${s}.replay_nonces n
-      WHERE n.keyid = p_keyid AND n.nonce = p_nonce AND n.generation <= v_generation
+      WHERE n.keyid = p_keyid AND n.nonce = p_nonce AND n.generation <= v_upto
       ORDER BY n.generation DESC LIMIT 1;
     IF NOT FOUND THEN
       -- A new row in the current generation. A concurrent insert of the same nonce makes this wait for its
@@ -198,6 +208,7 @@ BEGIN
         VALUES (p_keyid, p_nonce, p_expires_at, v_generation) ON CONFLICT DO NOTHING;
       v_inserted := FOUND;
       EXIT WHEN v_inserted;
+      v_upto := v_generation;
       CONTINUE;
     END IF;
     IF v_expires > p_now THEN
@@ -289,6 +300,7 @@ LANGUAGE plpgsql AS $fn$
 DECLARE
   v_row ${s}.claims%ROWTYPE;
   v_generation bigint;
+  v_upto bigint;
   v_locked boolean := false;
   v_inserted boolean := false;
   v_records bigint;
@@ -309,14 +321,18 @@ BEGIN
     RAISE EXCEPTION 'the claims generation advanced after this transaction began'
       USING ERRCODE = 'serialization_failure';
   END IF;
+  -- The lookup first skips the current generation: a new key, the common case, is inserted there at once and
+  -- that insert is its probe of that partition. Only a conflict there (the key is in the current generation)
+  -- looks again up to it.
+  v_upto := v_generation - 1;
   LOOP
     IF v_locked THEN
       SELECT * INTO v_row FROM ${s}.claims c
-        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.generation <= v_generation
+        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.generation <= v_upto
         ORDER BY c.generation DESC LIMIT 1 FOR UPDATE;
     ELSE
       SELECT * INTO v_row FROM ${s}.claims c
-        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.generation <= v_generation
+        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.generation <= v_upto
         ORDER BY c.generation DESC LIMIT 1;
     END IF;
     IF FOUND THEN
@@ -372,7 +388,9 @@ BEGIN
       CONTINUE;
     END IF;
     -- No record: insert one in the current generation. A concurrent insert of the same key makes this wait for
-    -- its transaction; a row then present is decided above, under its lock.
+    -- its transaction; a row then present is decided above, under its lock. No conflict target: the primary
+    -- key is the partition's only unique index, so it is the arbiter all the same, and a target named through
+    -- the parent costs every routed insert a catalog lookup per index of the partition.
     INSERT INTO ${s}.claims (namespace, scope, key, fingerprint, state, fence, lease_until, expires_at, result,
         generation)
       VALUES (p_namespace, p_scope, p_key, p_fingerprint, 'processing', p_fence, p_now + p_lease_seconds,
@@ -381,6 +399,7 @@ BEGIN
     v_inserted := FOUND;
     EXIT WHEN v_inserted;
     v_locked := true;
+    v_upto := v_generation;
   END LOOP;
 
   IF v_inserted THEN
@@ -442,6 +461,7 @@ LANGUAGE plpgsql AS $fn$
 DECLARE
   v_row ${s}.terminals%ROWTYPE;
   v_generation bigint;
+  v_upto bigint;
 BEGIN
   PERFORM pg_advisory_xact_lock_shared(hashtextextended('${s}/terminals', 0));
   SELECT g.last_value INTO v_generation FROM ${s}.terminals_generation g;
@@ -452,11 +472,16 @@ BEGIN
     RAISE EXCEPTION 'the terminals generation advanced after this transaction began'
       USING ERRCODE = 'serialization_failure';
   END IF;
+  -- The lookup first skips the current generation: a new key, the common case, is inserted there at once and
+  -- that insert is its probe of that partition. Only a conflict there (the key is in the current generation)
+  -- looks again up to it.
+  v_upto := v_generation - 1;
   LOOP
     SELECT * INTO v_row FROM ${s}.terminals t
-      WHERE t.sender = p_sender AND t.task_id = p_task_id AND t.generation <= v_generation
+      WHERE t.sender = p_sender AND t.task_id = p_task_id AND t.generation <= v_upto
       ORDER BY t.generation DESC LIMIT 1 FOR UPDATE;
     IF NOT FOUND THEN
+      -- No conflict target, as for claims: the primary key is the only unique index.
       INSERT INTO ${s}.terminals (sender, task_id, comparison, state, owner, lease_until, expires_at, generation)
         VALUES (p_sender, p_task_id, p_comparison, 'publishing', p_owner, p_now + p_lease_seconds,
                 p_now + p_retention_seconds, v_generation)
@@ -465,7 +490,8 @@ BEGIN
         RETURN QUERY SELECT p_comparison, 'publishing'::text, p_owner, v_generation;
         RETURN;
       END IF;
-      -- Inserted concurrently: decided above, under its lock.
+      -- In the current generation already (inserted concurrently, or found there): decided above, under its lock.
+      v_upto := v_generation;
       CONTINUE;
     END IF;
     IF v_row.expires_at <= p_now THEN
