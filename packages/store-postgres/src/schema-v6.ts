@@ -172,6 +172,7 @@ LANGUAGE plpgsql AS $fn$
 DECLARE
   v_generation bigint;
   v_upto bigint;
+  v_held boolean;
   v_found_generation bigint;
   v_expires double precision;
   v_inserted boolean := false;
@@ -184,15 +185,7 @@ DECLARE
   v_own bigint := 0;
   v_stripe integer := pg_backend_pid();
 BEGIN
-  PERFORM pg_advisory_xact_lock_shared(hashtextextended('${s}/replay', 0));
-  SELECT g.last_value INTO v_generation FROM ${s}.replay_generation g;
-  IF current_setting('transaction_isolation') <> 'read committed' AND v_generation IS DISTINCT FROM
-     (SELECT c.generation FROM ${s}.generation_clock c WHERE c.family = 'replay') THEN
-    -- This transaction's snapshot predates the rotation to the current generation: it could miss rows the
-    -- previous generation committed meanwhile. Run again with a new snapshot.
-    RAISE EXCEPTION 'the replay generation advanced after this transaction began'
-      USING ERRCODE = 'serialization_failure';
-  END IF;
+${generationPrologue(s, 'replay', 'replay_generation')}
   -- The lookup first skips the current generation: a new key, the common case, is inserted there at once and
   -- that insert is its probe of that partition. Only a conflict there (the key is in the current generation)
   -- looks again up to it.
@@ -301,6 +294,7 @@ DECLARE
   v_row ${s}.claims%ROWTYPE;
   v_generation bigint;
   v_upto bigint;
+  v_held boolean;
   v_locked boolean := false;
   v_inserted boolean := false;
   v_records bigint;
@@ -312,15 +306,7 @@ DECLARE
   v_own bigint := 0;
   v_stripe integer := pg_backend_pid();
 BEGIN
-  PERFORM pg_advisory_xact_lock_shared(hashtextextended('${s}/claims', 0));
-  SELECT g.last_value INTO v_generation FROM ${s}.claims_generation g;
-  IF current_setting('transaction_isolation') <> 'read committed' AND v_generation IS DISTINCT FROM
-     (SELECT c.generation FROM ${s}.generation_clock c WHERE c.family = 'claims') THEN
-    -- This transaction's snapshot predates the rotation to the current generation: it could miss rows the
-    -- previous generation committed meanwhile. Run again with a new snapshot.
-    RAISE EXCEPTION 'the claims generation advanced after this transaction began'
-      USING ERRCODE = 'serialization_failure';
-  END IF;
+${generationPrologue(s, 'claims', 'claims_generation')}
   -- The lookup first skips the current generation: a new key, the common case, is inserted there at once and
   -- that insert is its probe of that partition. Only a conflict there (the key is in the current generation)
   -- looks again up to it.
@@ -462,16 +448,9 @@ DECLARE
   v_row ${s}.terminals%ROWTYPE;
   v_generation bigint;
   v_upto bigint;
+  v_held boolean;
 BEGIN
-  PERFORM pg_advisory_xact_lock_shared(hashtextextended('${s}/terminals', 0));
-  SELECT g.last_value INTO v_generation FROM ${s}.terminals_generation g;
-  IF current_setting('transaction_isolation') <> 'read committed' AND v_generation IS DISTINCT FROM
-     (SELECT c.generation FROM ${s}.generation_clock c WHERE c.family = 'terminals') THEN
-    -- This transaction's snapshot predates the rotation to the current generation: it could miss rows the
-    -- previous generation committed meanwhile. Run again with a new snapshot.
-    RAISE EXCEPTION 'the terminals generation advanced after this transaction began'
-      USING ERRCODE = 'serialization_failure';
-  END IF;
+${generationPrologue(s, 'terminals', 'terminals_generation')}
   -- The lookup first skips the current generation: a new key, the common case, is inserted there at once and
   -- that insert is its probe of that partition. Only a conflict there (the key is in the current generation)
   -- looks again up to it.
@@ -529,6 +508,29 @@ $fn$;
 
 ${inboxAccept(s)}
 `
+}
+
+/**
+ * The start of a decision of `family`: its advisory key taken shared, then its current generation read (after
+ * the key is held: a rotation waits for this transaction), then, at REPEATABLE READ and SERIALIZABLE, the check
+ * that this transaction's snapshot sees that generation in `generation_clock`.
+ *
+ * Each step is one plpgsql simple expression (evaluated without starting the executor) wherever it can be:
+ * `pg_sequence_last_value` reads the sequence's `last_value` as `SELECT last_value` does (it is set with
+ * `is_called`, so never null), and the check's subquery runs only at those isolation levels instead of being
+ * set up by every decision.
+ */
+function generationPrologue(s: string, family: string, sequence: string): string {
+  return `  v_held := pg_advisory_xact_lock_shared(hashtextextended('${s}/${family}', 0)) IS NOT NULL;
+  v_generation := pg_sequence_last_value('${s}.${sequence}'::regclass);
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
+    IF v_generation IS DISTINCT FROM (SELECT c.generation FROM ${s}.generation_clock c WHERE c.family = '${family}') THEN
+      -- This transaction's snapshot predates the rotation to the current generation: it could miss rows the
+      -- previous generation committed meanwhile. Run again with a new snapshot.
+      RAISE EXCEPTION 'the ${family} generation advanced after this transaction began'
+        USING ERRCODE = 'serialization_failure';
+    END IF;
+  END IF;`
 }
 
 /**
