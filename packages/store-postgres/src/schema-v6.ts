@@ -283,12 +283,14 @@ $fn$;
 
 -- One claim, one round trip. Outcomes: claimed, takeover, processing, completed, conflict, capacity; a claim
 -- claimed or taken over also names the generation its row is in (it holds the row's lock, so the row stays
--- there until this transaction ends), for inbox_accept to update that partition alone.
+-- there until this transaction ends), for inbox_accept to update that partition alone. OUT parameters (one
+-- row, as before) rather than a table: inbox_accept calls it as a simple expression, without a function scan.
 DROP FUNCTION ${s}.claim(text, text, text, text, text, double precision, double precision, double precision, bigint);
 CREATE FUNCTION ${s}.claim(
   p_namespace text, p_scope text, p_key text, p_fingerprint text, p_fence text, p_now double precision,
-  p_lease_seconds double precision, p_retention_seconds double precision, p_max_per_scope bigint
-) RETURNS TABLE (o_outcome text, o_lease_until double precision, o_result text, o_generation bigint)
+  p_lease_seconds double precision, p_retention_seconds double precision, p_max_per_scope bigint,
+  OUT o_outcome text, OUT o_lease_until double precision, OUT o_result text, OUT o_generation bigint
+)
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_row ${s}.claims%ROWTYPE;
@@ -327,19 +329,31 @@ ${generationPrologue(s, 'claims', 'claims_generation')}
         -- these answers need no lock (the common duplicate stays a read); only a takeover decides under the
         -- row lock, and it leaves the record in its generation (its expiry is unchanged).
         IF v_row.fingerprint <> p_fingerprint THEN
-          RETURN QUERY SELECT 'conflict'::text, NULL::double precision, NULL::text, NULL::bigint;
+          o_outcome := 'conflict'::text;
+          o_lease_until := NULL::double precision;
+          o_result := NULL::text;
+          o_generation := NULL::bigint;
           RETURN;
         ELSIF v_row.state = 'completed' THEN
-          RETURN QUERY SELECT 'completed'::text, NULL::double precision, v_row.result, NULL::bigint;
+          o_outcome := 'completed'::text;
+          o_lease_until := NULL::double precision;
+          o_result := v_row.result;
+          o_generation := NULL::bigint;
           RETURN;
         ELSIF v_row.lease_until > p_now THEN
-          RETURN QUERY SELECT 'processing'::text, v_row.lease_until, NULL::text, NULL::bigint;
+          o_outcome := 'processing'::text;
+          o_lease_until := v_row.lease_until;
+          o_result := NULL::text;
+          o_generation := NULL::bigint;
           RETURN;
         ELSIF v_locked THEN
           UPDATE ${s}.claims c SET fence = p_fence, lease_until = p_now + p_lease_seconds
             WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key
               AND c.generation = v_row.generation;
-          RETURN QUERY SELECT 'takeover'::text, p_now + p_lease_seconds, NULL::text, v_row.generation;
+          o_outcome := 'takeover'::text;
+          o_lease_until := p_now + p_lease_seconds;
+          o_result := NULL::text;
+          o_generation := v_row.generation;
           RETURN;
         END IF;
       ELSIF v_locked THEN
@@ -422,7 +436,10 @@ ${generationPrologue(s, 'claims', 'claims_generation')}
         ON CONFLICT (namespace, scope, generation, stripe) DO UPDATE SET records = k.records + excluded.records,
           near = excluded.near;
       IF v_total > p_max_per_scope THEN
-        RETURN QUERY SELECT 'capacity'::text, NULL::double precision, NULL::text, NULL::bigint;
+        o_outcome := 'capacity'::text;
+        o_lease_until := NULL::double precision;
+        o_result := NULL::text;
+        o_generation := NULL::bigint;
         RETURN;
       END IF;
     ELSIF (v_total >= p_max_per_scope - v_margin) <> v_near THEN
@@ -432,17 +449,22 @@ ${generationPrologue(s, 'claims', 'claims_generation')}
     END IF;
   END IF;
   -- Inserted, started afresh in place (found in the current generation) or moved to it: in the current one.
-  RETURN QUERY SELECT 'claimed'::text, p_now + p_lease_seconds, NULL::text, v_generation;
+  o_outcome := 'claimed'::text;
+  o_lease_until := p_now + p_lease_seconds;
+  o_result := NULL::text;
+  o_generation := v_generation;
 END
 $fn$;
 
 -- A terminal observation of a task: the row as it stands after the decision (the upsert of version 5, across
 -- generations). The row is taken over when it expired (moved to the current generation), or its lease when the
--- same outcome is still being published and its owner is this delivery or its lease ended.
+-- same outcome is still being published and its owner is this delivery or its lease ended. OUT parameters, as
+-- claim's, with the generation the row is in (locked by this transaction).
 CREATE FUNCTION ${s}.observe_terminal(
   p_sender text, p_task_id text, p_comparison text, p_owner text, p_now double precision,
-  p_lease_seconds double precision, p_retention_seconds double precision
-) RETURNS TABLE (o_comparison text, o_state text, o_owner text, o_generation bigint)
+  p_lease_seconds double precision, p_retention_seconds double precision,
+  OUT o_comparison text, OUT o_state text, OUT o_owner text, OUT o_generation bigint
+)
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_row ${s}.terminals%ROWTYPE;
@@ -466,7 +488,10 @@ ${generationPrologue(s, 'terminals', 'terminals_generation')}
                 p_now + p_retention_seconds, v_generation)
         ON CONFLICT DO NOTHING;
       IF FOUND THEN
-        RETURN QUERY SELECT p_comparison, 'publishing'::text, p_owner, v_generation;
+        o_comparison := p_comparison;
+        o_state := 'publishing'::text;
+        o_owner := p_owner;
+        o_generation := v_generation;
         RETURN;
       END IF;
       -- In the current generation already (inserted concurrently, or found there): decided above, under its lock.
@@ -490,17 +515,26 @@ ${generationPrologue(s, 'terminals', 'terminals_generation')}
             USING ERRCODE = 'serialization_failure';
         END IF;
       END IF;
-      RETURN QUERY SELECT p_comparison, 'publishing'::text, p_owner, v_generation;
+      o_comparison := p_comparison;
+      o_state := 'publishing'::text;
+      o_owner := p_owner;
+      o_generation := v_generation;
       RETURN;
     END IF;
     IF v_row.comparison = p_comparison AND v_row.state = 'publishing'
        AND (v_row.owner = p_owner OR v_row.lease_until <= p_now) THEN
       UPDATE ${s}.terminals t SET owner = p_owner, lease_until = p_now + p_lease_seconds
         WHERE t.sender = p_sender AND t.task_id = p_task_id AND t.generation = v_row.generation;
-      RETURN QUERY SELECT v_row.comparison, v_row.state, p_owner, v_row.generation;
+      o_comparison := v_row.comparison;
+      o_state := v_row.state;
+      o_owner := p_owner;
+      o_generation := v_row.generation;
       RETURN;
     END IF;
-    RETURN QUERY SELECT v_row.comparison, v_row.state, v_row.owner, v_row.generation;
+    o_comparison := v_row.comparison;
+    o_state := v_row.state;
+    o_owner := v_row.owner;
+    o_generation := v_row.generation;
     RETURN;
   END LOOP;
 END
@@ -569,6 +603,8 @@ DECLARE
   v_claim_generation bigint;
   v_terminal_generation bigint;
   v_notification_generation bigint;
+  -- The OUT parameters of claim and observe_terminal, each called as one plpgsql simple expression.
+  v_decided record;
 BEGIN
   -- A null keyid: a legacy delivery without a nonce.
   IF p_keyid IS NOT NULL THEN
@@ -580,10 +616,12 @@ BEGIN
     END IF;
   END IF;
 
-  SELECT c.o_outcome, c.o_lease_until, c.o_result, c.o_generation
-    INTO v_claim, v_lease_until, v_result, v_claim_generation
-    FROM ${s}.claim(p_namespace, p_scope, p_key, p_fingerprint, p_fence, p_now, p_lease_seconds,
-                    p_retention_seconds, p_max_per_scope) c;
+  v_decided := ${s}.claim(p_namespace, p_scope, p_key, p_fingerprint, p_fence, p_now, p_lease_seconds,
+                          p_retention_seconds, p_max_per_scope);
+  v_claim := v_decided.o_outcome;
+  v_lease_until := v_decided.o_lease_until;
+  v_result := v_decided.o_result;
+  v_claim_generation := v_decided.o_generation;
   IF v_claim IS DISTINCT FROM 'claimed' AND v_claim IS DISTINCT FROM 'takeover' THEN
     RETURN QUERY SELECT 'claim'::text, v_claim, v_lease_until, v_result, NULL::text, false;
     RETURN;
@@ -593,10 +631,12 @@ BEGIN
   IF p_task_id IS NOT NULL THEN
     IF p_task_terminal THEN
       -- The decision of PostgresConvergenceStore.observe: the row as it stands after it.
-      SELECT o.o_comparison, o.o_state, o.o_owner, o.o_generation
-        INTO v_comparison, v_state, v_owner, v_terminal_generation
-        FROM ${s}.observe_terminal(p_task_sender, p_task_id, p_task_comparison, p_task_delivery_key,
-                                   p_task_now, p_task_lease_seconds, p_task_retention_seconds) o;
+      v_decided := ${s}.observe_terminal(p_task_sender, p_task_id, p_task_comparison, p_task_delivery_key,
+                                         p_task_now, p_task_lease_seconds, p_task_retention_seconds);
+      v_comparison := v_decided.o_comparison;
+      v_state := v_decided.o_state;
+      v_owner := v_decided.o_owner;
+      v_terminal_generation := v_decided.o_generation;
       v_convergence := CASE
         WHEN v_comparison <> p_task_comparison THEN 'conflict'
         WHEN v_state = 'published' THEN 'duplicate'
@@ -625,9 +665,10 @@ BEGIN
 
   -- notification_id names one logical notification: the same one under another key is a re-emission.
   IF p_notification_id IS NOT NULL THEN
-    SELECT c.o_outcome, c.o_generation INTO v_notification, v_notification_generation
-      FROM ${s}.claim(p_namespace, p_scope || '#notification', p_notification_id, p_key, p_fence, p_now,
-                      0, p_retention_seconds, NULL) c;
+    v_decided := ${s}.claim(p_namespace, p_scope || '#notification', p_notification_id, p_key, p_fence, p_now,
+                            0, p_retention_seconds, NULL);
+    v_notification := v_decided.o_outcome;
+    v_notification_generation := v_decided.o_generation;
     IF v_notification = 'claimed' OR v_notification = 'takeover' THEN
       UPDATE ${s}.claims c SET result = CASE WHEN c.state = 'processing' THEN NULL ELSE c.result END,
           state = 'completed'
