@@ -19,8 +19,13 @@
  *   that long). It makes sure the partitions of the next two generations exist first. When it commits, every
  *   transaction that used the old generation has committed, and every transaction that reads the new one
  *   began after that.
- * - A decision looks the key up in every partition of its table (one index probe each: the partitions still
- *   attached are those that may hold live rows, plus the two ahead). At READ COMMITTED each statement's
+ * - A decision looks the key up in every partition of its table up to the current generation (one index probe
+ *   each: the partitions still attached are those that may hold live rows; the two ahead are skipped when the
+ *   cached generic plan starts, as no row can be there: a rotation past this generation waits for this
+ *   transaction's shared key, and a writer writes only to the generation it read under it). The current
+ *   generation's partition is probed by the insert of the new row itself (`ON CONFLICT DO NOTHING`), the common
+ *   case; only a key already there is looked up again, up to the current generation (a key has at most one row,
+ *   so whichever partition holds it, the decision is the same). At READ COMMITTED each statement's
  *   snapshot comes after the lock, so the rows of older generations are seen, and concurrent writers of the
  *   current generation meet on that partition's primary key (the key columns and the generation) exactly as
  *   they met on the key before. At REPEATABLE READ and SERIALIZABLE the transaction's snapshot may predate the
@@ -166,6 +171,8 @@ CREATE OR REPLACE FUNCTION ${s}.remember_nonce(
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_generation bigint;
+  v_upto bigint;
+  v_held boolean;
   v_found_generation bigint;
   v_expires double precision;
   v_inserted boolean := false;
@@ -178,18 +185,15 @@ DECLARE
   v_own bigint := 0;
   v_stripe integer := pg_backend_pid();
 BEGIN
-  PERFORM pg_advisory_xact_lock_shared(hashtextextended('${s}/replay', 0));
-  SELECT g.last_value INTO v_generation FROM ${s}.replay_generation g;
-  IF current_setting('transaction_isolation') <> 'read committed' AND v_generation IS DISTINCT FROM
-     (SELECT c.generation FROM ${s}.generation_clock c WHERE c.family = 'replay') THEN
-    -- This transaction's snapshot predates the rotation to the current generation: it could miss rows the
-    -- previous generation committed meanwhile. Run again with a new snapshot.
-    RAISE EXCEPTION 'the replay generation advanced after this transaction began'
-      USING ERRCODE = 'serialization_failure';
-  END IF;
+${generationPrologue(s, 'replay', 'replay_generation')}
+  -- The lookup first skips the current generation: a new key, the common case, is inserted there at once and
+  -- that insert is its probe of that partition. Only a conflict there (the key is in the current generation)
+  -- looks again up to it.
+  v_upto := v_generation - 1;
   LOOP
     SELECT n.expires_at, n.generation INTO v_expires, v_found_generation FROM ${s}.replay_nonces n
-      WHERE n.keyid = p_keyid AND n.nonce = p_nonce ORDER BY n.generation DESC LIMIT 1;
+      WHERE n.keyid = p_keyid AND n.nonce = p_nonce AND n.generation <= v_upto
+      ORDER BY n.generation DESC LIMIT 1;
     IF NOT FOUND THEN
       -- A new row in the current generation. A concurrent insert of the same nonce makes this wait for its
       -- transaction; the row then present is decided below.
@@ -197,6 +201,7 @@ BEGIN
         VALUES (p_keyid, p_nonce, p_expires_at, v_generation) ON CONFLICT DO NOTHING;
       v_inserted := FOUND;
       EXIT WHEN v_inserted;
+      v_upto := v_generation;
       CONTINUE;
     END IF;
     IF v_expires > p_now THEN
@@ -276,15 +281,22 @@ BEGIN
 END
 $fn$;
 
--- One claim, one round trip. Outcomes: claimed, takeover, processing, completed, conflict, capacity.
-CREATE OR REPLACE FUNCTION ${s}.claim(
+-- One claim, one round trip. Outcomes: claimed, takeover, processing, completed, conflict, capacity; a claim
+-- claimed or taken over also names the generation its row is in (it holds the row's lock, so the row stays
+-- there until this transaction ends), for inbox_accept to update that partition alone. OUT parameters (one
+-- row, as before) rather than a table: inbox_accept calls it as a simple expression, without a function scan.
+DROP FUNCTION ${s}.claim(text, text, text, text, text, double precision, double precision, double precision, bigint);
+CREATE FUNCTION ${s}.claim(
   p_namespace text, p_scope text, p_key text, p_fingerprint text, p_fence text, p_now double precision,
-  p_lease_seconds double precision, p_retention_seconds double precision, p_max_per_scope bigint
-) RETURNS TABLE (o_outcome text, o_lease_until double precision, o_result text)
+  p_lease_seconds double precision, p_retention_seconds double precision, p_max_per_scope bigint,
+  OUT o_outcome text, OUT o_lease_until double precision, OUT o_result text, OUT o_generation bigint
+)
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_row ${s}.claims%ROWTYPE;
   v_generation bigint;
+  v_upto bigint;
+  v_held boolean;
   v_locked boolean := false;
   v_inserted boolean := false;
   v_records bigint;
@@ -296,23 +308,19 @@ DECLARE
   v_own bigint := 0;
   v_stripe integer := pg_backend_pid();
 BEGIN
-  PERFORM pg_advisory_xact_lock_shared(hashtextextended('${s}/claims', 0));
-  SELECT g.last_value INTO v_generation FROM ${s}.claims_generation g;
-  IF current_setting('transaction_isolation') <> 'read committed' AND v_generation IS DISTINCT FROM
-     (SELECT c.generation FROM ${s}.generation_clock c WHERE c.family = 'claims') THEN
-    -- This transaction's snapshot predates the rotation to the current generation: it could miss rows the
-    -- previous generation committed meanwhile. Run again with a new snapshot.
-    RAISE EXCEPTION 'the claims generation advanced after this transaction began'
-      USING ERRCODE = 'serialization_failure';
-  END IF;
+${generationPrologue(s, 'claims', 'claims_generation')}
+  -- The lookup first skips the current generation: a new key, the common case, is inserted there at once and
+  -- that insert is its probe of that partition. Only a conflict there (the key is in the current generation)
+  -- looks again up to it.
+  v_upto := v_generation - 1;
   LOOP
     IF v_locked THEN
       SELECT * INTO v_row FROM ${s}.claims c
-        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key
+        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.generation <= v_upto
         ORDER BY c.generation DESC LIMIT 1 FOR UPDATE;
     ELSE
       SELECT * INTO v_row FROM ${s}.claims c
-        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key
+        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.generation <= v_upto
         ORDER BY c.generation DESC LIMIT 1;
     END IF;
     IF FOUND THEN
@@ -321,19 +329,31 @@ BEGIN
         -- these answers need no lock (the common duplicate stays a read); only a takeover decides under the
         -- row lock, and it leaves the record in its generation (its expiry is unchanged).
         IF v_row.fingerprint <> p_fingerprint THEN
-          RETURN QUERY SELECT 'conflict'::text, NULL::double precision, NULL::text;
+          o_outcome := 'conflict'::text;
+          o_lease_until := NULL::double precision;
+          o_result := NULL::text;
+          o_generation := NULL::bigint;
           RETURN;
         ELSIF v_row.state = 'completed' THEN
-          RETURN QUERY SELECT 'completed'::text, NULL::double precision, v_row.result;
+          o_outcome := 'completed'::text;
+          o_lease_until := NULL::double precision;
+          o_result := v_row.result;
+          o_generation := NULL::bigint;
           RETURN;
         ELSIF v_row.lease_until > p_now THEN
-          RETURN QUERY SELECT 'processing'::text, v_row.lease_until, NULL::text;
+          o_outcome := 'processing'::text;
+          o_lease_until := v_row.lease_until;
+          o_result := NULL::text;
+          o_generation := NULL::bigint;
           RETURN;
         ELSIF v_locked THEN
           UPDATE ${s}.claims c SET fence = p_fence, lease_until = p_now + p_lease_seconds
             WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key
               AND c.generation = v_row.generation;
-          RETURN QUERY SELECT 'takeover'::text, p_now + p_lease_seconds, NULL::text;
+          o_outcome := 'takeover'::text;
+          o_lease_until := p_now + p_lease_seconds;
+          o_result := NULL::text;
+          o_generation := v_row.generation;
           RETURN;
         END IF;
       ELSIF v_locked THEN
@@ -368,15 +388,18 @@ BEGIN
       CONTINUE;
     END IF;
     -- No record: insert one in the current generation. A concurrent insert of the same key makes this wait for
-    -- its transaction; a row then present is decided above, under its lock.
+    -- its transaction; a row then present is decided above, under its lock. No conflict target: the primary
+    -- key is the partition's only unique index, so it is the arbiter all the same, and a target named through
+    -- the parent costs every routed insert a catalog lookup per index of the partition.
     INSERT INTO ${s}.claims (namespace, scope, key, fingerprint, state, fence, lease_until, expires_at, result,
         generation)
       VALUES (p_namespace, p_scope, p_key, p_fingerprint, 'processing', p_fence, p_now + p_lease_seconds,
               p_now + p_retention_seconds, NULL, v_generation)
-      ON CONFLICT (namespace, scope, key, generation) DO NOTHING;
+      ON CONFLICT DO NOTHING;
     v_inserted := FOUND;
     EXIT WHEN v_inserted;
     v_locked := true;
+    v_upto := v_generation;
   END LOOP;
 
   IF v_inserted THEN
@@ -413,7 +436,10 @@ BEGIN
         ON CONFLICT (namespace, scope, generation, stripe) DO UPDATE SET records = k.records + excluded.records,
           near = excluded.near;
       IF v_total > p_max_per_scope THEN
-        RETURN QUERY SELECT 'capacity'::text, NULL::double precision, NULL::text;
+        o_outcome := 'capacity'::text;
+        o_lease_until := NULL::double precision;
+        o_result := NULL::text;
+        o_generation := NULL::bigint;
         RETURN;
       END IF;
     ELSIF (v_total >= p_max_per_scope - v_margin) <> v_near THEN
@@ -422,44 +448,54 @@ BEGIN
         ON CONFLICT (namespace, scope, generation, stripe) DO UPDATE SET near = excluded.near;
     END IF;
   END IF;
-  RETURN QUERY SELECT 'claimed'::text, p_now + p_lease_seconds, NULL::text;
+  -- Inserted, started afresh in place (found in the current generation) or moved to it: in the current one.
+  o_outcome := 'claimed'::text;
+  o_lease_until := p_now + p_lease_seconds;
+  o_result := NULL::text;
+  o_generation := v_generation;
 END
 $fn$;
 
 -- A terminal observation of a task: the row as it stands after the decision (the upsert of version 5, across
 -- generations). The row is taken over when it expired (moved to the current generation), or its lease when the
--- same outcome is still being published and its owner is this delivery or its lease ended.
+-- same outcome is still being published and its owner is this delivery or its lease ended. OUT parameters, as
+-- claim's, with the generation the row is in (locked by this transaction).
 CREATE FUNCTION ${s}.observe_terminal(
   p_sender text, p_task_id text, p_comparison text, p_owner text, p_now double precision,
-  p_lease_seconds double precision, p_retention_seconds double precision
-) RETURNS TABLE (o_comparison text, o_state text, o_owner text)
+  p_lease_seconds double precision, p_retention_seconds double precision,
+  OUT o_comparison text, OUT o_state text, OUT o_owner text, OUT o_generation bigint
+)
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_row ${s}.terminals%ROWTYPE;
   v_generation bigint;
+  v_upto bigint;
+  v_held boolean;
 BEGIN
-  PERFORM pg_advisory_xact_lock_shared(hashtextextended('${s}/terminals', 0));
-  SELECT g.last_value INTO v_generation FROM ${s}.terminals_generation g;
-  IF current_setting('transaction_isolation') <> 'read committed' AND v_generation IS DISTINCT FROM
-     (SELECT c.generation FROM ${s}.generation_clock c WHERE c.family = 'terminals') THEN
-    -- This transaction's snapshot predates the rotation to the current generation: it could miss rows the
-    -- previous generation committed meanwhile. Run again with a new snapshot.
-    RAISE EXCEPTION 'the terminals generation advanced after this transaction began'
-      USING ERRCODE = 'serialization_failure';
-  END IF;
+${generationPrologue(s, 'terminals', 'terminals_generation')}
+  -- The lookup first skips the current generation: a new key, the common case, is inserted there at once and
+  -- that insert is its probe of that partition. Only a conflict there (the key is in the current generation)
+  -- looks again up to it.
+  v_upto := v_generation - 1;
   LOOP
-    SELECT * INTO v_row FROM ${s}.terminals t WHERE t.sender = p_sender AND t.task_id = p_task_id
+    SELECT * INTO v_row FROM ${s}.terminals t
+      WHERE t.sender = p_sender AND t.task_id = p_task_id AND t.generation <= v_upto
       ORDER BY t.generation DESC LIMIT 1 FOR UPDATE;
     IF NOT FOUND THEN
+      -- No conflict target, as for claims: the primary key is the only unique index.
       INSERT INTO ${s}.terminals (sender, task_id, comparison, state, owner, lease_until, expires_at, generation)
         VALUES (p_sender, p_task_id, p_comparison, 'publishing', p_owner, p_now + p_lease_seconds,
                 p_now + p_retention_seconds, v_generation)
-        ON CONFLICT (sender, task_id, generation) DO NOTHING;
+        ON CONFLICT DO NOTHING;
       IF FOUND THEN
-        RETURN QUERY SELECT p_comparison, 'publishing'::text, p_owner;
+        o_comparison := p_comparison;
+        o_state := 'publishing'::text;
+        o_owner := p_owner;
+        o_generation := v_generation;
         RETURN;
       END IF;
-      -- Inserted concurrently: decided above, under its lock.
+      -- In the current generation already (inserted concurrently, or found there): decided above, under its lock.
+      v_upto := v_generation;
       CONTINUE;
     END IF;
     IF v_row.expires_at <= p_now THEN
@@ -479,17 +515,26 @@ BEGIN
             USING ERRCODE = 'serialization_failure';
         END IF;
       END IF;
-      RETURN QUERY SELECT p_comparison, 'publishing'::text, p_owner;
+      o_comparison := p_comparison;
+      o_state := 'publishing'::text;
+      o_owner := p_owner;
+      o_generation := v_generation;
       RETURN;
     END IF;
     IF v_row.comparison = p_comparison AND v_row.state = 'publishing'
        AND (v_row.owner = p_owner OR v_row.lease_until <= p_now) THEN
       UPDATE ${s}.terminals t SET owner = p_owner, lease_until = p_now + p_lease_seconds
         WHERE t.sender = p_sender AND t.task_id = p_task_id AND t.generation = v_row.generation;
-      RETURN QUERY SELECT v_row.comparison, v_row.state, p_owner;
+      o_comparison := v_row.comparison;
+      o_state := v_row.state;
+      o_owner := p_owner;
+      o_generation := v_row.generation;
       RETURN;
     END IF;
-    RETURN QUERY SELECT v_row.comparison, v_row.state, v_row.owner;
+    o_comparison := v_row.comparison;
+    o_state := v_row.state;
+    o_owner := v_row.owner;
+    o_generation := v_row.generation;
     RETURN;
   END LOOP;
 END
@@ -499,7 +544,39 @@ ${inboxAccept(s)}
 `
 }
 
-/** `inbox_accept` of migration 3, with the terminal upsert replaced by `observe_terminal`. */
+/**
+ * The start of a decision of `family`: its advisory key taken shared, then its current generation read (after
+ * the key is held: a rotation waits for this transaction), then, at REPEATABLE READ and SERIALIZABLE, the check
+ * that this transaction's snapshot sees that generation in `generation_clock`.
+ *
+ * Each step is one plpgsql simple expression (evaluated without starting the executor) wherever it can be:
+ * `pg_sequence_last_value` reads the sequence's `last_value` as `SELECT last_value` does (it is set with
+ * `is_called`, so never null), and the check's subquery runs only at those isolation levels instead of being
+ * set up by every decision.
+ */
+function generationPrologue(s: string, family: string, sequence: string): string {
+  return `  v_held := pg_advisory_xact_lock_shared(hashtextextended('${s}/${family}', 0)) IS NOT NULL;
+  v_generation := pg_sequence_last_value('${s}.${sequence}'::regclass);
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
+    IF v_generation IS DISTINCT FROM (SELECT c.generation FROM ${s}.generation_clock c WHERE c.family = '${family}') THEN
+      -- This transaction's snapshot predates the rotation to the current generation: it could miss rows the
+      -- previous generation committed meanwhile. Run again with a new snapshot.
+      RAISE EXCEPTION 'the ${family} generation advanced after this transaction began'
+        USING ERRCODE = 'serialization_failure';
+    END IF;
+  END IF;`
+}
+
+/**
+ * `inbox_accept` of migration 3, with the terminal upsert replaced by `observe_terminal`, and its updates of the
+ * claim and terminal record it decided naming the generation `claim` and `observe_terminal` found the row in (they
+ * hold its lock, so it stays there until the transaction ends): only that partition's index is opened.
+ *
+ * `plan_cache_mode = force_generic_plan` keeps those updates on their cached generic plan, which skips the other
+ * partitions at executor start (run-time pruning). Left to choose, the plan cache would re-plan each of them on
+ * every call, a custom plan being cheaper by its estimates (measured: the delivery then cost more CPU than
+ * without the generation). The setting holds for the statements this call runs, nested decisions included.
+ */
 function inboxAccept(s: string): string {
   return `
 CREATE OR REPLACE FUNCTION ${s}.inbox_accept(
@@ -511,7 +588,7 @@ CREATE OR REPLACE FUNCTION ${s}.inbox_accept(
   p_task_retention_seconds double precision, p_notification_id text
 ) RETURNS TABLE (r_kind text, r_claim text, r_lease_until double precision, r_result text,
                  r_convergence text, r_reemission boolean)
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 DECLARE
   v_remembered text;
   v_claim text;
@@ -523,6 +600,11 @@ DECLARE
   v_convergence text := 'proceed';
   v_notification text;
   v_reemission boolean := false;
+  v_claim_generation bigint;
+  v_terminal_generation bigint;
+  v_notification_generation bigint;
+  -- The OUT parameters of claim and observe_terminal, each called as one plpgsql simple expression.
+  v_decided record;
 BEGIN
   -- A null keyid: a legacy delivery without a nonce.
   IF p_keyid IS NOT NULL THEN
@@ -534,9 +616,12 @@ BEGIN
     END IF;
   END IF;
 
-  SELECT c.o_outcome, c.o_lease_until, c.o_result INTO v_claim, v_lease_until, v_result
-    FROM ${s}.claim(p_namespace, p_scope, p_key, p_fingerprint, p_fence, p_now, p_lease_seconds,
-                    p_retention_seconds, p_max_per_scope) c;
+  v_decided := ${s}.claim(p_namespace, p_scope, p_key, p_fingerprint, p_fence, p_now, p_lease_seconds,
+                          p_retention_seconds, p_max_per_scope);
+  v_claim := v_decided.o_outcome;
+  v_lease_until := v_decided.o_lease_until;
+  v_result := v_decided.o_result;
+  v_claim_generation := v_decided.o_generation;
   IF v_claim IS DISTINCT FROM 'claimed' AND v_claim IS DISTINCT FROM 'takeover' THEN
     RETURN QUERY SELECT 'claim'::text, v_claim, v_lease_until, v_result, NULL::text, false;
     RETURN;
@@ -546,9 +631,12 @@ BEGIN
   IF p_task_id IS NOT NULL THEN
     IF p_task_terminal THEN
       -- The decision of PostgresConvergenceStore.observe: the row as it stands after it.
-      SELECT o.o_comparison, o.o_state, o.o_owner INTO v_comparison, v_state, v_owner
-        FROM ${s}.observe_terminal(p_task_sender, p_task_id, p_task_comparison, p_task_delivery_key,
-                                   p_task_now, p_task_lease_seconds, p_task_retention_seconds) o;
+      v_decided := ${s}.observe_terminal(p_task_sender, p_task_id, p_task_comparison, p_task_delivery_key,
+                                         p_task_now, p_task_lease_seconds, p_task_retention_seconds);
+      v_comparison := v_decided.o_comparison;
+      v_state := v_decided.o_state;
+      v_owner := v_decided.o_owner;
+      v_terminal_generation := v_decided.o_generation;
       v_convergence := CASE
         WHEN v_comparison <> p_task_comparison THEN 'conflict'
         WHEN v_state = 'published' THEN 'duplicate'
@@ -562,13 +650,14 @@ BEGIN
       -- Give the claim back (still bound to its payload): another delivery may take it over at once.
       UPDATE ${s}.claims c SET lease_until = 0
         WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.fence = p_fence
-          AND c.state = 'processing';
+          AND c.state = 'processing' AND c.generation = v_claim_generation;
       RETURN QUERY SELECT 'convergence'::text, v_claim, NULL::double precision, NULL::text, v_convergence, false;
       RETURN;
     ELSIF v_convergence = 'duplicate' OR v_convergence = 'stale' THEN
       UPDATE ${s}.claims c SET result = CASE WHEN c.state = 'processing' THEN NULL ELSE c.result END,
           state = 'completed'
-        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.fence = p_fence;
+        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.fence = p_fence
+          AND c.generation = v_claim_generation;
       RETURN QUERY SELECT 'convergence'::text, v_claim, NULL::double precision, NULL::text, v_convergence, false;
       RETURN;
     END IF;
@@ -576,14 +665,15 @@ BEGIN
 
   -- notification_id names one logical notification: the same one under another key is a re-emission.
   IF p_notification_id IS NOT NULL THEN
-    SELECT c.o_outcome INTO v_notification
-      FROM ${s}.claim(p_namespace, p_scope || '#notification', p_notification_id, p_key, p_fence, p_now,
-                      0, p_retention_seconds, NULL) c;
+    v_decided := ${s}.claim(p_namespace, p_scope || '#notification', p_notification_id, p_key, p_fence, p_now,
+                            0, p_retention_seconds, NULL);
+    v_notification := v_decided.o_outcome;
+    v_notification_generation := v_decided.o_generation;
     IF v_notification = 'claimed' OR v_notification = 'takeover' THEN
       UPDATE ${s}.claims c SET result = CASE WHEN c.state = 'processing' THEN NULL ELSE c.result END,
           state = 'completed'
         WHERE c.namespace = p_namespace AND c.scope = p_scope || '#notification' AND c.key = p_notification_id
-          AND c.fence = p_fence;
+          AND c.fence = p_fence AND c.generation = v_notification_generation;
     ELSE
       v_reemission := v_notification = 'conflict';
     END IF;
@@ -592,11 +682,13 @@ BEGIN
   -- Publication: the caller writes the event in this transaction; a failed write rolls all this back.
   IF p_task_id IS NOT NULL AND p_task_terminal THEN
     UPDATE ${s}.terminals t SET state = 'published'
-      WHERE t.sender = p_task_sender AND t.task_id = p_task_id AND t.owner = p_key;
+      WHERE t.sender = p_task_sender AND t.task_id = p_task_id AND t.owner = p_key
+        AND t.generation = v_terminal_generation;
   END IF;
   UPDATE ${s}.claims c SET result = CASE WHEN c.state = 'processing' THEN NULL ELSE c.result END,
       state = 'completed'
-    WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.fence = p_fence;
+    WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.fence = p_fence
+      AND c.generation = v_claim_generation;
   RETURN QUERY SELECT 'published'::text, v_claim, v_lease_until, NULL::text, NULL::text, v_reemission;
 END
 $fn$;`
