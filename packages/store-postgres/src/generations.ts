@@ -26,11 +26,9 @@
  * retention: the rows held stay within retention + 6 h of traffic, and a decision probes about six
  * partitions), nonces every hour (a nonce lives the replay window, minutes: about three partitions).
  */
-import type { PoolClient } from 'pg'
 import type { Database } from './database.js'
 import { quoteIdentifier } from './database.js'
-import { toStoreError } from './errors.js'
-import { PARTITION_LOCK_TIMEOUT_MS } from './partitions.js'
+import { detachedPartitions, maintenanceSession, numberedPartitions } from './partitions.js'
 
 /** One family of tables sharing a generation sequence. */
 export interface GenerationFamily {
@@ -94,10 +92,6 @@ export interface GenerationMaintenance {
 /** How many generations after the current one have their partitions. */
 const AHEAD = 2
 
-const LOCK_NOT_AVAILABLE = '55P03'
-const DEADLOCK = '40P01'
-const DEPENDENT_OBJECTS = '2BP01'
-
 /** The text whose hash is the family's advisory key, as the functions of migration 6 write it. */
 export const generationLockKey = (database: Database, family: GenerationFamily) =>
   `${database.schema}/${family.family}`
@@ -123,39 +117,13 @@ export async function maintainGenerations(
   const tables = [family.records, ...(family.counters ? [family.counters.table] : [])]
   const qualified = (name: string) => `${schema}.${quoteIdentifier(name)}`
   const sessionKey = JSON.stringify([database.schemaName, 'generations', family.family])
-  const client = await database.connect('generations')
-  let broken: Error | undefined
-  try {
-    const locked = await client.query<{ locked: boolean }>(
-      'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked',
-      [sessionKey],
-    )
-    if (!locked.rows[0]?.locked) {
-      deferred = true
-      return done()
-    }
-    try {
-      /** Runs `body` in a transaction under the lock timeout; false when it gave up on a lock. */
-      const step = async (body: () => Promise<void>): Promise<boolean> => {
-        await client.query('BEGIN ISOLATION LEVEL READ COMMITTED')
-        try {
-          await client.query(`SET LOCAL lock_timeout = ${PARTITION_LOCK_TIMEOUT_MS}`)
-          await body()
-          await client.query('COMMIT')
-          return true
-        } catch (error) {
-          await client.query('ROLLBACK')
-          const code = (error as { code?: unknown }).code
-          if (code === LOCK_NOT_AVAILABLE || code === DEADLOCK || code === DEPENDENT_OBJECTS) {
-            deferred = true
-            return false
-          }
-          throw error
-        }
-      }
-
+  const deferredRun = await maintenanceSession(
+    database,
+    sessionKey,
+    `generations of ${family.family}`,
+    async ({ client, step }) => {
       // Tables detached by an earlier run that stopped before dropping them.
-      for (const name of await detachedOf(client, database.schemaName, tables)) {
+      for (const name of await detachedPartitions(client, database.schemaName, tables, 'g')) {
         const ok = await step(async () => {
           await client.query(`DROP TABLE ${qualified(name)}`)
         })
@@ -164,7 +132,7 @@ export async function maintainGenerations(
 
       const partitions = new Map<string, Map<number, string>>()
       for (const table of tables)
-        partitions.set(table, await generationsOf(client, database.schemaName, table))
+        partitions.set(table, await numberedPartitions(client, database.schemaName, table, 'g'))
       /** Creates the missing partitions of generations `from` to `from + AHEAD`; false when a step gave up. */
       const ensure = async (from: number): Promise<boolean> => {
         for (let next = from; next <= from + AHEAD; next += 1) {
@@ -190,7 +158,7 @@ export async function maintainGenerations(
 
       const state = await client.query<{ generation: string; recorded: string; started_at: number | null }>(
         `SELECT (SELECT last_value FROM ${qualified(family.sequence)}) AS generation, generation AS recorded,
-                started_at FROM ${schema}.generation_clock WHERE family = $1`,
+              started_at FROM ${schema}.generation_clock WHERE family = $1`,
         [family.family],
       )
       generation = Number(state.rows[0]!.generation)
@@ -205,7 +173,7 @@ export async function maintainGenerations(
           ])
           await client.query(
             `UPDATE ${schema}.generation_clock SET generation = (SELECT last_value FROM ${qualified(family.sequence)})
-              WHERE family = $1`,
+            WHERE family = $1`,
             [family.family],
           )
         })
@@ -299,55 +267,8 @@ export async function maintainGenerations(
         if (!ok) break
         dropped.push(name, ...(counters ? [counters] : []))
       }
-    } finally {
-      await client
-        .query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [sessionKey])
-        .catch((error: unknown) => {
-          broken = error instanceof Error ? error : new Error(String(error))
-        })
-    }
-    return done()
-  } catch (error) {
-    broken ??= error instanceof Error ? error : new Error(String(error))
-    throw toStoreError(error, `generations of ${family.family}`)
-  } finally {
-    client.release(broken)
-  }
-}
-
-/** Tables named as generation partitions of `tables` that are not partitions (detached, not yet dropped). */
-async function detachedOf(
-  client: PoolClient,
-  schemaName: string,
-  tables: readonly string[],
-): Promise<string[]> {
-  const { rows } = await client.query<{ name: string }>(
-    `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = $1 AND c.relkind = 'r' AND NOT c.relispartition AND c.relname ~ $2`,
-    [schemaName, `^(${tables.join('|')})_g[0-9]+$`],
+    },
   )
-  return rows.map((row) => row.name)
-}
-
-/** The generation partitions of `table`, by generation. */
-async function generationsOf(
-  client: PoolClient,
-  schemaName: string,
-  table: string,
-): Promise<Map<number, string>> {
-  const { rows } = await client.query<{ name: string }>(
-    `SELECT c.relname AS name FROM pg_inherits i
-       JOIN pg_class c ON c.oid = i.inhrelid
-       JOIN pg_class p ON p.oid = i.inhparent
-       JOIN pg_namespace n ON n.oid = p.relnamespace
-      WHERE n.nspname = $1 AND p.relname = $2`,
-    [schemaName, table],
-  )
-  const found = new Map<number, string>()
-  const pattern = new RegExp(`^${table}_g(\\d+)$`)
-  for (const { name } of rows) {
-    const match = pattern.exec(name)
-    if (match) found.set(Number(match[1]), name)
-  }
-  return found
+  deferred ||= deferredRun
+  return done()
 }

@@ -96,46 +96,20 @@ export async function maintainPartitions(
   const parent = `${schema}.${quoteIdentifier(table.table)}`
   const fallback = `${schema}.${quoteIdentifier(`${table.table}_default`)}`
   const lockKey = JSON.stringify([database.schemaName, 'partitions', table.table])
-  const client = await database.connect('partitions')
-  let broken: Error | undefined
-  try {
-    const locked = await client.query<{ locked: boolean }>(
-      'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked',
-      [lockKey],
-    )
-    if (!locked.rows[0]?.locked) {
-      deferred = true
-      return done()
-    }
-    try {
-      /** Runs `body` in a transaction under the lock timeout; false when it gave up on a lock. */
-      const step = async (body: () => Promise<void>): Promise<boolean> => {
-        await client.query('BEGIN ISOLATION LEVEL READ COMMITTED')
-        try {
-          await client.query(`SET LOCAL lock_timeout = ${PARTITION_LOCK_TIMEOUT_MS}`)
-          await body()
-          await client.query('COMMIT')
-          return true
-        } catch (error) {
-          await client.query('ROLLBACK')
-          const code = (error as { code?: unknown }).code
-          if (code === LOCK_NOT_AVAILABLE || code === DEADLOCK || code === DEPENDENT_OBJECTS) {
-            deferred = true
-            return false
-          }
-          throw error
-        }
-      }
-
+  const deferredRun = await maintenanceSession(
+    database,
+    lockKey,
+    `partitions of ${table.table}`,
+    async ({ client, step }) => {
       // Tables detached by an earlier run that stopped before dropping them.
-      for (const name of await detachedOf(client, database.schemaName, table.table)) {
+      for (const name of await detachedPartitions(client, database.schemaName, [table.table], 'p')) {
         const ok = await step(async () => {
           await client.query(`DROP TABLE ${schema}.${quoteIdentifier(name)}`)
         })
         if (!ok) break
       }
 
-      const existing = await partitionsOf(client, database.schemaName, table.table)
+      const existing = await numberedPartitions(client, database.schemaName, table.table, 'p')
       const first = Math.max(0, partitionStart(now, table.width))
       const last = Math.min(
         partitionStart(now + table.ahead, table.width),
@@ -153,11 +127,11 @@ export async function maintainPartitions(
           )
           await client.query(
             `ALTER TABLE ${partition} ADD CONSTRAINT ${quoteIdentifier(`${name}_bounds`)}
-               CHECK (${column} >= ${start} AND ${column} < ${end})`,
+             CHECK (${column} >= ${start} AND ${column} < ${end})`,
           )
           await client.query(
             `WITH moved AS (DELETE FROM ${fallback} WHERE ${column} >= ${start} AND ${column} < ${end} RETURNING *)
-             INSERT INTO ${partition} SELECT * FROM moved`,
+           INSERT INTO ${partition} SELECT * FROM moved`,
           )
           await client.query(
             `ALTER TABLE ${parent} ATTACH PARTITION ${partition} FOR VALUES FROM (${start}) TO (${end})`,
@@ -215,37 +189,103 @@ export async function maintainPartitions(
         rows += rowCount ?? 0
       })
       deleteMs = performance.now() - began
+    },
+  )
+  deferred ||= deferredRun
+  return done()
+}
+
+/** A maintenance run's connection, holding the run's turn among processes. */
+export interface MaintenanceSession {
+  readonly client: PoolClient
+  /**
+   * Runs `body` in its own READ COMMITTED transaction under the lock timeout; false when it gave up (a lock not
+   * had in time, a deadlock, an object another run dropped meanwhile): the run is then deferred, and the next
+   * one tries again.
+   */
+  readonly step: (body: () => Promise<void>) => Promise<boolean>
+}
+
+/**
+ * Runs `work` on one connection of `database` holding a session advisory lock on `key`, tried without waiting:
+ * processes maintaining at once take turns, and whoever finds the key taken skips this run. Resolves with
+ * whether the run was deferred (the key was taken, or a step gave up). Errors reject as store errors naming
+ * `label`; a connection whose unlock failed is destroyed rather than pooled.
+ */
+export async function maintenanceSession(
+  database: Database,
+  key: string,
+  label: string,
+  work: (session: MaintenanceSession) => Promise<void>,
+): Promise<boolean> {
+  let deferred = false
+  const client = await database.connect(label)
+  let broken: Error | undefined
+  try {
+    const locked = await client.query<{ locked: boolean }>(
+      'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked',
+      [key],
+    )
+    if (!locked.rows[0]?.locked) return true
+    try {
+      const step = async (body: () => Promise<void>): Promise<boolean> => {
+        await client.query('BEGIN ISOLATION LEVEL READ COMMITTED')
+        try {
+          await client.query(`SET LOCAL lock_timeout = ${PARTITION_LOCK_TIMEOUT_MS}`)
+          await body()
+          await client.query('COMMIT')
+          return true
+        } catch (error) {
+          await client.query('ROLLBACK')
+          const code = (error as { code?: unknown }).code
+          if (code === LOCK_NOT_AVAILABLE || code === DEADLOCK || code === DEPENDENT_OBJECTS) {
+            deferred = true
+            return false
+          }
+          throw error
+        }
+      }
+      await work({ client, step })
     } finally {
       await client
-        .query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lockKey])
+        .query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key])
         .catch((error: unknown) => {
           broken = error instanceof Error ? error : new Error(String(error))
         })
     }
-    return done()
+    return deferred
   } catch (error) {
     broken ??= error instanceof Error ? error : new Error(String(error))
-    throw toStoreError(error, `partitions of ${table.table}`)
+    throw toStoreError(error, label)
   } finally {
     client.release(broken)
   }
 }
 
-/** Tables named as partitions of `table` that are not partitions (detached, not yet dropped). */
-async function detachedOf(client: PoolClient, schemaName: string, table: string): Promise<string[]> {
+/**
+ * Tables named as partitions of `tables` (`<table>_<letter><number>`) that are not partitions: detached by a
+ * run that stopped before dropping them.
+ */
+export async function detachedPartitions(
+  client: PoolClient,
+  schemaName: string,
+  tables: readonly string[],
+  letter: 'p' | 'g',
+): Promise<string[]> {
   const { rows } = await client.query<{ name: string }>(
     `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE n.nspname = $1 AND c.relkind = 'r' AND NOT c.relispartition AND c.relname ~ $2`,
-    [schemaName, `^${table}_p[0-9]+$`],
+    [schemaName, `^(${tables.join('|')})_${letter}[0-9]+$`],
   )
   return rows.map((row) => row.name)
 }
 
-/** The time partitions of `table` (not its default), by start. */
-async function partitionsOf(
+/** The partitions of `table` named `<table>_<letter><number>` (not its default), by that number. */
+export async function numberedPartitions(
   client: PoolClient,
   schemaName: string,
   table: string,
+  letter: 'p' | 'g',
 ): Promise<Map<number, string>> {
   const { rows } = await client.query<{ name: string }>(
     `SELECT c.relname AS name FROM pg_inherits i
@@ -256,7 +296,7 @@ async function partitionsOf(
     [schemaName, table],
   )
   const found = new Map<number, string>()
-  const pattern = new RegExp(`^${table}_p(\\d+)$`)
+  const pattern = new RegExp(`^${table}_${letter}(\\d+)$`)
   for (const { name } of rows) {
     const match = pattern.exec(name)
     if (match) found.set(Number(match[1]), name)
