@@ -1,7 +1,8 @@
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: ['src/server.ts', 'src/index.ts'],
+  // The inbox worker imports the writer by its own file (see db/open.ts).
+  entry: { server: 'src/server.ts', index: 'src/index.ts', 'inbox-writer': 'src/db/inbox-writer.ts' },
   format: ['esm'],
   dts: { entry: 'src/index.ts' },
   clean: true,

@@ -1,12 +1,13 @@
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: ['src/index.ts'],
+  entry: ['src/index.ts', 'src/inbox-worker-thread.ts'],
   format: ['esm'],
-  dts: true,
+  dts: { entry: 'src/index.ts' },
   clean: true,
   sourcemap: true,
   target: 'es2022',
   // A native addon: never bundled (tsup leaves dependencies external anyway; this says so).
-  external: ['better-sqlite3'],
+  // tsx: loaded only for a TypeScript writer of the inbox worker (tests of the sources), never bundled.
+  external: ['better-sqlite3', 'tsx', 'tsx/esm/api'],
 })

@@ -16,12 +16,11 @@ import {
 import { answerEarly } from '@adwire/service-kit'
 import type { InboxTransactionHandle, NewEvent, ReceiverDatabase, RecordedEvent } from './db/types.js'
 import type { ReceiverDeps } from './deps.js'
+import { eventRow, recordedLog } from './event-row.js'
 import { registrationCache } from './registrations.js'
 
 /** Outcomes recorded as verification failures for the page: the delivery was refused for what it is. */
 const RECORDED = new Set<ReceiverLogEntry['outcome']>(['rejected', 'conflict'])
-
-const UTF8 = new TextDecoder()
 
 /** Headers every answer of the service carries (the Hono app sets them on the others). */
 export const SECURITY_HEADERS = { 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' }
@@ -42,32 +41,11 @@ export function createDeliveries(deps: ReceiverDeps): WebhookReceiver {
   })
 
   /** The row of a published event. */
-  const rowOf = (event: ReceivedEvent): NewEvent => ({
-    registrationId: event.registrationId,
-    sender: event.sender,
-    idempotencyKey: event.idempotencyKey,
-    ...(event.operationId ? { operationId: event.operationId } : {}),
-    ...(event.taskId ? { taskId: event.taskId } : {}),
-    ...(event.taskType ? { taskType: event.taskType } : {}),
-    ...(event.status ? { status: event.status } : {}),
-    terminal: event.terminal,
-    receivedAt: event.receivedAt,
-    payload: UTF8.decode(event.body),
-    forward: deps.forwarding,
-    takeover: event.takeover,
-  })
+  const rowOf = (event: ReceivedEvent): NewEvent => eventRow(event, deps.forwarding)
 
   function logRecorded(event: ReceivedEvent, recorded: RecordedEvent): void {
-    if (recorded.recovered) {
-      // The previous owner stored it and died before acknowledging: the same publication, now acknowledged.
-      deps.log({
-        recovered: 'unacknowledged_publication',
-        registration: event.registrationId,
-        key: event.idempotencyKey,
-      })
-    } else if (recorded.publications > 1) {
-      deps.log({ alarm: 'published_twice', registration: event.registrationId, key: event.idempotencyKey })
-    }
+    const entry = recordedLog(event, recorded)
+    if (entry) deps.log(entry)
   }
 
   /** Stores a published event (in the inbox's `transaction` when there is one). */
@@ -91,7 +69,14 @@ export function createDeliveries(deps: ReceiverDeps): WebhookReceiver {
 
   // The transactional inbox when the storage has one (nonce, claim, convergence and event in one commit,
   // shared by the deliveries arriving together); claim → publish → complete otherwise.
-  const inbox = deps.publication === 'claims' ? undefined : deps.storage.createInbox(record, recordGroup)
+  // On SQLite the inbox runs on a worker thread (its statements and commits off this event loop), unless the
+  // database is wrapped (tests inject faults into it, which the worker's own connection would not see).
+  const inbox =
+    deps.publication === 'claims'
+      ? undefined
+      : deps.storage.createWorkerInbox && deps.inboxWorker !== false
+        ? deps.storage.createWorkerInbox({ forwarding: deps.forwarding, onReport: deps.log })
+        : deps.storage.createInbox(record, recordGroup)
 
   async function publish(event: ReceivedEvent): Promise<void> {
     await record(event, db)

@@ -43,6 +43,8 @@ export interface ReceiverDeps {
    * complete, each its own commit (the protocol for publishers outside the store; kept for comparison).
    */
   readonly publication?: 'inbox' | 'claims'
+  /** SQLite: the inbox on a worker thread (default); false keeps it on the event loop. */
+  readonly inboxWorker?: boolean
   /** Called after each publication and failure is written (wakes the stream and the forwarder). */
   readonly onWrite: () => void
   readonly log: Log
@@ -132,6 +134,7 @@ export async function openDeps(env: ReceiverEnv, overrides: DepsOverrides = {}):
       forwarding: forwarder !== undefined,
       ...(forwarder ? { relayStatus: () => forwarder.status() } : {}),
       ...(overrides.publication ? { publication: overrides.publication } : {}),
+      ...(overrides.database || !env.sqliteInboxThread ? { inboxWorker: false } : {}),
       onWrite: () => {
         hub.kick()
         forwarder?.kick()

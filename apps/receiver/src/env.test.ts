@@ -9,9 +9,12 @@ describe('parseEnv', () => {
       allowInsecureKeyUrls: false,
       deliveryLeaseSeconds: 30,
       eventRetentionDays: 30,
+      sqliteInboxThread: true,
       sinkBatchSize: 10,
       http: {},
     })
+    expect(parseEnv({ SQLITE_INBOX_THREAD: 'false' }).sqliteInboxThread).toBe(false)
+    expect(() => parseEnv({ SQLITE_INBOX_THREAD: 'maybe' })).toThrow(/SQLITE_INBOX_THREAD/)
   })
 
   it("reads the relay's lease and batch size", () => {
@@ -64,6 +67,7 @@ describe('parseEnv', () => {
       allowInsecureKeyUrls: true,
       deliveryLeaseSeconds: 5,
       eventRetentionDays: 7,
+      sqliteInboxThread: true,
       sinkBatchSize: 10,
       streamTicketSecret: 'a-stream-ticket-secret-of-32-characters',
       http: { requestTimeoutMs: 60_000, maxConnections: 4000 },

@@ -55,6 +55,11 @@ export interface ReceiverEnv extends ServiceSettings {
    */
   readonly eventRetentionDays: number
   /**
+   * SQLite: whether the transactional inbox (the statements and the commit of each group of deliveries) runs
+   * on a worker thread with its own connection, off the event loop that parses, verifies and answers. Default true.
+   */
+  readonly sqliteInboxThread: boolean
+  /**
    * The secret stream tickets are MACed with (every instance given it accepts the others' tickets); unset: the
    * admin token when this process knows it, else a random per-process secret.
    */
@@ -87,6 +92,7 @@ const EnvSchema = z
     ALLOW_INSECURE_KEY_URLS: flag(),
     DELIVERY_LEASE_SECONDS: intIn('DELIVERY_LEASE_SECONDS', 1, 600, 30),
     EVENT_RETENTION_DAYS: intIn('EVENT_RETENTION_DAYS', 1, 3650, DEFAULT_EVENT_RETENTION_DAYS),
+    SQLITE_INBOX_THREAD: flag(true),
     ...httpFields(),
   })
   .refine((values) => !(values.SINK_URL && values.DOWNSTREAM_URL), {
@@ -113,6 +119,7 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
     allowInsecureKeyUrls: values.ALLOW_INSECURE_KEY_URLS,
     deliveryLeaseSeconds: values.DELIVERY_LEASE_SECONDS,
     eventRetentionDays: values.EVENT_RETENTION_DAYS,
+    sqliteInboxThread: values.SQLITE_INBOX_THREAD,
     ...(values.STREAM_TICKET_SECRET ? { streamTicketSecret: values.STREAM_TICKET_SECRET } : {}),
     http: httpLimits(values),
   }

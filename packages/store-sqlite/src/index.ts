@@ -4,3 +4,10 @@ export { SCHEMA_VERSION } from './migrations.js'
 export { enableWal } from './wal.js'
 export type { SqliteInboxOptions } from './inbox.js'
 export { migrateSqlite } from './own-tables.js'
+export {
+  createSqliteInboxWorker,
+  type CreateInboxWriter,
+  type InboxWriterContext,
+  type SqliteInboxWorkerOptions,
+  type WorkerEvent,
+} from './inbox-worker.js'

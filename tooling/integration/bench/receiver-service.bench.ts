@@ -35,7 +35,7 @@ import {
   spawnReceiver,
   type ReceiverProcess,
 } from '../src/receiver-support.js'
-import { clientBackends, cpuBetween, cpuOf } from './cpu.js'
+import { clientBackends, cpuBetween, cpuOf, threadCpu } from './cpu.js'
 import { loadAccepted, presign as presignWith } from './deliveries.js'
 import type { LoadResult } from './load.js'
 
@@ -43,6 +43,22 @@ import type { LoadResult } from './load.js'
 const COUNT = Math.min(10_000, Number(process.env.ADWIRE_BENCH_COUNT ?? 2000))
 const WARMUP = 300
 const BARE_COUNT = 5000
+
+/** CPU ms a delivery by thread name, from snapshots of each process's threads before and after a row. */
+function threadsBetween(
+  before: ReadonlyArray<Map<string, number>>,
+  after: ReadonlyArray<Map<string, number>>,
+  deliveries: number,
+): Map<string, number> {
+  const out = new Map<string, number>()
+  after.forEach((threads, index) => {
+    for (const [thread, seconds] of threads) {
+      const used = seconds - (before[index]?.get(thread) ?? 0)
+      out.set(thread, (out.get(thread) ?? 0) + (used * 1000) / deliveries)
+    }
+  })
+  return out
+}
 
 /** One row: how many in flight, which key, how many service processes share the database. */
 interface Plan {
@@ -72,6 +88,7 @@ const rowName = (plan: Plan) =>
 const CHOSEN = ONLY ? PLAN.filter((plan) => ONLY.includes(rowName(plan))) : PLAN
 const CLAIMS_ENTRY = fileURLToPath(new URL('receiver-claims-entry.ts', import.meta.url))
 const CEILING_ENTRY = fileURLToPath(new URL('ceiling-entry.ts', import.meta.url))
+const DURABLE_CEILING_ENTRY = fileURLToPath(new URL('durable-ceiling-entry.ts', import.meta.url))
 /** The ceiling rows (bench/ceiling-entry.ts) run unless ADWIRE_BENCH_ROWS leaves out `ceiling`. */
 const CEILING = !ONLY || ONLY.includes('ceiling')
 
@@ -113,6 +130,10 @@ interface Row {
   readonly commits?: number
   /** CPU milliseconds per delivery: the service processes, and the PostgreSQL backends (when counted). */
   readonly serviceCpu?: number
+  /** Of the service's main threads (their event loops), ms a delivery. */
+  readonly mainCpu?: number
+  /** The service's CPU ms a delivery by thread name (Linux), summed over its processes. */
+  readonly threads?: ReadonlyMap<string, number>
   readonly databaseCpu?: number
   /** PostgreSQL: samples of pg_stat_activity during the load, those with a backend waiting on a lock, deadlocks. */
   readonly locks?: LockSamples
@@ -144,7 +165,11 @@ async function start(
 ) {
   // ADWIRE_BENCH_CPU_PROFILE=<dir>: each service writes a V8 CPU profile there when it stops (bench/README.md).
   const profile = process.env.ADWIRE_BENCH_CPU_PROFILE
-  const options = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []
+  // ADWIRE_BENCH_NODE_FLAGS: more flags for node (`--perf-basic-prof` for a `perf record` of the services).
+  const options = [
+    ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
+    ...(process.env.ADWIRE_BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+  ]
   const receivers: ReceiverProcess[] = []
   for (let index = 0; index < processes; index += 1)
     receivers.push(await spawnReceiver(env, 0, entry, options))
@@ -205,11 +230,15 @@ async function measure(
         const before = await commits()
         const pids = () => receivers.flatMap((receiver) => receiver.child.pid ?? [])
         const serviceBefore = cpuOf(pids())
+        const mainBefore = cpuOf(pids(), 'main')
+        const threadsBefore = pids().map(threadCpu)
         const databaseBefore = cpuOf(await backends(existing))
         const stopSampling = await sampleLocks?.()
         const result = await load(messages, plan.inFlight)
         const locks = await stopSampling?.()
         const serviceAfter = cpuOf(pids())
+        const mainAfter = cpuOf(pids(), 'main')
+        const threads = threadsBetween(threadsBefore, pids().map(threadCpu), messages.length)
         const databaseAfter = cpuOf(await backends(existing))
         const after = await commits()
         const counted =
@@ -217,13 +246,16 @@ async function measure(
         const perDelivery = (seconds: number) => (seconds * 1000) / messages.length
         const cpu = {
           ...(serviceAfter.size > 0
-            ? { serviceCpu: perDelivery(cpuBetween(serviceBefore, serviceAfter)) }
+            ? {
+                serviceCpu: perDelivery(cpuBetween(serviceBefore, serviceAfter)),
+                mainCpu: perDelivery(cpuBetween(mainBefore, mainAfter)),
+              }
             : {}),
           ...(databaseAfter.size > 0
             ? { databaseCpu: perDelivery(cpuBetween(databaseBefore, databaseAfter)) }
             : {}),
         }
-        rows.push({ name, plan, result, bare, ...counted, ...cpu, ...(locks ? { locks } : {}) })
+        rows.push({ name, plan, result, bare, ...counted, ...cpu, threads, ...(locks ? { locks } : {}) })
         await expectPublished(receivers, id, messages.length)
       }
     } finally {
@@ -333,22 +365,48 @@ if (postgresUrl) {
  * The ceiling of this machine and this load generator: a server that only reads each body and checks one
  * Ed25519 signature (bench/ceiling-entry.ts), on the event loop and on the thread pool, at 16 and 64 in flight.
  * No receiver that verifies can pass it here, whatever its store: the goals are read against these rows.
+ * Beside them, the durable ceiling (bench/durable-ceiling-entry.ts): the thread-pool ceiling plus a nonce, a
+ * claim and an event row a delivery on SQLite, group-committed and synced as the service does: the least a
+ * durable receiver can cost here.
  */
 async function measureCeiling(): Promise<Row[]> {
   const out: Row[] = []
-  for (const verify of ['inline', 'pool'] as const) {
-    const [server] = await start({ CEILING_VERIFY: verify }, 1, undefined, CEILING_ENTRY)
+  for (const kind of ['inline', 'pool', 'durable'] as const) {
+    const durable = kind === 'durable'
+    const env: Record<string, string> = durable
+      ? {
+          DURABLE_CEILING_DB: path.join(
+            mkdtempSync(path.join(tmpdir(), 'adwire-bench-ceiling-')),
+            'ceiling.sqlite',
+          ),
+        }
+      : { CEILING_VERIFY: kind }
+    const [server] = await start(env, 1, undefined, durable ? DURABLE_CEILING_ENTRY : CEILING_ENTRY)
+    const pid = server!.child.pid!
     try {
       const url = `${server!.url}/webhooks/ceiling`
-      const messages = await presign(url, COUNT)
-      await load(messages.slice(0, WARMUP), 8)
+      await load(await presign(url, WARMUP), 8)
       for (const inFlight of [16, 64]) {
+        // Unique deliveries for each row: the durable ceiling keeps every nonce.
+        const messages = await presign(url, COUNT)
         const bare = bareRate()
-        const before = cpuOf([server!.child.pid!])
+        const before = cpuOf([pid])
+        const mainBefore = cpuOf([pid], 'main')
+        const threadsBefore = threadCpu(pid)
         const result = await load(messages, inFlight)
-        const serviceCpu = (cpuBetween(before, cpuOf([server!.child.pid!])) * 1000) / messages.length
-        const name = `ceiling: HTTP + 1 verify ${verify === 'pool' ? '(thread pool)' : '(inline)'}, no store`
-        out.push({ name, plan: { inFlight, alg: 'ed25519', processes: 1 }, result, bare, serviceCpu })
+        const perDelivery = (seconds: number) => (seconds * 1000) / messages.length
+        const name = durable
+          ? 'durable ceiling: the pool ceiling + nonce, claim, event rows (SQLite)'
+          : `ceiling: HTTP + 1 verify ${kind === 'pool' ? '(thread pool)' : '(inline)'}, no store`
+        out.push({
+          name,
+          plan: { inFlight, alg: 'ed25519', processes: 1 },
+          result,
+          bare,
+          serviceCpu: perDelivery(cpuBetween(before, cpuOf([pid]))),
+          mainCpu: perDelivery(cpuBetween(mainBefore, cpuOf([pid], 'main'))),
+          threads: threadsBetween([threadsBefore], [threadCpu(pid)], messages.length),
+        })
       }
     } finally {
       await server!.stop()
@@ -371,6 +429,7 @@ const table = [
     'ratio',
     'commits',
     'svc CPU ms',
+    'main ms',
     'pg CPU ms',
     'lock waits',
     'deadlocks',
@@ -387,6 +446,7 @@ const table = [
     (row.result.rate / row.bare).toFixed(3),
     row.commits === undefined ? '' : row.commits.toFixed(2),
     row.serviceCpu === undefined ? '' : row.serviceCpu.toFixed(2),
+    row.mainCpu === undefined ? '' : row.mainCpu.toFixed(3),
     row.databaseCpu === undefined ? '' : row.databaseCpu.toFixed(2),
     row.locks ? `${row.locks.waiting}/${row.locks.samples}` : '',
     row.locks ? String(row.locks.deadlocks) : '',
@@ -413,6 +473,20 @@ for (const name of new Set(rows.map((row) => row.name))) {
   const one = rate(1, 64)
   const two = rate(2, 64)
   if (one && two) console.log(`${name}: two processes ÷ one at 64 in flight = ${(two / one).toFixed(2)}x`)
+}
+console.log(
+  '\nCPU ms a delivery by thread of the service (main: its event loop; WorkerThread: the SQLite inbox;',
+)
+console.log('libuv-worker: the thread pool, verification and WAL syncs; V8Worker: the garbage collector):')
+for (const row of rows) {
+  if (!row.threads || row.threads.size === 0) continue
+  const used = [...row.threads]
+    .filter(([, ms]) => ms >= 0.0005)
+    .map(([thread, ms]) => `${thread === 'MainThread' ? 'main' : thread} ${ms.toFixed(3)}`)
+    .join(', ')
+  console.log(
+    `  ${row.name} ${row.plan.processes}x${row.plan.inFlight}${row.plan.alg === 'es256' ? ' ES256' : ''}: ${used}`,
+  )
 }
 for (const row of rows) {
   if (!row.locks || row.locks.statements.size === 0) continue

@@ -4,7 +4,7 @@
  */
 import type { ReplayStore } from '@adwire/http-signatures'
 import { openPostgresStores } from '@adwire/store-postgres'
-import { openSqliteStores } from '@adwire/store-sqlite'
+import { createSqliteInboxWorker, openSqliteStores } from '@adwire/store-sqlite'
 import type { ClaimStore, ConvergenceStore, DeliveryInbox, ReceivedEvent } from '@adwire/webhooks'
 import type { DatabaseConfig } from '../env.js'
 import { openReceiverDatabase, type ReceiverDatabaseOptions } from './database.js'
@@ -40,6 +40,15 @@ export interface Storage {
     ) => Promise<void>,
   ): DeliveryInbox
   /**
+   * SQLite only: the transactional inbox on a worker thread with its own connection (see
+   * `createSqliteInboxWorker`), the events written there by db/inbox-writer.ts; what the writer logs reaches
+   * `onReport`. Closed with the storage.
+   */
+  readonly createWorkerInbox?: (options: {
+    readonly forwarding: boolean
+    readonly onReport: (entry: Record<string, unknown>) => void
+  }) => DeliveryInbox
+  /**
    * Deletes expired dedup records, convergence records, nonces and old verification failures, and expires
    * the events past their retention (see {@link ReceiverDatabase.sweepEvents}).
    */
@@ -60,6 +69,7 @@ export async function openStorage(
 ): Promise<Storage> {
   if (config.kind === 'sqlite') {
     const stores = openSqliteStores({ path: config.path })
+    const workers: Array<Promise<{ close(): Promise<void> }>> = []
     let db: ReceiverDatabase
     try {
       db = await openReceiverDatabase({ kind: 'sqlite', database: stores.database }, options)
@@ -76,12 +86,26 @@ export async function openStorage(
       createInbox(write) {
         return stores.createInbox({ write: (event) => write(event, this.db) })
       },
+      createWorkerInbox({ forwarding, onReport }) {
+        const worker = createSqliteInboxWorker({
+          path: config.path,
+          writer: new URL(import.meta.url.endsWith('.ts') ? './inbox-writer.ts' : './inbox-writer.js', import.meta.url),
+          writerData: {
+            forwarding,
+            ...(options.eventRetentionSeconds ? { eventRetentionSeconds: options.eventRetentionSeconds } : {}),
+          },
+          onReport: (entry) => onReport(entry as Record<string, unknown>),
+        })
+        workers.push(worker)
+        return { accept: async (delivery) => (await worker).accept(delivery) }
+      },
       async sweep(now) {
         await stores.sweep(now)
         await db.sweep(now - FAILURE_RETENTION_SECONDS)
         await db.sweepEvents(now)
       },
       async close() {
+        await Promise.all(workers.splice(0).map(async (worker) => (await worker.catch(() => undefined))?.close()))
         stores.close()
       },
     }
