@@ -56,7 +56,10 @@ describe('createSqliteInboxWorker', () => {
       // The published event is the caller's own, with the decided flags; the writer got the body, not the payload.
       const again = delivery('seller', 'key-fresh')
       const published = await inbox.accept(again)
-      expect(published).toEqual({ kind: 'published', event: { ...again.event, takeover: false, reemission: false } })
+      expect(published).toEqual({
+        kind: 'published',
+        event: { ...again.event, takeover: false, reemission: false },
+      })
       expect(rows().find((row) => row.key === 'key-fresh')?.body).toBe('{"key":"key-fresh"}')
       await new Promise((resolve) => setTimeout(resolve, 20))
       expect(reports).toContainEqual({ recorded: 'key-000', hasPayload: false })

@@ -153,7 +153,8 @@ export async function createSqliteInboxWorker(
         worker.send(id, { ...delivery, event })
       }).catch((error: unknown) => {
         // A worker that failed is replaced at the next delivery.
-        if (running === current && StoreError.is(error) && error.code === 'store_unavailable') running = undefined
+        if (running === current && StoreError.is(error) && error.code === 'store_unavailable')
+          running = undefined
         throw error
       })
     },
@@ -218,7 +219,11 @@ function start(options: SqliteInboxWorkerOptions): Promise<Running> {
           else if (outcome!.kind === 'published')
             entry.resolve({
               kind: 'published',
-              event: { ...entry.delivery.event, takeover: outcome!.takeover, reemission: outcome!.reemission },
+              event: {
+                ...entry.delivery.event,
+                takeover: outcome!.takeover,
+                reemission: outcome!.reemission,
+              },
             })
           else entry.resolve(outcome!)
         }

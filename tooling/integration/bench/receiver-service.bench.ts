@@ -16,6 +16,7 @@
  *   ADWIRE_BENCH_COUNT=500                       fewer deliveries per row (a quick look)
  *   ADWIRE_BENCH_CPU_PROFILE=<dir>               each service process writes a V8 CPU profile there (bench/README.md)
  *   ADWIRE_BENCH_STORES=postgres                 only the PostgreSQL rows (or `sqlite`: only SQLite's)
+ *   SQLITE_INBOX_THREAD=false                    the SQLite service with its inbox on the event loop (default: thread)
  *   ADWIRE_BENCH_ROWS=1x16,2x64                  only these rows (processes x in flight; also `es256`, `claims`,
  *                                                `ceiling`: the no-store ceiling rows, which run by default)
  */
@@ -286,6 +287,10 @@ const rows: Row[] =
         'SQLite (WAL, synchronous=FULL)',
         {
           DATABASE_URL: `sqlite:${path.join(mkdtempSync(path.join(tmpdir(), 'adwire-bench-service-')), 'r.sqlite')}`,
+          // SQLITE_INBOX_THREAD=false: the inbox on the service's event loop, for comparison.
+          ...(process.env.SQLITE_INBOX_THREAD
+            ? { SQLITE_INBOX_THREAD: process.env.SQLITE_INBOX_THREAD }
+            : {}),
         },
         async () => undefined,
       )

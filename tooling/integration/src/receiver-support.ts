@@ -94,7 +94,7 @@ export async function spawnReceiver(
     ...(entry ? ['--import', createRequire(import.meta.url).resolve('tsx'), entry] : [RECEIVER_ENTRY]),
   ]
   const child = spawn(process.execPath, args, {
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ADMIN_TOKEN, ...(process.env.INBOX_WORKER ? { INBOX_WORKER: process.env.INBOX_WORKER } : {}), ...env },
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ADMIN_TOKEN, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   })
   let output = ''

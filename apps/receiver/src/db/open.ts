@@ -89,10 +89,15 @@ export async function openStorage(
       createWorkerInbox({ forwarding, onReport }) {
         const worker = createSqliteInboxWorker({
           path: config.path,
-          writer: new URL(import.meta.url.endsWith('.ts') ? './inbox-writer.ts' : './inbox-writer.js', import.meta.url),
+          writer: new URL(
+            import.meta.url.endsWith('.ts') ? './inbox-writer.ts' : './inbox-writer.js',
+            import.meta.url,
+          ),
           writerData: {
             forwarding,
-            ...(options.eventRetentionSeconds ? { eventRetentionSeconds: options.eventRetentionSeconds } : {}),
+            ...(options.eventRetentionSeconds
+              ? { eventRetentionSeconds: options.eventRetentionSeconds }
+              : {}),
           },
           onReport: (entry) => onReport(entry as Record<string, unknown>),
         })
@@ -105,7 +110,9 @@ export async function openStorage(
         await db.sweepEvents(now)
       },
       async close() {
-        await Promise.all(workers.splice(0).map(async (worker) => (await worker.catch(() => undefined))?.close()))
+        await Promise.all(
+          workers.splice(0).map(async (worker) => (await worker.catch(() => undefined))?.close()),
+        )
         stores.close()
       },
     }
