@@ -1,6 +1,6 @@
 /**
  * The worker side of {@link createSqliteInboxWorker}: its own connection, the writer module, the inbox, and
- * the messages to and from the caller's thread (batched a turn of the event loop).
+ * the messages to and from the caller's thread (a group's answers in one message).
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { WebhookError, type InboxDelivery } from '@adwire/webhooks'
@@ -39,10 +39,12 @@ function post(): void {
     settled = []
   }
 }
+// A group's deliveries settle in one run of the microtask queue (after its WAL sync): queued behind them, one
+// message carries the whole group back without waiting for another turn of this thread's event loop.
 function schedule(): void {
   if (scheduled) return
   scheduled = true
-  setImmediate(post)
+  queueMicrotask(post)
 }
 
 // Attached at once: deliveries sent while the writer loads wait here.

@@ -71,3 +71,13 @@ export function threadCpu(pid: number): Map<string, number> {
   }
   return out
 }
+
+/** Bytes a process has written so far through write system calls (/proc/<pid>/io `wchar`: files and sockets). */
+export function writtenBytes(pid: number): number | undefined {
+  try {
+    const match = /^wchar: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))
+    return match ? Number(match[1]) : undefined
+  } catch {
+    return undefined
+  }
+}

@@ -36,7 +36,7 @@ import {
   spawnReceiver,
   type ReceiverProcess,
 } from '../src/receiver-support.js'
-import { clientBackends, cpuBetween, cpuOf, threadCpu } from './cpu.js'
+import { clientBackends, cpuBetween, cpuOf, threadCpu, writtenBytes } from './cpu.js'
 import { loadAccepted, presign as presignWith } from './deliveries.js'
 import type { LoadResult } from './load.js'
 
@@ -133,6 +133,8 @@ interface Row {
   readonly serviceCpu?: number
   /** Of the service's main threads (their event loops), ms a delivery. */
   readonly mainCpu?: number
+  /** Bytes the service processes wrote a delivery through write system calls (files and sockets; Linux). */
+  readonly written?: number
   /** The service's CPU ms a delivery by thread name (Linux), summed over its processes. */
   readonly threads?: ReadonlyMap<string, number>
   readonly databaseCpu?: number
@@ -233,6 +235,7 @@ async function measure(
         const serviceBefore = cpuOf(pids())
         const mainBefore = cpuOf(pids(), 'main')
         const threadsBefore = pids().map(threadCpu)
+        const writtenBefore = pids().map(writtenBytes)
         const databaseBefore = cpuOf(await backends(existing))
         const stopSampling = await sampleLocks?.()
         const result = await load(messages, plan.inFlight)
@@ -240,6 +243,13 @@ async function measure(
         const serviceAfter = cpuOf(pids())
         const mainAfter = cpuOf(pids(), 'main')
         const threads = threadsBetween(threadsBefore, pids().map(threadCpu), messages.length)
+        const writtenAfter = pids().map(writtenBytes)
+        const written = writtenAfter.every(
+          (bytes, index) => bytes !== undefined && writtenBefore[index] !== undefined,
+        )
+          ? writtenAfter.reduce((sum, bytes, index) => sum + bytes! - writtenBefore[index]!, 0) /
+            messages.length
+          : undefined
         const databaseAfter = cpuOf(await backends(existing))
         const after = await commits()
         const counted =
@@ -256,7 +266,17 @@ async function measure(
             ? { databaseCpu: perDelivery(cpuBetween(databaseBefore, databaseAfter)) }
             : {}),
         }
-        rows.push({ name, plan, result, bare, ...counted, ...cpu, threads, ...(locks ? { locks } : {}) })
+        rows.push({
+          name,
+          plan,
+          result,
+          bare,
+          ...counted,
+          ...cpu,
+          threads,
+          ...(written !== undefined ? { written } : {}),
+          ...(locks ? { locks } : {}),
+        })
         await expectPublished(receivers, id, messages.length)
       }
     } finally {
@@ -398,7 +418,9 @@ async function measureCeiling(): Promise<Row[]> {
         const before = cpuOf([pid])
         const mainBefore = cpuOf([pid], 'main')
         const threadsBefore = threadCpu(pid)
+        const writtenBefore = writtenBytes(pid)
         const result = await load(messages, inFlight)
+        const writtenAfter = writtenBytes(pid)
         const perDelivery = (seconds: number) => (seconds * 1000) / messages.length
         const name = durable
           ? 'durable ceiling: the pool ceiling + nonce, claim, event rows (SQLite)'
@@ -411,6 +433,9 @@ async function measureCeiling(): Promise<Row[]> {
           serviceCpu: perDelivery(cpuBetween(before, cpuOf([pid]))),
           mainCpu: perDelivery(cpuBetween(mainBefore, cpuOf([pid], 'main'))),
           threads: threadsBetween([threadsBefore], [threadCpu(pid)], messages.length),
+          ...(writtenBefore !== undefined && writtenAfter !== undefined
+            ? { written: (writtenAfter - writtenBefore) / messages.length }
+            : {}),
         })
       }
     } finally {
@@ -435,6 +460,7 @@ const table = [
     'commits',
     'svc CPU ms',
     'main ms',
+    'written KB',
     'pg CPU ms',
     'lock waits',
     'deadlocks',
@@ -452,6 +478,7 @@ const table = [
     row.commits === undefined ? '' : row.commits.toFixed(2),
     row.serviceCpu === undefined ? '' : row.serviceCpu.toFixed(2),
     row.mainCpu === undefined ? '' : row.mainCpu.toFixed(3),
+    row.written === undefined ? '' : (row.written / 1024).toFixed(1),
     row.databaseCpu === undefined ? '' : row.databaseCpu.toFixed(2),
     row.locks ? `${row.locks.waiting}/${row.locks.samples}` : '',
     row.locks ? String(row.locks.deadlocks) : '',
