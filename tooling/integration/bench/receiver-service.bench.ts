@@ -244,12 +244,15 @@ async function measure(
         const mainAfter = cpuOf(pids(), 'main')
         const threads = threadsBetween(threadsBefore, pids().map(threadCpu), messages.length)
         const writtenAfter = pids().map(writtenBytes)
-        const written = writtenAfter.every(
-          (bytes, index) => bytes !== undefined && writtenBefore[index] !== undefined,
-        )
-          ? writtenAfter.reduce((sum, bytes, index) => sum + bytes! - writtenBefore[index]!, 0) /
-            messages.length
-          : undefined
+        let written: number | undefined = 0
+        for (const [index, bytes] of writtenAfter.entries()) {
+          const earlier = writtenBefore[index]
+          written =
+            bytes === undefined || earlier === undefined || written === undefined
+              ? undefined
+              : written + bytes - earlier
+        }
+        if (written !== undefined) written /= messages.length
         const databaseAfter = cpuOf(await backends(existing))
         const after = await commits()
         const counted =
