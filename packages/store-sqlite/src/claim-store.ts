@@ -54,8 +54,31 @@ export class SqliteClaimStore implements ClaimStore {
       `INSERT INTO claims (namespace, scope, key, fingerprint, state, fence, lease_until, expires_at, result)
        VALUES (?, ?, ?, ?, 'processing', ?, ?, ?, NULL)`,
     )
+    // A new key below the scope's cap: claimed by its insert alone (a key already there conflicts, changes
+    // nothing, and is decided from its row below).
+    const insertIfAbsent = database.prepare<
+      [...Key, fingerprint: string, fence: string, leaseUntil: number, expiresAt: number]
+    >(
+      `INSERT INTO claims (namespace, scope, key, fingerprint, state, fence, lease_until, expires_at, result)
+       VALUES (?, ?, ?, ?, 'processing', ?, ?, ?, NULL) ON CONFLICT (namespace, scope, key) DO NOTHING`,
+    )
     this.#decide = (input: ClaimInput): ClaimResult => {
       const key: Key = [input.namespace, input.scope, input.key]
+      // Rows in the scope (live or not) below its cap: this insert cannot pass it.
+      if (
+        input.maxPerScope === undefined ||
+        (scopeRecords.get(input.namespace, input.scope) ?? 0) < input.maxPerScope
+      ) {
+        const fence = randomUUID()
+        const inserted = insertIfAbsent.run(
+          ...key,
+          input.fingerprint,
+          fence,
+          input.now + input.leaseSeconds,
+          input.now + input.retentionSeconds,
+        )
+        if (inserted.changes === 1) return { kind: 'claimed', fence, takeover: false }
+      }
       let row = select.get(...key)
       if (row && row.expiresAt <= input.now) {
         remove.run(...key)

@@ -50,6 +50,16 @@ export class SqliteReplayStore implements ReplayStore {
     const dropExpired = database.prepare<[keyid: string, now: number]>(
       'DELETE FROM replay_nonces WHERE keyid = ? AND expires_at <= ?',
     )
+    // Below the cap, one statement decides: a new nonce (or an expired one) is stored and returns its row; a
+    // live one conflicts, changes nothing and returns none (replayed).
+    const storeUnlessLive = database
+      .prepare<[keyid: string, nonce: string, expiresAt: number, now: number], number>(
+        `INSERT INTO replay_nonces (keyid, nonce, expires_at) VALUES (?, ?, ?)
+         ON CONFLICT (keyid, nonce) DO UPDATE SET expires_at = excluded.expires_at
+           WHERE replay_nonces.expires_at <= ?
+         RETURNING 1`,
+      )
+      .pluck()
     this.#decide = (
       keyid: string,
       nonce: string,
@@ -57,6 +67,9 @@ export class SqliteReplayStore implements ReplayStore {
       cap: number,
       now: number,
     ): RememberOutcome => {
+      // Stored rows (live or not) below the cap: the cap cannot be reached by this one.
+      if ((this.#entries.get(keyid) ?? 0) < cap)
+        return storeUnlessLive.get(keyid, nonce, expiresAt, now) === undefined ? 'replayed' : 'stored'
       if (this.#seen.get(keyid, nonce, now) !== undefined) return 'replayed'
       if ((this.#entries.get(keyid) ?? 0) >= cap) {
         // At the cap in stored rows: drop the keyid's expired ones first (as PostgreSQL's remember_nonce
