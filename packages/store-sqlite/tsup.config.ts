@@ -8,6 +8,5 @@ export default defineConfig({
   sourcemap: true,
   target: 'es2022',
   // A native addon: never bundled (tsup leaves dependencies external anyway; this says so).
-  // tsx: loaded only for a TypeScript writer of the inbox worker (tests of the sources), never bundled.
-  external: ['better-sqlite3', 'tsx', 'tsx/esm/api'],
+  external: ['better-sqlite3'],
 })

@@ -58,8 +58,6 @@ try {
     ...(options.synchronous ? { synchronous: options.synchronous } : {}),
     ...(options.busyTimeoutMs !== undefined ? { busyTimeoutMs: options.busyTimeoutMs } : {}),
   })
-  // A TypeScript writer (tests of the sources): loaded through tsx, which must then be installed.
-  if (options.writer.endsWith('.ts')) await import('tsx/esm/api').then((tsx) => tsx.register())
   const module = (await import(options.writer)) as { createInboxWriter?: CreateInboxWriter }
   if (typeof module.createInboxWriter !== 'function')
     throw new Error(`${options.writer} has no createInboxWriter export`)

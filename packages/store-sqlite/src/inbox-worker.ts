@@ -60,6 +60,11 @@ export interface SqliteInboxWorkerOptions {
   readonly durability?: 'pipelined' | 'commit'
   /** Receives what the writer `report`s, on the caller's thread. */
   readonly onReport?: (message: unknown) => void
+  /**
+   * Node options of the worker thread (`['--import', 'tsx']` for a TypeScript writer, as in tests run from the
+   * sources). Default none.
+   */
+  readonly execArgv?: readonly string[]
 }
 
 /** A delivery's outcome as the worker sends it back: a published event by its two decided flags only. */
@@ -172,10 +177,12 @@ export async function createSqliteInboxWorker(
 function start(options: SqliteInboxWorkerOptions): Promise<Running> {
   // From the sources (this package's tests), the thread's TypeScript runs under tsx.
   const source = import.meta.url.endsWith('.ts')
+  const execArgv = [...(options.execArgv ?? [])]
+  if (source && !execArgv.includes('tsx')) execArgv.push('--import', 'tsx')
   const worker = new Worker(
     new URL(source ? './inbox-worker-thread.ts' : './inbox-worker-thread.js', import.meta.url),
     {
-      ...(source ? { execArgv: ['--import', 'tsx'] } : {}),
+      ...(execArgv.length > 0 ? { execArgv } : {}),
       workerData: {
         path: options.path,
         synchronous: options.synchronous,

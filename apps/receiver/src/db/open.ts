@@ -87,12 +87,12 @@ export async function openStorage(
         return stores.createInbox({ write: (event) => write(event, this.db) })
       },
       createWorkerInbox({ forwarding, onReport }) {
+        // Run from the sources (tests), the writer is TypeScript: the worker loads it through tsx.
+        const source = import.meta.url.endsWith('.ts')
         const worker = createSqliteInboxWorker({
           path: config.path,
-          writer: new URL(
-            import.meta.url.endsWith('.ts') ? './inbox-writer.ts' : './inbox-writer.js',
-            import.meta.url,
-          ),
+          writer: new URL(source ? './inbox-writer.ts' : './inbox-writer.js', import.meta.url),
+          ...(source ? { execArgv: ['--import', 'tsx'] } : {}),
           writerData: {
             forwarding,
             ...(options.eventRetentionSeconds
