@@ -234,10 +234,17 @@ ${generationPrologue(s, 'replay', 'replay_generation')}
     -- Moved or renewed by another writer meanwhile: look again.
   END LOOP;
   IF v_inserted THEN
-    INSERT INTO ${s}.replay_key_counts AS k (keyid, generation, stripe, entries)
-      VALUES (p_keyid, v_generation, v_stripe, 1)
-      ON CONFLICT (keyid, generation, stripe) DO UPDATE SET entries = k.entries + 1
+    -- This backend's own stripe (no other writer adds to it): updated where it exists, which needs no tuple
+    -- routing nor the arbiter lookups of an upsert through the parent; inserted once per generation.
+    UPDATE ${s}.replay_key_counts k SET entries = k.entries + 1
+      WHERE k.keyid = p_keyid AND k.generation = v_generation AND k.stripe = v_stripe
       RETURNING k.entries, k.near INTO v_entries, v_near;
+    IF NOT FOUND THEN
+      INSERT INTO ${s}.replay_key_counts AS k (keyid, generation, stripe, entries)
+        VALUES (p_keyid, v_generation, v_stripe, 1)
+        ON CONFLICT (keyid, generation, stripe) DO UPDATE SET entries = k.entries + 1
+        RETURNING k.entries, k.near INTO v_entries, v_near;
+    END IF;
     IF NOT ${s}.cap_check_due(v_entries, v_near, p_cap) THEN
       RETURN 'stored';
     END IF;
@@ -285,10 +292,14 @@ $fn$;
 -- claimed or taken over also names the generation its row is in (it holds the row's lock, so the row stays
 -- there until this transaction ends), for inbox_accept to update that partition alone. OUT parameters (one
 -- row, as before) rather than a table: inbox_accept calls it as a simple expression, without a function scan.
+-- p_settle (inbox_accept's, false otherwise): a claim claimed or taken over is written completed at once (result
+-- null), which is where inbox_accept leaves it whatever follows in its transaction but a convergence conflict or
+-- in_progress (it then gives the claim back, processing with no lease): one statement less per delivery.
 DROP FUNCTION ${s}.claim(text, text, text, text, text, double precision, double precision, double precision, bigint);
 CREATE FUNCTION ${s}.claim(
   p_namespace text, p_scope text, p_key text, p_fingerprint text, p_fence text, p_now double precision,
   p_lease_seconds double precision, p_retention_seconds double precision, p_max_per_scope bigint,
+  p_settle boolean DEFAULT false,
   OUT o_outcome text, OUT o_lease_until double precision, OUT o_result text, OUT o_generation bigint
 )
 LANGUAGE plpgsql AS $fn$
@@ -307,6 +318,7 @@ DECLARE
   v_deleted bigint;
   v_own bigint := 0;
   v_stripe integer := pg_backend_pid();
+  v_state text := CASE WHEN p_settle THEN 'completed' ELSE 'processing' END;
 BEGIN
 ${generationPrologue(s, 'claims', 'claims_generation')}
   -- The lookup first skips the current generation: a new key, the common case, is inserted there at once and
@@ -347,7 +359,8 @@ ${generationPrologue(s, 'claims', 'claims_generation')}
           o_generation := NULL::bigint;
           RETURN;
         ELSIF v_locked THEN
-          UPDATE ${s}.claims c SET fence = p_fence, lease_until = p_now + p_lease_seconds
+          UPDATE ${s}.claims c SET fence = p_fence, lease_until = p_now + p_lease_seconds, state = v_state,
+              result = NULL
             WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key
               AND c.generation = v_row.generation;
           o_outcome := 'takeover'::text;
@@ -360,7 +373,7 @@ ${generationPrologue(s, 'claims', 'claims_generation')}
         -- An expired record of this key: start it afresh (its retention runs from now), in the current
         -- generation. The rows held are unchanged, the live ones one more: the cap is checked as for a new one.
         IF v_row.generation >= v_generation THEN
-          UPDATE ${s}.claims c SET fingerprint = p_fingerprint, state = 'processing', fence = p_fence,
+          UPDATE ${s}.claims c SET fingerprint = p_fingerprint, state = v_state, fence = p_fence,
               lease_until = p_now + p_lease_seconds, expires_at = p_now + p_retention_seconds, result = NULL
             WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key
               AND c.generation = v_row.generation;
@@ -370,7 +383,7 @@ ${generationPrologue(s, 'claims', 'claims_generation')}
               AND c.generation = v_row.generation;
           INSERT INTO ${s}.claims (namespace, scope, key, fingerprint, state, fence, lease_until, expires_at,
               result, generation)
-            VALUES (p_namespace, p_scope, p_key, p_fingerprint, 'processing', p_fence, p_now + p_lease_seconds,
+            VALUES (p_namespace, p_scope, p_key, p_fingerprint, v_state, p_fence, p_now + p_lease_seconds,
                     p_now + p_retention_seconds, NULL, v_generation)
             ON CONFLICT DO NOTHING;
           IF NOT FOUND THEN
@@ -393,7 +406,7 @@ ${generationPrologue(s, 'claims', 'claims_generation')}
     -- the parent costs every routed insert a catalog lookup per index of the partition.
     INSERT INTO ${s}.claims (namespace, scope, key, fingerprint, state, fence, lease_until, expires_at, result,
         generation)
-      VALUES (p_namespace, p_scope, p_key, p_fingerprint, 'processing', p_fence, p_now + p_lease_seconds,
+      VALUES (p_namespace, p_scope, p_key, p_fingerprint, v_state, p_fence, p_now + p_lease_seconds,
               p_now + p_retention_seconds, NULL, v_generation)
       ON CONFLICT DO NOTHING;
     v_inserted := FOUND;
@@ -403,10 +416,16 @@ ${generationPrologue(s, 'claims', 'claims_generation')}
   END LOOP;
 
   IF v_inserted THEN
-    INSERT INTO ${s}.claim_scope_counts AS k (namespace, scope, generation, stripe, records)
-      VALUES (p_namespace, p_scope, v_generation, v_stripe, 1)
-      ON CONFLICT (namespace, scope, generation, stripe) DO UPDATE SET records = k.records + 1
+    -- As remember_nonce's: this backend's stripe updated where it exists, inserted once per generation.
+    UPDATE ${s}.claim_scope_counts k SET records = k.records + 1
+      WHERE k.namespace = p_namespace AND k.scope = p_scope AND k.generation = v_generation AND k.stripe = v_stripe
       RETURNING k.records, k.near INTO v_records, v_near;
+    IF NOT FOUND THEN
+      INSERT INTO ${s}.claim_scope_counts AS k (namespace, scope, generation, stripe, records)
+        VALUES (p_namespace, p_scope, v_generation, v_stripe, 1)
+        ON CONFLICT (namespace, scope, generation, stripe) DO UPDATE SET records = k.records + 1
+        RETURNING k.records, k.near INTO v_records, v_near;
+    END IF;
   END IF;
   IF (v_inserted AND ${s}.cap_check_due(v_records, v_near, p_max_per_scope))
      OR (NOT v_inserted AND p_max_per_scope IS NOT NULL) THEN
@@ -579,15 +598,19 @@ function generationPrologue(s: string, family: string, sequence: string): string
  */
 function inboxAccept(s: string): string {
   return `
-CREATE OR REPLACE FUNCTION ${s}.inbox_accept(
+DROP FUNCTION ${s}.inbox_accept(text, text, double precision, bigint, text, text, text, text, text,
+  double precision, double precision, double precision, bigint, text, text, boolean, text, text, double precision,
+  double precision, double precision, text);
+CREATE FUNCTION ${s}.inbox_accept(
   p_keyid text, p_nonce text, p_nonce_expires_at double precision, p_nonce_cap bigint,
   p_namespace text, p_scope text, p_key text, p_fingerprint text, p_fence text, p_now double precision,
   p_lease_seconds double precision, p_retention_seconds double precision, p_max_per_scope bigint,
   p_task_sender text, p_task_id text, p_task_terminal boolean, p_task_comparison text,
   p_task_delivery_key text, p_task_now double precision, p_task_lease_seconds double precision,
-  p_task_retention_seconds double precision, p_notification_id text
-) RETURNS TABLE (r_kind text, r_claim text, r_lease_until double precision, r_result text,
-                 r_convergence text, r_reemission boolean)
+  p_task_retention_seconds double precision, p_notification_id text,
+  OUT r_kind text, OUT r_claim text, OUT r_lease_until double precision, OUT r_result text,
+  OUT r_convergence text, OUT r_reemission boolean
+)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 DECLARE
   v_remembered text;
@@ -602,7 +625,6 @@ DECLARE
   v_reemission boolean := false;
   v_claim_generation bigint;
   v_terminal_generation bigint;
-  v_notification_generation bigint;
   -- The OUT parameters of claim and observe_terminal, each called as one plpgsql simple expression.
   v_decided record;
 BEGIN
@@ -610,20 +632,30 @@ BEGIN
   IF p_keyid IS NOT NULL THEN
     v_remembered := ${s}.remember_nonce(p_keyid, p_nonce, p_nonce_expires_at, p_nonce_cap, p_now);
     IF v_remembered = 'replayed' OR v_remembered = 'capacity' THEN
-      RETURN QUERY SELECT CASE WHEN v_remembered = 'replayed' THEN 'replayed' ELSE 'replay_capacity' END,
-        NULL::text, NULL::double precision, NULL::text, NULL::text, false;
+      r_kind := CASE WHEN v_remembered = 'replayed' THEN 'replayed' ELSE 'replay_capacity' END;
+      r_claim := NULL::text;
+      r_lease_until := NULL::double precision;
+      r_result := NULL::text;
+      r_convergence := NULL::text;
+      r_reemission := false;
       RETURN;
     END IF;
   END IF;
 
+  -- A claim claimed or taken over is written completed already (p_settle): see claim.
   v_decided := ${s}.claim(p_namespace, p_scope, p_key, p_fingerprint, p_fence, p_now, p_lease_seconds,
-                          p_retention_seconds, p_max_per_scope);
+                          p_retention_seconds, p_max_per_scope, true);
   v_claim := v_decided.o_outcome;
   v_lease_until := v_decided.o_lease_until;
   v_result := v_decided.o_result;
   v_claim_generation := v_decided.o_generation;
   IF v_claim IS DISTINCT FROM 'claimed' AND v_claim IS DISTINCT FROM 'takeover' THEN
-    RETURN QUERY SELECT 'claim'::text, v_claim, v_lease_until, v_result, NULL::text, false;
+    r_kind := 'claim'::text;
+    r_claim := v_claim;
+    r_lease_until := v_lease_until;
+    r_result := v_result;
+    r_convergence := NULL::text;
+    r_reemission := false;
     RETURN;
   END IF;
 
@@ -648,35 +680,35 @@ BEGIN
     END IF;
     IF v_convergence = 'conflict' OR v_convergence = 'in_progress' THEN
       -- Give the claim back (still bound to its payload): another delivery may take it over at once.
-      UPDATE ${s}.claims c SET lease_until = 0
-        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.fence = p_fence
-          AND c.state = 'processing' AND c.generation = v_claim_generation;
-      RETURN QUERY SELECT 'convergence'::text, v_claim, NULL::double precision, NULL::text, v_convergence, false;
-      RETURN;
-    ELSIF v_convergence = 'duplicate' OR v_convergence = 'stale' THEN
-      UPDATE ${s}.claims c SET result = CASE WHEN c.state = 'processing' THEN NULL ELSE c.result END,
-          state = 'completed'
+      UPDATE ${s}.claims c SET state = 'processing', lease_until = 0
         WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.fence = p_fence
           AND c.generation = v_claim_generation;
-      RETURN QUERY SELECT 'convergence'::text, v_claim, NULL::double precision, NULL::text, v_convergence, false;
+      r_kind := 'convergence'::text;
+      r_claim := v_claim;
+      r_lease_until := NULL::double precision;
+      r_result := NULL::text;
+      r_convergence := v_convergence;
+      r_reemission := false;
+      RETURN;
+    ELSIF v_convergence = 'duplicate' OR v_convergence = 'stale' THEN
+      -- The claim stays completed.
+      r_kind := 'convergence'::text;
+      r_claim := v_claim;
+      r_lease_until := NULL::double precision;
+      r_result := NULL::text;
+      r_convergence := v_convergence;
+      r_reemission := false;
       RETURN;
     END IF;
   END IF;
 
   -- notification_id names one logical notification: the same one under another key is a re-emission.
   IF p_notification_id IS NOT NULL THEN
+    -- Claimed or taken over, it is written completed (p_settle).
     v_decided := ${s}.claim(p_namespace, p_scope || '#notification', p_notification_id, p_key, p_fence, p_now,
-                            0, p_retention_seconds, NULL);
+                            0, p_retention_seconds, NULL, true);
     v_notification := v_decided.o_outcome;
-    v_notification_generation := v_decided.o_generation;
-    IF v_notification = 'claimed' OR v_notification = 'takeover' THEN
-      UPDATE ${s}.claims c SET result = CASE WHEN c.state = 'processing' THEN NULL ELSE c.result END,
-          state = 'completed'
-        WHERE c.namespace = p_namespace AND c.scope = p_scope || '#notification' AND c.key = p_notification_id
-          AND c.fence = p_fence AND c.generation = v_notification_generation;
-    ELSE
-      v_reemission := v_notification = 'conflict';
-    END IF;
+    v_reemission := v_notification = 'conflict';
   END IF;
 
   -- Publication: the caller writes the event in this transaction; a failed write rolls all this back.
@@ -685,11 +717,48 @@ BEGIN
       WHERE t.sender = p_task_sender AND t.task_id = p_task_id AND t.owner = p_key
         AND t.generation = v_terminal_generation;
   END IF;
-  UPDATE ${s}.claims c SET result = CASE WHEN c.state = 'processing' THEN NULL ELSE c.result END,
-      state = 'completed'
-    WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.fence = p_fence
-      AND c.generation = v_claim_generation;
-  RETURN QUERY SELECT 'published'::text, v_claim, v_lease_until, NULL::text, NULL::text, v_reemission;
+  -- The claim is completed already (p_settle).
+  r_kind := 'published'::text;
+  r_claim := v_claim;
+  r_lease_until := v_lease_until;
+  r_result := NULL::text;
+  r_convergence := NULL::text;
+  r_reemission := v_reemission;
+END
+$fn$;
+
+-- A group's decisions in one round trip, as migration 3's: element i of every array is delivery i, decided in
+-- array order. Each decision is one plpgsql simple expression (inbox_accept's OUT parameters), not a function
+-- scan and its tuplestore per delivery.
+CREATE OR REPLACE FUNCTION ${s}.inbox_accept_group(
+  p_keyids text[], p_nonces text[], p_nonce_expires_at double precision[], p_nonce_caps bigint[],
+  p_namespaces text[], p_scopes text[], p_keys text[], p_fingerprints text[], p_fences text[],
+  p_nows double precision[], p_lease_seconds double precision[], p_retention_seconds double precision[],
+  p_max_per_scopes bigint[], p_task_senders text[], p_task_ids text[], p_task_terminals boolean[],
+  p_task_comparisons text[], p_task_delivery_keys text[], p_task_nows double precision[],
+  p_task_lease_seconds double precision[], p_task_retention_seconds double precision[],
+  p_notification_ids text[]
+) RETURNS TABLE (r_index integer, r_kind text, r_claim text, r_lease_until double precision, r_result text,
+                 r_convergence text, r_reemission boolean)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_decided record;
+BEGIN
+  FOR i IN 1 .. coalesce(array_length(p_keys, 1), 0) LOOP
+    v_decided := ${s}.inbox_accept(p_keyids[i], p_nonces[i], p_nonce_expires_at[i], p_nonce_caps[i],
+      p_namespaces[i], p_scopes[i], p_keys[i], p_fingerprints[i], p_fences[i], p_nows[i],
+      p_lease_seconds[i], p_retention_seconds[i], p_max_per_scopes[i], p_task_senders[i], p_task_ids[i],
+      p_task_terminals[i], p_task_comparisons[i], p_task_delivery_keys[i], p_task_nows[i],
+      p_task_lease_seconds[i], p_task_retention_seconds[i], p_notification_ids[i]);
+    r_index := i;
+    r_kind := v_decided.r_kind;
+    r_claim := v_decided.r_claim;
+    r_lease_until := v_decided.r_lease_until;
+    r_result := v_decided.r_result;
+    r_convergence := v_decided.r_convergence;
+    r_reemission := v_decided.r_reemission;
+    RETURN NEXT;
+  END LOOP;
 END
 $fn$;`
 }
