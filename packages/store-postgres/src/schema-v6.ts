@@ -478,10 +478,13 @@ $fn$;
 -- A terminal observation of a task: the row as it stands after the decision (the upsert of version 5, across
 -- generations). The row is taken over when it expired (moved to the current generation), or its lease when the
 -- same outcome is still being published and its owner is this delivery or its lease ended. OUT parameters, as
--- claim's, with the generation the row is in (locked by this transaction).
+-- claim's, with the generation the row is in (locked by this transaction). p_publish (inbox_accept's, false
+-- otherwise): a row this observation takes (the outcome is then to proceed, the only one that writes the row) is
+-- written published at once, which is where inbox_accept leaves it in the same transaction; the state
+-- returned is still the one decided on (publishing).
 CREATE FUNCTION ${s}.observe_terminal(
   p_sender text, p_task_id text, p_comparison text, p_owner text, p_now double precision,
-  p_lease_seconds double precision, p_retention_seconds double precision,
+  p_lease_seconds double precision, p_retention_seconds double precision, p_publish boolean DEFAULT false,
   OUT o_comparison text, OUT o_state text, OUT o_owner text, OUT o_generation bigint
 )
 LANGUAGE plpgsql AS $fn$
@@ -490,6 +493,7 @@ DECLARE
   v_generation bigint;
   v_upto bigint;
   v_held boolean;
+  v_state text := CASE WHEN p_publish THEN 'published' ELSE 'publishing' END;
 BEGIN
 ${generationPrologue(s, 'terminals', 'terminals_generation')}
   -- The lookup first skips the current generation: a new key, the common case, is inserted there at once and
@@ -503,7 +507,7 @@ ${generationPrologue(s, 'terminals', 'terminals_generation')}
     IF NOT FOUND THEN
       -- No conflict target, as for claims: the primary key is the only unique index.
       INSERT INTO ${s}.terminals (sender, task_id, comparison, state, owner, lease_until, expires_at, generation)
-        VALUES (p_sender, p_task_id, p_comparison, 'publishing', p_owner, p_now + p_lease_seconds,
+        VALUES (p_sender, p_task_id, p_comparison, v_state, p_owner, p_now + p_lease_seconds,
                 p_now + p_retention_seconds, v_generation)
         ON CONFLICT DO NOTHING;
       IF FOUND THEN
@@ -519,14 +523,14 @@ ${generationPrologue(s, 'terminals', 'terminals_generation')}
     END IF;
     IF v_row.expires_at <= p_now THEN
       IF v_row.generation >= v_generation THEN
-        UPDATE ${s}.terminals t SET comparison = p_comparison, state = 'publishing', owner = p_owner,
+        UPDATE ${s}.terminals t SET comparison = p_comparison, state = v_state, owner = p_owner,
             lease_until = p_now + p_lease_seconds, expires_at = p_now + p_retention_seconds
           WHERE t.sender = p_sender AND t.task_id = p_task_id AND t.generation = v_row.generation;
       ELSE
         DELETE FROM ${s}.terminals t
           WHERE t.sender = p_sender AND t.task_id = p_task_id AND t.generation = v_row.generation;
         INSERT INTO ${s}.terminals (sender, task_id, comparison, state, owner, lease_until, expires_at, generation)
-          VALUES (p_sender, p_task_id, p_comparison, 'publishing', p_owner, p_now + p_lease_seconds,
+          VALUES (p_sender, p_task_id, p_comparison, v_state, p_owner, p_now + p_lease_seconds,
                   p_now + p_retention_seconds, v_generation)
           ON CONFLICT DO NOTHING;
         IF NOT FOUND THEN
@@ -542,7 +546,7 @@ ${generationPrologue(s, 'terminals', 'terminals_generation')}
     END IF;
     IF v_row.comparison = p_comparison AND v_row.state = 'publishing'
        AND (v_row.owner = p_owner OR v_row.lease_until <= p_now) THEN
-      UPDATE ${s}.terminals t SET owner = p_owner, lease_until = p_now + p_lease_seconds
+      UPDATE ${s}.terminals t SET owner = p_owner, lease_until = p_now + p_lease_seconds, state = v_state
         WHERE t.sender = p_sender AND t.task_id = p_task_id AND t.generation = v_row.generation;
       o_comparison := v_row.comparison;
       o_state := v_row.state;
@@ -623,6 +627,7 @@ DECLARE
   v_convergence text := 'proceed';
   v_notification text;
   v_reemission boolean := false;
+  v_published boolean := false;
   v_claim_generation bigint;
   v_terminal_generation bigint;
   -- The OUT parameters of claim and observe_terminal, each called as one plpgsql simple expression.
@@ -663,8 +668,11 @@ BEGIN
   IF p_task_id IS NOT NULL THEN
     IF p_task_terminal THEN
       -- The decision of PostgresConvergenceStore.observe: the row as it stands after it.
+      -- Owned by this delivery's key, a row it takes is written published already (p_publish): see below.
+      v_published := coalesce(p_task_delivery_key = p_key, false);
       v_decided := ${s}.observe_terminal(p_task_sender, p_task_id, p_task_comparison, p_task_delivery_key,
-                                         p_task_now, p_task_lease_seconds, p_task_retention_seconds);
+                                         p_task_now, p_task_lease_seconds, p_task_retention_seconds,
+                                         v_published);
       v_comparison := v_decided.o_comparison;
       v_state := v_decided.o_state;
       v_owner := v_decided.o_owner;
@@ -712,7 +720,9 @@ BEGIN
   END IF;
 
   -- Publication: the caller writes the event in this transaction; a failed write rolls all this back.
-  IF p_task_id IS NOT NULL AND p_task_terminal THEN
+  -- The terminal record: published by observe_terminal already when owned by this key (the convergence
+  -- proceeds only where it wrote the row).
+  IF p_task_id IS NOT NULL AND p_task_terminal AND NOT v_published THEN
     UPDATE ${s}.terminals t SET state = 'published'
       WHERE t.sender = p_task_sender AND t.task_id = p_task_id AND t.owner = p_key
         AND t.generation = v_terminal_generation;
