@@ -25,7 +25,8 @@
  *   transaction's shared key, and a writer writes only to the generation it read under it). The current
  *   generation's partition is probed by the insert of the new row itself (`ON CONFLICT DO NOTHING`), the common
  *   case; only a key already there is looked up again, up to the current generation (a key has at most one row,
- *   so whichever partition holds it, the decision is the same). At READ COMMITTED each statement's
+ *   so whichever partition holds it, the decision is the same; the lookup takes the first row it finds, with no
+ *   ordering by generation nor a LIMIT node to set up on every call). At READ COMMITTED each statement's
  *   snapshot comes after the lock, so the rows of older generations are seen, and concurrent writers of the
  *   current generation meet on that partition's primary key (the key columns and the generation) exactly as
  *   they met on the key before. At REPEATABLE READ and SERIALIZABLE the transaction's snapshot may predate the
@@ -192,8 +193,7 @@ ${generationPrologue(s, 'replay', 'replay_generation')}
   v_upto := v_generation - 1;
   LOOP
     SELECT n.expires_at, n.generation INTO v_expires, v_found_generation FROM ${s}.replay_nonces n
-      WHERE n.keyid = p_keyid AND n.nonce = p_nonce AND n.generation <= v_upto
-      ORDER BY n.generation DESC LIMIT 1;
+      WHERE n.keyid = p_keyid AND n.nonce = p_nonce AND n.generation <= v_upto;
     IF NOT FOUND THEN
       -- A new row in the current generation. A concurrent insert of the same nonce makes this wait for its
       -- transaction; the row then present is decided below.
@@ -328,12 +328,10 @@ ${generationPrologue(s, 'claims', 'claims_generation')}
   LOOP
     IF v_locked THEN
       SELECT * INTO v_row FROM ${s}.claims c
-        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.generation <= v_upto
-        ORDER BY c.generation DESC LIMIT 1 FOR UPDATE;
+        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.generation <= v_upto FOR UPDATE;
     ELSE
       SELECT * INTO v_row FROM ${s}.claims c
-        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.generation <= v_upto
-        ORDER BY c.generation DESC LIMIT 1;
+        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.generation <= v_upto;
     END IF;
     IF FOUND THEN
       IF v_row.expires_at > p_now THEN
@@ -502,8 +500,7 @@ ${generationPrologue(s, 'terminals', 'terminals_generation')}
   v_upto := v_generation - 1;
   LOOP
     SELECT * INTO v_row FROM ${s}.terminals t
-      WHERE t.sender = p_sender AND t.task_id = p_task_id AND t.generation <= v_upto
-      ORDER BY t.generation DESC LIMIT 1 FOR UPDATE;
+      WHERE t.sender = p_sender AND t.task_id = p_task_id AND t.generation <= v_upto FOR UPDATE;
     IF NOT FOUND THEN
       -- No conflict target, as for claims: the primary key is the only unique index.
       INSERT INTO ${s}.terminals (sender, task_id, comparison, state, owner, lease_until, expires_at, generation)
