@@ -166,11 +166,18 @@ ALTER TABLE ${s}.replay_nonces ADD PRIMARY KEY (keyid, nonce, generation);
 CREATE INDEX replay_nonces_expiry ON ${s}.replay_nonces (expires_at);
 ALTER TABLE ${s}.replay_key_counts ADD PRIMARY KEY (keyid, generation, stripe);
 
-CREATE OR REPLACE FUNCTION ${s}.remember_nonce(
-  p_keyid text, p_nonce text, p_expires_at double precision, p_cap bigint, p_now double precision
+-- p_older false (inbox_accept_group's, true otherwise): the caller found no row of this nonce in the older
+-- generations under the family's shared key, which keeps it so (see inboxAcceptGroup): the lookup starts with
+-- the insert.
+DROP FUNCTION ${s}.remember_nonce(text, text, double precision, bigint, double precision);
+CREATE FUNCTION ${s}.remember_nonce(
+  p_keyid text, p_nonce text, p_expires_at double precision, p_cap bigint, p_now double precision,
+  p_older boolean DEFAULT true
 ) RETURNS text
 LANGUAGE plpgsql AS $fn$
 DECLARE
+  v_skip boolean := NOT p_older;
+  v_found boolean;
   v_generation bigint;
   v_upto bigint;
   v_held boolean;
@@ -192,9 +199,15 @@ ${generationPrologue(s, 'replay', 'replay_generation')}
   -- looks again up to it.
   v_upto := v_generation - 1;
   LOOP
-    SELECT n.expires_at, n.generation INTO v_expires, v_found_generation FROM ${s}.replay_nonces n
-      WHERE n.keyid = p_keyid AND n.nonce = p_nonce AND n.generation <= v_upto;
-    IF NOT FOUND THEN
+    IF v_skip THEN
+      v_skip := false;
+      v_found := false;
+    ELSE
+      SELECT n.expires_at, n.generation INTO v_expires, v_found_generation FROM ${s}.replay_nonces n
+        WHERE n.keyid = p_keyid AND n.nonce = p_nonce AND n.generation <= v_upto;
+      v_found := FOUND;
+    END IF;
+    IF NOT v_found THEN
       -- A new row in the current generation. A concurrent insert of the same nonce makes this wait for its
       -- transaction; the row then present is decided below.
       INSERT INTO ${s}.replay_nonces (keyid, nonce, expires_at, generation)
@@ -295,11 +308,12 @@ $fn$;
 -- p_settle (inbox_accept's, false otherwise): a claim claimed or taken over is written completed at once (result
 -- null), which is where inbox_accept leaves it whatever follows in its transaction but a convergence conflict or
 -- in_progress (it then gives the claim back, processing with no lease): one statement less per delivery.
+-- p_older: as remember_nonce's.
 DROP FUNCTION ${s}.claim(text, text, text, text, text, double precision, double precision, double precision, bigint);
 CREATE FUNCTION ${s}.claim(
   p_namespace text, p_scope text, p_key text, p_fingerprint text, p_fence text, p_now double precision,
   p_lease_seconds double precision, p_retention_seconds double precision, p_max_per_scope bigint,
-  p_settle boolean DEFAULT false,
+  p_settle boolean DEFAULT false, p_older boolean DEFAULT true,
   OUT o_outcome text, OUT o_lease_until double precision, OUT o_result text, OUT o_generation bigint
 )
 LANGUAGE plpgsql AS $fn$
@@ -319,6 +333,8 @@ DECLARE
   v_own bigint := 0;
   v_stripe integer := pg_backend_pid();
   v_state text := CASE WHEN p_settle THEN 'completed' ELSE 'processing' END;
+  v_skip boolean := NOT p_older;
+  v_found boolean;
 BEGIN
 ${generationPrologue(s, 'claims', 'claims_generation')}
   -- The lookup first skips the current generation: a new key, the common case, is inserted there at once and
@@ -326,14 +342,19 @@ ${generationPrologue(s, 'claims', 'claims_generation')}
   -- looks again up to it.
   v_upto := v_generation - 1;
   LOOP
-    IF v_locked THEN
+    IF v_skip THEN
+      v_skip := false;
+      v_found := false;
+    ELSIF v_locked THEN
       SELECT * INTO v_row FROM ${s}.claims c
         WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.generation <= v_upto FOR UPDATE;
+      v_found := FOUND;
     ELSE
       SELECT * INTO v_row FROM ${s}.claims c
         WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.generation <= v_upto;
+      v_found := FOUND;
     END IF;
-    IF FOUND THEN
+    IF v_found THEN
       IF v_row.expires_at > p_now THEN
         -- A live record, in whichever generation. Its fingerprint never changes and completion is final, so
         -- these answers need no lock (the common duplicate stays a read); only a takeover decides under the
@@ -479,10 +500,11 @@ $fn$;
 -- claim's, with the generation the row is in (locked by this transaction). p_publish (inbox_accept's, false
 -- otherwise): a row this observation takes (the outcome is then to proceed, the only one that writes the row) is
 -- written published at once, which is where inbox_accept leaves it in the same transaction; the state
--- returned is still the one decided on (publishing).
+-- returned is still the one decided on (publishing). p_older: as remember_nonce's.
 CREATE FUNCTION ${s}.observe_terminal(
   p_sender text, p_task_id text, p_comparison text, p_owner text, p_now double precision,
   p_lease_seconds double precision, p_retention_seconds double precision, p_publish boolean DEFAULT false,
+  p_older boolean DEFAULT true,
   OUT o_comparison text, OUT o_state text, OUT o_owner text, OUT o_generation bigint
 )
 LANGUAGE plpgsql AS $fn$
@@ -492,6 +514,8 @@ DECLARE
   v_upto bigint;
   v_held boolean;
   v_state text := CASE WHEN p_publish THEN 'published' ELSE 'publishing' END;
+  v_skip boolean := NOT p_older;
+  v_found boolean;
 BEGIN
 ${generationPrologue(s, 'terminals', 'terminals_generation')}
   -- The lookup first skips the current generation: a new key, the common case, is inserted there at once and
@@ -499,9 +523,15 @@ ${generationPrologue(s, 'terminals', 'terminals_generation')}
   -- looks again up to it.
   v_upto := v_generation - 1;
   LOOP
-    SELECT * INTO v_row FROM ${s}.terminals t
-      WHERE t.sender = p_sender AND t.task_id = p_task_id AND t.generation <= v_upto FOR UPDATE;
-    IF NOT FOUND THEN
+    IF v_skip THEN
+      v_skip := false;
+      v_found := false;
+    ELSE
+      SELECT * INTO v_row FROM ${s}.terminals t
+        WHERE t.sender = p_sender AND t.task_id = p_task_id AND t.generation <= v_upto FOR UPDATE;
+      v_found := FOUND;
+    END IF;
+    IF NOT v_found THEN
       -- No conflict target, as for claims: the primary key is the only unique index.
       INSERT INTO ${s}.terminals (sender, task_id, comparison, state, owner, lease_until, expires_at, generation)
         VALUES (p_sender, p_task_id, p_comparison, v_state, p_owner, p_now + p_lease_seconds,
@@ -574,11 +604,11 @@ ${inboxAccept(s)}
  * `is_called`, so never null), and the check's subquery runs only at those isolation levels instead of being
  * set up by every decision.
  */
-function generationPrologue(s: string, family: string, sequence: string): string {
+function generationPrologue(s: string, family: string, sequence: string, variable = 'v_generation'): string {
   return `  v_held := pg_advisory_xact_lock_shared(hashtextextended('${s}/${family}', 0)) IS NOT NULL;
-  v_generation := pg_sequence_last_value('${s}.${sequence}'::regclass);
+  ${variable} := pg_sequence_last_value('${s}.${sequence}'::regclass);
   IF current_setting('transaction_isolation') <> 'read committed' THEN
-    IF v_generation IS DISTINCT FROM (SELECT c.generation FROM ${s}.generation_clock c WHERE c.family = '${family}') THEN
+    IF ${variable} IS DISTINCT FROM (SELECT c.generation FROM ${s}.generation_clock c WHERE c.family = '${family}') THEN
       -- This transaction's snapshot predates the rotation to the current generation: it could miss rows the
       -- previous generation committed meanwhile. Run again with a new snapshot.
       RAISE EXCEPTION 'the ${family} generation advanced after this transaction began'
@@ -588,14 +618,29 @@ function generationPrologue(s: string, family: string, sequence: string): string
 }
 
 /**
- * `inbox_accept` of migration 3, with the terminal upsert replaced by `observe_terminal`, and its updates of the
- * claim and terminal record it decided naming the generation `claim` and `observe_terminal` found the row in (they
- * hold its lock, so it stays there until the transaction ends): only that partition's index is opened.
+ * `inbox_accept` of migration 3, with the terminal upsert replaced by `observe_terminal`, and `inbox_accept_group`.
  *
- * `plan_cache_mode = force_generic_plan` keeps those updates on their cached generic plan, which skips the other
- * partitions at executor start (run-time pruning). Left to choose, the plan cache would re-plan each of them on
- * every call, a custom plan being cheaper by its estimates (measured: the delivery then cost more CPU than
- * without the generation). The setting holds for the statements this call runs, nested decisions included.
+ * Fewer statements per delivery than migration 3's: the claim is written completed by `claim` itself
+ * (`p_settle`) and a terminal record owned by the delivery's key published by `observe_terminal` (`p_publish`),
+ * where both used to be updated once the delivery was decided: nothing else reads them in between, and every
+ * outcome but a convergence conflict or in_progress (which gives the claim back, as before) leaves them so.
+ * `inbox_accept` returns OUT parameters, and `inbox_accept_group` calls it as a plpgsql simple expression (no
+ * function scan and tuplestore per delivery).
+ *
+ * `inbox_accept_group` takes the three families' shared keys first (in the decisions' order: replay, claims,
+ * terminals; the snapshot check included) and then looks the whole group's nonces, claim keys, notification
+ * keys and tasks up in the older generations, one statement a family (each key probed in each older
+ * partition's primary key). While those keys are held no row can enter an older generation (writers write the
+ * current one, which cannot advance; an expired row taken over moves out of its generation, never into one),
+ * so a key found in none of them stays so for the whole transaction: its decision starts with the insert into
+ * the current generation (`p_older` false), skipping the lookup a lone delivery makes. A key found there is
+ * decided as a lone delivery's, including when an earlier delivery of the group moved it meanwhile.
+ *
+ * `plan_cache_mode = force_generic_plan` keeps the statements on their cached generic plans, which skip the
+ * generations out of reach at executor start (run-time pruning). Left to choose, the plan cache would re-plan
+ * each of them on every call, a custom plan being cheaper by its estimates (measured: the delivery then cost
+ * more CPU than without the generation). The setting holds for the statements each call runs, nested decisions
+ * included.
  */
 function inboxAccept(s: string): string {
   return `
@@ -609,6 +654,8 @@ CREATE FUNCTION ${s}.inbox_accept(
   p_task_sender text, p_task_id text, p_task_terminal boolean, p_task_comparison text,
   p_task_delivery_key text, p_task_now double precision, p_task_lease_seconds double precision,
   p_task_retention_seconds double precision, p_notification_id text,
+  p_older_nonce boolean DEFAULT true, p_older_claim boolean DEFAULT true, p_older_terminal boolean DEFAULT true,
+  p_older_notification boolean DEFAULT true,
   OUT r_kind text, OUT r_claim text, OUT r_lease_until double precision, OUT r_result text,
   OUT r_convergence text, OUT r_reemission boolean
 )
@@ -632,7 +679,7 @@ DECLARE
 BEGIN
   -- A null keyid: a legacy delivery without a nonce.
   IF p_keyid IS NOT NULL THEN
-    v_remembered := ${s}.remember_nonce(p_keyid, p_nonce, p_nonce_expires_at, p_nonce_cap, p_now);
+    v_remembered := ${s}.remember_nonce(p_keyid, p_nonce, p_nonce_expires_at, p_nonce_cap, p_now, p_older_nonce);
     IF v_remembered = 'replayed' OR v_remembered = 'capacity' THEN
       r_kind := CASE WHEN v_remembered = 'replayed' THEN 'replayed' ELSE 'replay_capacity' END;
       r_claim := NULL::text;
@@ -646,7 +693,7 @@ BEGIN
 
   -- A claim claimed or taken over is written completed already (p_settle): see claim.
   v_decided := ${s}.claim(p_namespace, p_scope, p_key, p_fingerprint, p_fence, p_now, p_lease_seconds,
-                          p_retention_seconds, p_max_per_scope, true);
+                          p_retention_seconds, p_max_per_scope, true, p_older_claim);
   v_claim := v_decided.o_outcome;
   v_lease_until := v_decided.o_lease_until;
   v_result := v_decided.o_result;
@@ -669,7 +716,7 @@ BEGIN
       v_published := coalesce(p_task_delivery_key = p_key, false);
       v_decided := ${s}.observe_terminal(p_task_sender, p_task_id, p_task_comparison, p_task_delivery_key,
                                          p_task_now, p_task_lease_seconds, p_task_retention_seconds,
-                                         v_published);
+                                         v_published, p_older_terminal);
       v_comparison := v_decided.o_comparison;
       v_state := v_decided.o_state;
       v_owner := v_decided.o_owner;
@@ -711,7 +758,7 @@ BEGIN
   IF p_notification_id IS NOT NULL THEN
     -- Claimed or taken over, it is written completed (p_settle).
     v_decided := ${s}.claim(p_namespace, p_scope || '#notification', p_notification_id, p_key, p_fence, p_now,
-                            0, p_retention_seconds, NULL, true);
+                            0, p_retention_seconds, NULL, true, p_older_notification);
     v_notification := v_decided.o_outcome;
     v_reemission := v_notification = 'conflict';
   END IF;
@@ -747,16 +794,46 @@ CREATE OR REPLACE FUNCTION ${s}.inbox_accept_group(
   p_notification_ids text[]
 ) RETURNS TABLE (r_index integer, r_kind text, r_claim text, r_lease_until double precision, r_result text,
                  r_convergence text, r_reemission boolean)
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 DECLARE
   v_decided record;
+  v_held boolean;
+  v_replay bigint;
+  v_claims bigint;
+  v_terminals bigint;
+  v_old_nonces bigint[];
+  v_old_claims bigint[];
+  v_old_notifications bigint[];
+  v_old_terminals bigint[];
 BEGIN
+  -- The families' shared keys in the decisions' order, then which deliveries have a row in an older generation.
+${generationPrologue(s, 'replay', 'replay_generation', 'v_replay')}
+${generationPrologue(s, 'claims', 'claims_generation', 'v_claims')}
+${generationPrologue(s, 'terminals', 'terminals_generation', 'v_terminals')}
+  SELECT coalesce(array_agg(k.i), '{}') INTO v_old_nonces
+    FROM unnest(p_keyids, p_nonces) WITH ORDINALITY AS k(keyid, nonce, i)
+    CROSS JOIN LATERAL (SELECT 1 FROM ${s}.replay_nonces n
+      WHERE n.keyid = k.keyid AND n.nonce = k.nonce AND n.generation < v_replay OFFSET 0) o;
+  SELECT coalesce(array_agg(k.i), '{}') INTO v_old_claims
+    FROM unnest(p_namespaces, p_scopes, p_keys) WITH ORDINALITY AS k(namespace, scope, key, i)
+    CROSS JOIN LATERAL (SELECT 1 FROM ${s}.claims c
+      WHERE c.namespace = k.namespace AND c.scope = k.scope AND c.key = k.key AND c.generation < v_claims OFFSET 0) o;
+  SELECT coalesce(array_agg(k.i), '{}') INTO v_old_notifications
+    FROM unnest(p_namespaces, p_scopes, p_notification_ids) WITH ORDINALITY AS k(namespace, scope, key, i)
+    CROSS JOIN LATERAL (SELECT 1 FROM ${s}.claims c
+      WHERE c.namespace = k.namespace AND c.scope = k.scope || '#notification' AND c.key = k.key
+        AND c.generation < v_claims OFFSET 0) o;
+  SELECT coalesce(array_agg(k.i), '{}') INTO v_old_terminals
+    FROM unnest(p_task_senders, p_task_ids) WITH ORDINALITY AS k(sender, task_id, i)
+    CROSS JOIN LATERAL (SELECT 1 FROM ${s}.terminals t
+      WHERE t.sender = k.sender AND t.task_id = k.task_id AND t.generation < v_terminals OFFSET 0) o;
   FOR i IN 1 .. coalesce(array_length(p_keys, 1), 0) LOOP
     v_decided := ${s}.inbox_accept(p_keyids[i], p_nonces[i], p_nonce_expires_at[i], p_nonce_caps[i],
       p_namespaces[i], p_scopes[i], p_keys[i], p_fingerprints[i], p_fences[i], p_nows[i],
       p_lease_seconds[i], p_retention_seconds[i], p_max_per_scopes[i], p_task_senders[i], p_task_ids[i],
       p_task_terminals[i], p_task_comparisons[i], p_task_delivery_keys[i], p_task_nows[i],
-      p_task_lease_seconds[i], p_task_retention_seconds[i], p_notification_ids[i]);
+      p_task_lease_seconds[i], p_task_retention_seconds[i], p_notification_ids[i], i = ANY (v_old_nonces),
+      i = ANY (v_old_claims), i = ANY (v_old_terminals), i = ANY (v_old_notifications));
     r_index := i;
     r_kind := v_decided.r_kind;
     r_claim := v_decided.r_claim;
