@@ -187,6 +187,80 @@ describe.skipIf(!url)('PostgreSQL generations', () => {
     expect(await drift(quoted)).toEqual([])
   })
 
+  it('decides a group whose keys are in an older generation as one delivery at a time does', async () => {
+    const { stores, quoted } = await open()
+    const inbox = stores.createInbox({ write: async () => {} })
+    const delivery = (
+      key: string,
+      now: number,
+      nonce: string,
+      overrides: Parameters<typeof inboxDelivery>[2] = {},
+    ) =>
+      inboxDelivery('seller-g', key, {
+        nonce: { keyid: 'kid-inbox', nonce, expiresAt: now + 7 * HOUR, cap: 1_000 },
+        claim: claim(key, now),
+        ...overrides,
+      })
+    const terminal = (key: string, now: number, comparison = '1') => ({
+      observation: { ...observation('task-a', now, key, comparison) },
+    })
+    // Generation 1: a published terminal delivery with a notification, a claim that expires soon, and a nonce
+    // that outlives the rotations below.
+    expect(
+      (
+        await inbox.accept(
+          delivery('g-done', T, 'n-done', { ...terminal('g-done', T), notificationId: 'note-1' }),
+        )
+      ).kind,
+    ).toBe('published')
+    expect(
+      (await inbox.accept(delivery('g-short', T, 'n-short', { claim: claim('g-short', T, 100) }))).kind,
+    ).toBe('published')
+    expect((await inbox.accept(delivery('g-live', T, 'n-live'))).kind).toBe('published')
+    await stores.sweep(T + 6 * HOUR)
+    expect(await queryOnce(url!, `SELECT DISTINCT generation::int FROM ${quoted}.claims ORDER BY 1`)).toEqual(
+      [{ generation: 1 }],
+    )
+
+    // One group (accepted in one turn), each key decided against its row of generation 1.
+    const now = T + 6 * HOUR
+    const outcomes = await Promise.all([
+      inbox.accept(delivery('g-done', now, 'n-done-2', terminal('g-done', now))),
+      inbox.accept(delivery('g-other', now, 'n-live')),
+      inbox.accept(delivery('g-short', now, 'n-short-2')),
+      inbox.accept(delivery('g-same', now, 'n-same', terminal('g-same', now))),
+      inbox.accept(delivery('g-note', now, 'n-note', { notificationId: 'note-1' })),
+      inbox.accept(delivery('g-changed', now, 'n-changed', terminal('g-changed', now, '2'))),
+      inbox.accept(delivery('g-fresh', now, 'n-fresh', terminal('g-fresh', now))),
+    ])
+    expect(outcomes[0]).toEqual({ kind: 'claim', claim: { kind: 'completed', result: null } })
+    expect(outcomes[1]).toEqual({ kind: 'replayed' })
+    expect(outcomes[2]).toMatchObject({ kind: 'published', event: { takeover: false, reemission: false } })
+    expect(outcomes[3]).toEqual({ kind: 'convergence', result: 'duplicate' })
+    expect(outcomes[4]).toMatchObject({ kind: 'published', event: { reemission: true } })
+    expect(outcomes[5]).toEqual({ kind: 'convergence', result: 'conflict' })
+    expect(outcomes[6]).toEqual({ kind: 'convergence', result: 'duplicate' })
+    // The expired claim moved to generation 2; every key has one row, every counter its rows.
+    expect(
+      await queryOnce(
+        url!,
+        `SELECT key, generation::int, state FROM ${quoted}.claims WHERE key LIKE 'g-%' ORDER BY key`,
+      ),
+    ).toEqual([
+      { key: 'g-changed', generation: 2, state: 'processing' },
+      { key: 'g-done', generation: 1, state: 'completed' },
+      { key: 'g-fresh', generation: 2, state: 'completed' },
+      { key: 'g-live', generation: 1, state: 'completed' },
+      { key: 'g-note', generation: 2, state: 'completed' },
+      { key: 'g-same', generation: 2, state: 'completed' },
+      { key: 'g-short', generation: 2, state: 'completed' },
+    ])
+    expect(
+      await queryOnce(url!, `SELECT task_id, generation::int, state, owner FROM ${quoted}.terminals`),
+    ).toEqual([{ task_id: 'task-a', generation: 1, state: 'published', owner: 'g-done' }])
+    expect(await drift(quoted)).toEqual([])
+  })
+
   it('keeps a generation whose rows are not all expired, and holds the caps across generations', async () => {
     const { stores, schema } = await open()
     const capped = (key: string, now: number) => ({ ...claim(key, now, 10 * HOUR), maxPerScope: 3 })

@@ -25,7 +25,8 @@
  *   transaction's shared key, and a writer writes only to the generation it read under it). The current
  *   generation's partition is probed by the insert of the new row itself (`ON CONFLICT DO NOTHING`), the common
  *   case; only a key already there is looked up again, up to the current generation (a key has at most one row,
- *   so whichever partition holds it, the decision is the same). At READ COMMITTED each statement's
+ *   so whichever partition holds it, the decision is the same; the lookup takes the first row it finds, with no
+ *   ordering by generation nor a LIMIT node to set up on every call). At READ COMMITTED each statement's
  *   snapshot comes after the lock, so the rows of older generations are seen, and concurrent writers of the
  *   current generation meet on that partition's primary key (the key columns and the generation) exactly as
  *   they met on the key before. At REPEATABLE READ and SERIALIZABLE the transaction's snapshot may predate the
@@ -165,11 +166,18 @@ ALTER TABLE ${s}.replay_nonces ADD PRIMARY KEY (keyid, nonce, generation);
 CREATE INDEX replay_nonces_expiry ON ${s}.replay_nonces (expires_at);
 ALTER TABLE ${s}.replay_key_counts ADD PRIMARY KEY (keyid, generation, stripe);
 
-CREATE OR REPLACE FUNCTION ${s}.remember_nonce(
-  p_keyid text, p_nonce text, p_expires_at double precision, p_cap bigint, p_now double precision
+-- p_older false (inbox_accept_group's, true otherwise): the caller found no row of this nonce in the older
+-- generations under the family's shared key, which keeps it so (see inboxAcceptGroup): the lookup starts with
+-- the insert.
+DROP FUNCTION ${s}.remember_nonce(text, text, double precision, bigint, double precision);
+CREATE FUNCTION ${s}.remember_nonce(
+  p_keyid text, p_nonce text, p_expires_at double precision, p_cap bigint, p_now double precision,
+  p_older boolean DEFAULT true
 ) RETURNS text
 LANGUAGE plpgsql AS $fn$
 DECLARE
+  v_skip boolean := NOT p_older;
+  v_found boolean;
   v_generation bigint;
   v_upto bigint;
   v_held boolean;
@@ -191,10 +199,15 @@ ${generationPrologue(s, 'replay', 'replay_generation')}
   -- looks again up to it.
   v_upto := v_generation - 1;
   LOOP
-    SELECT n.expires_at, n.generation INTO v_expires, v_found_generation FROM ${s}.replay_nonces n
-      WHERE n.keyid = p_keyid AND n.nonce = p_nonce AND n.generation <= v_upto
-      ORDER BY n.generation DESC LIMIT 1;
-    IF NOT FOUND THEN
+    IF v_skip THEN
+      v_skip := false;
+      v_found := false;
+    ELSE
+      SELECT n.expires_at, n.generation INTO v_expires, v_found_generation FROM ${s}.replay_nonces n
+        WHERE n.keyid = p_keyid AND n.nonce = p_nonce AND n.generation <= v_upto;
+      v_found := FOUND;
+    END IF;
+    IF NOT v_found THEN
       -- A new row in the current generation. A concurrent insert of the same nonce makes this wait for its
       -- transaction; the row then present is decided below.
       INSERT INTO ${s}.replay_nonces (keyid, nonce, expires_at, generation)
@@ -234,10 +247,17 @@ ${generationPrologue(s, 'replay', 'replay_generation')}
     -- Moved or renewed by another writer meanwhile: look again.
   END LOOP;
   IF v_inserted THEN
-    INSERT INTO ${s}.replay_key_counts AS k (keyid, generation, stripe, entries)
-      VALUES (p_keyid, v_generation, v_stripe, 1)
-      ON CONFLICT (keyid, generation, stripe) DO UPDATE SET entries = k.entries + 1
+    -- This backend's own stripe (no other writer adds to it): updated where it exists, which needs no tuple
+    -- routing nor the arbiter lookups of an upsert through the parent; inserted once per generation.
+    UPDATE ${s}.replay_key_counts k SET entries = k.entries + 1
+      WHERE k.keyid = p_keyid AND k.generation = v_generation AND k.stripe = v_stripe
       RETURNING k.entries, k.near INTO v_entries, v_near;
+    IF NOT FOUND THEN
+      INSERT INTO ${s}.replay_key_counts AS k (keyid, generation, stripe, entries)
+        VALUES (p_keyid, v_generation, v_stripe, 1)
+        ON CONFLICT (keyid, generation, stripe) DO UPDATE SET entries = k.entries + 1
+        RETURNING k.entries, k.near INTO v_entries, v_near;
+    END IF;
     IF NOT ${s}.cap_check_due(v_entries, v_near, p_cap) THEN
       RETURN 'stored';
     END IF;
@@ -285,10 +305,15 @@ $fn$;
 -- claimed or taken over also names the generation its row is in (it holds the row's lock, so the row stays
 -- there until this transaction ends), for inbox_accept to update that partition alone. OUT parameters (one
 -- row, as before) rather than a table: inbox_accept calls it as a simple expression, without a function scan.
+-- p_settle (inbox_accept's, false otherwise): a claim claimed or taken over is written completed at once (result
+-- null), which is where inbox_accept leaves it whatever follows in its transaction but a convergence conflict or
+-- in_progress (it then gives the claim back, processing with no lease): one statement less per delivery.
+-- p_older: as remember_nonce's.
 DROP FUNCTION ${s}.claim(text, text, text, text, text, double precision, double precision, double precision, bigint);
 CREATE FUNCTION ${s}.claim(
   p_namespace text, p_scope text, p_key text, p_fingerprint text, p_fence text, p_now double precision,
   p_lease_seconds double precision, p_retention_seconds double precision, p_max_per_scope bigint,
+  p_settle boolean DEFAULT false, p_older boolean DEFAULT true,
   OUT o_outcome text, OUT o_lease_until double precision, OUT o_result text, OUT o_generation bigint
 )
 LANGUAGE plpgsql AS $fn$
@@ -307,6 +332,9 @@ DECLARE
   v_deleted bigint;
   v_own bigint := 0;
   v_stripe integer := pg_backend_pid();
+  v_state text := CASE WHEN p_settle THEN 'completed' ELSE 'processing' END;
+  v_skip boolean := NOT p_older;
+  v_found boolean;
 BEGIN
 ${generationPrologue(s, 'claims', 'claims_generation')}
   -- The lookup first skips the current generation: a new key, the common case, is inserted there at once and
@@ -314,16 +342,19 @@ ${generationPrologue(s, 'claims', 'claims_generation')}
   -- looks again up to it.
   v_upto := v_generation - 1;
   LOOP
-    IF v_locked THEN
+    IF v_skip THEN
+      v_skip := false;
+      v_found := false;
+    ELSIF v_locked THEN
       SELECT * INTO v_row FROM ${s}.claims c
-        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.generation <= v_upto
-        ORDER BY c.generation DESC LIMIT 1 FOR UPDATE;
+        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.generation <= v_upto FOR UPDATE;
+      v_found := FOUND;
     ELSE
       SELECT * INTO v_row FROM ${s}.claims c
-        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.generation <= v_upto
-        ORDER BY c.generation DESC LIMIT 1;
+        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.generation <= v_upto;
+      v_found := FOUND;
     END IF;
-    IF FOUND THEN
+    IF v_found THEN
       IF v_row.expires_at > p_now THEN
         -- A live record, in whichever generation. Its fingerprint never changes and completion is final, so
         -- these answers need no lock (the common duplicate stays a read); only a takeover decides under the
@@ -347,7 +378,8 @@ ${generationPrologue(s, 'claims', 'claims_generation')}
           o_generation := NULL::bigint;
           RETURN;
         ELSIF v_locked THEN
-          UPDATE ${s}.claims c SET fence = p_fence, lease_until = p_now + p_lease_seconds
+          UPDATE ${s}.claims c SET fence = p_fence, lease_until = p_now + p_lease_seconds, state = v_state,
+              result = NULL
             WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key
               AND c.generation = v_row.generation;
           o_outcome := 'takeover'::text;
@@ -360,7 +392,7 @@ ${generationPrologue(s, 'claims', 'claims_generation')}
         -- An expired record of this key: start it afresh (its retention runs from now), in the current
         -- generation. The rows held are unchanged, the live ones one more: the cap is checked as for a new one.
         IF v_row.generation >= v_generation THEN
-          UPDATE ${s}.claims c SET fingerprint = p_fingerprint, state = 'processing', fence = p_fence,
+          UPDATE ${s}.claims c SET fingerprint = p_fingerprint, state = v_state, fence = p_fence,
               lease_until = p_now + p_lease_seconds, expires_at = p_now + p_retention_seconds, result = NULL
             WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key
               AND c.generation = v_row.generation;
@@ -370,7 +402,7 @@ ${generationPrologue(s, 'claims', 'claims_generation')}
               AND c.generation = v_row.generation;
           INSERT INTO ${s}.claims (namespace, scope, key, fingerprint, state, fence, lease_until, expires_at,
               result, generation)
-            VALUES (p_namespace, p_scope, p_key, p_fingerprint, 'processing', p_fence, p_now + p_lease_seconds,
+            VALUES (p_namespace, p_scope, p_key, p_fingerprint, v_state, p_fence, p_now + p_lease_seconds,
                     p_now + p_retention_seconds, NULL, v_generation)
             ON CONFLICT DO NOTHING;
           IF NOT FOUND THEN
@@ -393,7 +425,7 @@ ${generationPrologue(s, 'claims', 'claims_generation')}
     -- the parent costs every routed insert a catalog lookup per index of the partition.
     INSERT INTO ${s}.claims (namespace, scope, key, fingerprint, state, fence, lease_until, expires_at, result,
         generation)
-      VALUES (p_namespace, p_scope, p_key, p_fingerprint, 'processing', p_fence, p_now + p_lease_seconds,
+      VALUES (p_namespace, p_scope, p_key, p_fingerprint, v_state, p_fence, p_now + p_lease_seconds,
               p_now + p_retention_seconds, NULL, v_generation)
       ON CONFLICT DO NOTHING;
     v_inserted := FOUND;
@@ -403,10 +435,16 @@ ${generationPrologue(s, 'claims', 'claims_generation')}
   END LOOP;
 
   IF v_inserted THEN
-    INSERT INTO ${s}.claim_scope_counts AS k (namespace, scope, generation, stripe, records)
-      VALUES (p_namespace, p_scope, v_generation, v_stripe, 1)
-      ON CONFLICT (namespace, scope, generation, stripe) DO UPDATE SET records = k.records + 1
+    -- As remember_nonce's: this backend's stripe updated where it exists, inserted once per generation.
+    UPDATE ${s}.claim_scope_counts k SET records = k.records + 1
+      WHERE k.namespace = p_namespace AND k.scope = p_scope AND k.generation = v_generation AND k.stripe = v_stripe
       RETURNING k.records, k.near INTO v_records, v_near;
+    IF NOT FOUND THEN
+      INSERT INTO ${s}.claim_scope_counts AS k (namespace, scope, generation, stripe, records)
+        VALUES (p_namespace, p_scope, v_generation, v_stripe, 1)
+        ON CONFLICT (namespace, scope, generation, stripe) DO UPDATE SET records = k.records + 1
+        RETURNING k.records, k.near INTO v_records, v_near;
+    END IF;
   END IF;
   IF (v_inserted AND ${s}.cap_check_due(v_records, v_near, p_max_per_scope))
      OR (NOT v_inserted AND p_max_per_scope IS NOT NULL) THEN
@@ -459,10 +497,14 @@ $fn$;
 -- A terminal observation of a task: the row as it stands after the decision (the upsert of version 5, across
 -- generations). The row is taken over when it expired (moved to the current generation), or its lease when the
 -- same outcome is still being published and its owner is this delivery or its lease ended. OUT parameters, as
--- claim's, with the generation the row is in (locked by this transaction).
+-- claim's, with the generation the row is in (locked by this transaction). p_publish (inbox_accept's, false
+-- otherwise): a row this observation takes (the outcome is then to proceed, the only one that writes the row) is
+-- written published at once, which is where inbox_accept leaves it in the same transaction; the state
+-- returned is still the one decided on (publishing). p_older: as remember_nonce's.
 CREATE FUNCTION ${s}.observe_terminal(
   p_sender text, p_task_id text, p_comparison text, p_owner text, p_now double precision,
-  p_lease_seconds double precision, p_retention_seconds double precision,
+  p_lease_seconds double precision, p_retention_seconds double precision, p_publish boolean DEFAULT false,
+  p_older boolean DEFAULT true,
   OUT o_comparison text, OUT o_state text, OUT o_owner text, OUT o_generation bigint
 )
 LANGUAGE plpgsql AS $fn$
@@ -471,6 +513,9 @@ DECLARE
   v_generation bigint;
   v_upto bigint;
   v_held boolean;
+  v_state text := CASE WHEN p_publish THEN 'published' ELSE 'publishing' END;
+  v_skip boolean := NOT p_older;
+  v_found boolean;
 BEGIN
 ${generationPrologue(s, 'terminals', 'terminals_generation')}
   -- The lookup first skips the current generation: a new key, the common case, is inserted there at once and
@@ -478,13 +523,18 @@ ${generationPrologue(s, 'terminals', 'terminals_generation')}
   -- looks again up to it.
   v_upto := v_generation - 1;
   LOOP
-    SELECT * INTO v_row FROM ${s}.terminals t
-      WHERE t.sender = p_sender AND t.task_id = p_task_id AND t.generation <= v_upto
-      ORDER BY t.generation DESC LIMIT 1 FOR UPDATE;
-    IF NOT FOUND THEN
+    IF v_skip THEN
+      v_skip := false;
+      v_found := false;
+    ELSE
+      SELECT * INTO v_row FROM ${s}.terminals t
+        WHERE t.sender = p_sender AND t.task_id = p_task_id AND t.generation <= v_upto FOR UPDATE;
+      v_found := FOUND;
+    END IF;
+    IF NOT v_found THEN
       -- No conflict target, as for claims: the primary key is the only unique index.
       INSERT INTO ${s}.terminals (sender, task_id, comparison, state, owner, lease_until, expires_at, generation)
-        VALUES (p_sender, p_task_id, p_comparison, 'publishing', p_owner, p_now + p_lease_seconds,
+        VALUES (p_sender, p_task_id, p_comparison, v_state, p_owner, p_now + p_lease_seconds,
                 p_now + p_retention_seconds, v_generation)
         ON CONFLICT DO NOTHING;
       IF FOUND THEN
@@ -500,14 +550,14 @@ ${generationPrologue(s, 'terminals', 'terminals_generation')}
     END IF;
     IF v_row.expires_at <= p_now THEN
       IF v_row.generation >= v_generation THEN
-        UPDATE ${s}.terminals t SET comparison = p_comparison, state = 'publishing', owner = p_owner,
+        UPDATE ${s}.terminals t SET comparison = p_comparison, state = v_state, owner = p_owner,
             lease_until = p_now + p_lease_seconds, expires_at = p_now + p_retention_seconds
           WHERE t.sender = p_sender AND t.task_id = p_task_id AND t.generation = v_row.generation;
       ELSE
         DELETE FROM ${s}.terminals t
           WHERE t.sender = p_sender AND t.task_id = p_task_id AND t.generation = v_row.generation;
         INSERT INTO ${s}.terminals (sender, task_id, comparison, state, owner, lease_until, expires_at, generation)
-          VALUES (p_sender, p_task_id, p_comparison, 'publishing', p_owner, p_now + p_lease_seconds,
+          VALUES (p_sender, p_task_id, p_comparison, v_state, p_owner, p_now + p_lease_seconds,
                   p_now + p_retention_seconds, v_generation)
           ON CONFLICT DO NOTHING;
         IF NOT FOUND THEN
@@ -523,7 +573,7 @@ ${generationPrologue(s, 'terminals', 'terminals_generation')}
     END IF;
     IF v_row.comparison = p_comparison AND v_row.state = 'publishing'
        AND (v_row.owner = p_owner OR v_row.lease_until <= p_now) THEN
-      UPDATE ${s}.terminals t SET owner = p_owner, lease_until = p_now + p_lease_seconds
+      UPDATE ${s}.terminals t SET owner = p_owner, lease_until = p_now + p_lease_seconds, state = v_state
         WHERE t.sender = p_sender AND t.task_id = p_task_id AND t.generation = v_row.generation;
       o_comparison := v_row.comparison;
       o_state := v_row.state;
@@ -554,11 +604,11 @@ ${inboxAccept(s)}
  * `is_called`, so never null), and the check's subquery runs only at those isolation levels instead of being
  * set up by every decision.
  */
-function generationPrologue(s: string, family: string, sequence: string): string {
+function generationPrologue(s: string, family: string, sequence: string, variable = 'v_generation'): string {
   return `  v_held := pg_advisory_xact_lock_shared(hashtextextended('${s}/${family}', 0)) IS NOT NULL;
-  v_generation := pg_sequence_last_value('${s}.${sequence}'::regclass);
+  ${variable} := pg_sequence_last_value('${s}.${sequence}'::regclass);
   IF current_setting('transaction_isolation') <> 'read committed' THEN
-    IF v_generation IS DISTINCT FROM (SELECT c.generation FROM ${s}.generation_clock c WHERE c.family = '${family}') THEN
+    IF ${variable} IS DISTINCT FROM (SELECT c.generation FROM ${s}.generation_clock c WHERE c.family = '${family}') THEN
       -- This transaction's snapshot predates the rotation to the current generation: it could miss rows the
       -- previous generation committed meanwhile. Run again with a new snapshot.
       RAISE EXCEPTION 'the ${family} generation advanced after this transaction began'
@@ -568,26 +618,47 @@ function generationPrologue(s: string, family: string, sequence: string): string
 }
 
 /**
- * `inbox_accept` of migration 3, with the terminal upsert replaced by `observe_terminal`, and its updates of the
- * claim and terminal record it decided naming the generation `claim` and `observe_terminal` found the row in (they
- * hold its lock, so it stays there until the transaction ends): only that partition's index is opened.
+ * `inbox_accept` of migration 3, with the terminal upsert replaced by `observe_terminal`, and `inbox_accept_group`.
  *
- * `plan_cache_mode = force_generic_plan` keeps those updates on their cached generic plan, which skips the other
- * partitions at executor start (run-time pruning). Left to choose, the plan cache would re-plan each of them on
- * every call, a custom plan being cheaper by its estimates (measured: the delivery then cost more CPU than
- * without the generation). The setting holds for the statements this call runs, nested decisions included.
+ * Fewer statements per delivery than migration 3's: the claim is written completed by `claim` itself
+ * (`p_settle`) and a terminal record owned by the delivery's key published by `observe_terminal` (`p_publish`),
+ * where both used to be updated once the delivery was decided: nothing else reads them in between, and every
+ * outcome but a convergence conflict or in_progress (which gives the claim back, as before) leaves them so.
+ * `inbox_accept` returns OUT parameters, and `inbox_accept_group` calls it as a plpgsql simple expression (no
+ * function scan and tuplestore per delivery).
+ *
+ * `inbox_accept_group` takes the three families' shared keys first (in the decisions' order: replay, claims,
+ * terminals; the snapshot check included) and then looks the whole group's nonces, claim keys, notification
+ * keys and tasks up in the older generations, one statement a family (each key probed in each older
+ * partition's primary key). While those keys are held no row can enter an older generation (writers write the
+ * current one, which cannot advance; an expired row taken over moves out of its generation, never into one),
+ * so a key found in none of them stays so for the whole transaction: its decision starts with the insert into
+ * the current generation (`p_older` false), skipping the lookup a lone delivery makes. A key found there is
+ * decided as a lone delivery's, including when an earlier delivery of the group moved it meanwhile.
+ *
+ * `plan_cache_mode = force_generic_plan` keeps the statements on their cached generic plans, which skip the
+ * generations out of reach at executor start (run-time pruning). Left to choose, the plan cache would re-plan
+ * each of them on every call, a custom plan being cheaper by its estimates (measured: the delivery then cost
+ * more CPU than without the generation). The setting holds for the statements each call runs, nested decisions
+ * included.
  */
 function inboxAccept(s: string): string {
   return `
-CREATE OR REPLACE FUNCTION ${s}.inbox_accept(
+DROP FUNCTION ${s}.inbox_accept(text, text, double precision, bigint, text, text, text, text, text,
+  double precision, double precision, double precision, bigint, text, text, boolean, text, text, double precision,
+  double precision, double precision, text);
+CREATE FUNCTION ${s}.inbox_accept(
   p_keyid text, p_nonce text, p_nonce_expires_at double precision, p_nonce_cap bigint,
   p_namespace text, p_scope text, p_key text, p_fingerprint text, p_fence text, p_now double precision,
   p_lease_seconds double precision, p_retention_seconds double precision, p_max_per_scope bigint,
   p_task_sender text, p_task_id text, p_task_terminal boolean, p_task_comparison text,
   p_task_delivery_key text, p_task_now double precision, p_task_lease_seconds double precision,
-  p_task_retention_seconds double precision, p_notification_id text
-) RETURNS TABLE (r_kind text, r_claim text, r_lease_until double precision, r_result text,
-                 r_convergence text, r_reemission boolean)
+  p_task_retention_seconds double precision, p_notification_id text,
+  p_older_nonce boolean DEFAULT true, p_older_claim boolean DEFAULT true, p_older_terminal boolean DEFAULT true,
+  p_older_notification boolean DEFAULT true,
+  OUT r_kind text, OUT r_claim text, OUT r_lease_until double precision, OUT r_result text,
+  OUT r_convergence text, OUT r_reemission boolean
+)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 DECLARE
   v_remembered text;
@@ -600,30 +671,40 @@ DECLARE
   v_convergence text := 'proceed';
   v_notification text;
   v_reemission boolean := false;
+  v_published boolean := false;
   v_claim_generation bigint;
   v_terminal_generation bigint;
-  v_notification_generation bigint;
   -- The OUT parameters of claim and observe_terminal, each called as one plpgsql simple expression.
   v_decided record;
 BEGIN
   -- A null keyid: a legacy delivery without a nonce.
   IF p_keyid IS NOT NULL THEN
-    v_remembered := ${s}.remember_nonce(p_keyid, p_nonce, p_nonce_expires_at, p_nonce_cap, p_now);
+    v_remembered := ${s}.remember_nonce(p_keyid, p_nonce, p_nonce_expires_at, p_nonce_cap, p_now, p_older_nonce);
     IF v_remembered = 'replayed' OR v_remembered = 'capacity' THEN
-      RETURN QUERY SELECT CASE WHEN v_remembered = 'replayed' THEN 'replayed' ELSE 'replay_capacity' END,
-        NULL::text, NULL::double precision, NULL::text, NULL::text, false;
+      r_kind := CASE WHEN v_remembered = 'replayed' THEN 'replayed' ELSE 'replay_capacity' END;
+      r_claim := NULL::text;
+      r_lease_until := NULL::double precision;
+      r_result := NULL::text;
+      r_convergence := NULL::text;
+      r_reemission := false;
       RETURN;
     END IF;
   END IF;
 
+  -- A claim claimed or taken over is written completed already (p_settle): see claim.
   v_decided := ${s}.claim(p_namespace, p_scope, p_key, p_fingerprint, p_fence, p_now, p_lease_seconds,
-                          p_retention_seconds, p_max_per_scope);
+                          p_retention_seconds, p_max_per_scope, true, p_older_claim);
   v_claim := v_decided.o_outcome;
   v_lease_until := v_decided.o_lease_until;
   v_result := v_decided.o_result;
   v_claim_generation := v_decided.o_generation;
   IF v_claim IS DISTINCT FROM 'claimed' AND v_claim IS DISTINCT FROM 'takeover' THEN
-    RETURN QUERY SELECT 'claim'::text, v_claim, v_lease_until, v_result, NULL::text, false;
+    r_kind := 'claim'::text;
+    r_claim := v_claim;
+    r_lease_until := v_lease_until;
+    r_result := v_result;
+    r_convergence := NULL::text;
+    r_reemission := false;
     RETURN;
   END IF;
 
@@ -631,8 +712,11 @@ BEGIN
   IF p_task_id IS NOT NULL THEN
     IF p_task_terminal THEN
       -- The decision of PostgresConvergenceStore.observe: the row as it stands after it.
+      -- Owned by this delivery's key, a row it takes is written published already (p_publish): see below.
+      v_published := coalesce(p_task_delivery_key = p_key, false);
       v_decided := ${s}.observe_terminal(p_task_sender, p_task_id, p_task_comparison, p_task_delivery_key,
-                                         p_task_now, p_task_lease_seconds, p_task_retention_seconds);
+                                         p_task_now, p_task_lease_seconds, p_task_retention_seconds,
+                                         v_published, p_older_terminal);
       v_comparison := v_decided.o_comparison;
       v_state := v_decided.o_state;
       v_owner := v_decided.o_owner;
@@ -648,48 +732,117 @@ BEGIN
     END IF;
     IF v_convergence = 'conflict' OR v_convergence = 'in_progress' THEN
       -- Give the claim back (still bound to its payload): another delivery may take it over at once.
-      UPDATE ${s}.claims c SET lease_until = 0
-        WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.fence = p_fence
-          AND c.state = 'processing' AND c.generation = v_claim_generation;
-      RETURN QUERY SELECT 'convergence'::text, v_claim, NULL::double precision, NULL::text, v_convergence, false;
-      RETURN;
-    ELSIF v_convergence = 'duplicate' OR v_convergence = 'stale' THEN
-      UPDATE ${s}.claims c SET result = CASE WHEN c.state = 'processing' THEN NULL ELSE c.result END,
-          state = 'completed'
+      UPDATE ${s}.claims c SET state = 'processing', lease_until = 0
         WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.fence = p_fence
           AND c.generation = v_claim_generation;
-      RETURN QUERY SELECT 'convergence'::text, v_claim, NULL::double precision, NULL::text, v_convergence, false;
+      r_kind := 'convergence'::text;
+      r_claim := v_claim;
+      r_lease_until := NULL::double precision;
+      r_result := NULL::text;
+      r_convergence := v_convergence;
+      r_reemission := false;
+      RETURN;
+    ELSIF v_convergence = 'duplicate' OR v_convergence = 'stale' THEN
+      -- The claim stays completed.
+      r_kind := 'convergence'::text;
+      r_claim := v_claim;
+      r_lease_until := NULL::double precision;
+      r_result := NULL::text;
+      r_convergence := v_convergence;
+      r_reemission := false;
       RETURN;
     END IF;
   END IF;
 
   -- notification_id names one logical notification: the same one under another key is a re-emission.
   IF p_notification_id IS NOT NULL THEN
+    -- Claimed or taken over, it is written completed (p_settle).
     v_decided := ${s}.claim(p_namespace, p_scope || '#notification', p_notification_id, p_key, p_fence, p_now,
-                            0, p_retention_seconds, NULL);
+                            0, p_retention_seconds, NULL, true, p_older_notification);
     v_notification := v_decided.o_outcome;
-    v_notification_generation := v_decided.o_generation;
-    IF v_notification = 'claimed' OR v_notification = 'takeover' THEN
-      UPDATE ${s}.claims c SET result = CASE WHEN c.state = 'processing' THEN NULL ELSE c.result END,
-          state = 'completed'
-        WHERE c.namespace = p_namespace AND c.scope = p_scope || '#notification' AND c.key = p_notification_id
-          AND c.fence = p_fence AND c.generation = v_notification_generation;
-    ELSE
-      v_reemission := v_notification = 'conflict';
-    END IF;
+    v_reemission := v_notification = 'conflict';
   END IF;
 
   -- Publication: the caller writes the event in this transaction; a failed write rolls all this back.
-  IF p_task_id IS NOT NULL AND p_task_terminal THEN
+  -- The terminal record: published by observe_terminal already when owned by this key (the convergence
+  -- proceeds only where it wrote the row).
+  IF p_task_id IS NOT NULL AND p_task_terminal AND NOT v_published THEN
     UPDATE ${s}.terminals t SET state = 'published'
       WHERE t.sender = p_task_sender AND t.task_id = p_task_id AND t.owner = p_key
         AND t.generation = v_terminal_generation;
   END IF;
-  UPDATE ${s}.claims c SET result = CASE WHEN c.state = 'processing' THEN NULL ELSE c.result END,
-      state = 'completed'
-    WHERE c.namespace = p_namespace AND c.scope = p_scope AND c.key = p_key AND c.fence = p_fence
-      AND c.generation = v_claim_generation;
-  RETURN QUERY SELECT 'published'::text, v_claim, v_lease_until, NULL::text, NULL::text, v_reemission;
+  -- The claim is completed already (p_settle).
+  r_kind := 'published'::text;
+  r_claim := v_claim;
+  r_lease_until := v_lease_until;
+  r_result := NULL::text;
+  r_convergence := NULL::text;
+  r_reemission := v_reemission;
+END
+$fn$;
+
+-- A group's decisions in one round trip, as migration 3's: element i of every array is delivery i, decided in
+-- array order. Each decision is one plpgsql simple expression (inbox_accept's OUT parameters), not a function
+-- scan and its tuplestore per delivery.
+CREATE OR REPLACE FUNCTION ${s}.inbox_accept_group(
+  p_keyids text[], p_nonces text[], p_nonce_expires_at double precision[], p_nonce_caps bigint[],
+  p_namespaces text[], p_scopes text[], p_keys text[], p_fingerprints text[], p_fences text[],
+  p_nows double precision[], p_lease_seconds double precision[], p_retention_seconds double precision[],
+  p_max_per_scopes bigint[], p_task_senders text[], p_task_ids text[], p_task_terminals boolean[],
+  p_task_comparisons text[], p_task_delivery_keys text[], p_task_nows double precision[],
+  p_task_lease_seconds double precision[], p_task_retention_seconds double precision[],
+  p_notification_ids text[]
+) RETURNS TABLE (r_index integer, r_kind text, r_claim text, r_lease_until double precision, r_result text,
+                 r_convergence text, r_reemission boolean)
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
+DECLARE
+  v_decided record;
+  v_held boolean;
+  v_replay bigint;
+  v_claims bigint;
+  v_terminals bigint;
+  v_old_nonces bigint[];
+  v_old_claims bigint[];
+  v_old_notifications bigint[];
+  v_old_terminals bigint[];
+BEGIN
+  -- The families' shared keys in the decisions' order, then which deliveries have a row in an older generation.
+${generationPrologue(s, 'replay', 'replay_generation', 'v_replay')}
+${generationPrologue(s, 'claims', 'claims_generation', 'v_claims')}
+${generationPrologue(s, 'terminals', 'terminals_generation', 'v_terminals')}
+  SELECT coalesce(array_agg(k.i), '{}') INTO v_old_nonces
+    FROM unnest(p_keyids, p_nonces) WITH ORDINALITY AS k(keyid, nonce, i)
+    CROSS JOIN LATERAL (SELECT 1 FROM ${s}.replay_nonces n
+      WHERE n.keyid = k.keyid AND n.nonce = k.nonce AND n.generation < v_replay OFFSET 0) o;
+  SELECT coalesce(array_agg(k.i), '{}') INTO v_old_claims
+    FROM unnest(p_namespaces, p_scopes, p_keys) WITH ORDINALITY AS k(namespace, scope, key, i)
+    CROSS JOIN LATERAL (SELECT 1 FROM ${s}.claims c
+      WHERE c.namespace = k.namespace AND c.scope = k.scope AND c.key = k.key AND c.generation < v_claims OFFSET 0) o;
+  SELECT coalesce(array_agg(k.i), '{}') INTO v_old_notifications
+    FROM unnest(p_namespaces, p_scopes, p_notification_ids) WITH ORDINALITY AS k(namespace, scope, key, i)
+    CROSS JOIN LATERAL (SELECT 1 FROM ${s}.claims c
+      WHERE c.namespace = k.namespace AND c.scope = k.scope || '#notification' AND c.key = k.key
+        AND c.generation < v_claims OFFSET 0) o;
+  SELECT coalesce(array_agg(k.i), '{}') INTO v_old_terminals
+    FROM unnest(p_task_senders, p_task_ids) WITH ORDINALITY AS k(sender, task_id, i)
+    CROSS JOIN LATERAL (SELECT 1 FROM ${s}.terminals t
+      WHERE t.sender = k.sender AND t.task_id = k.task_id AND t.generation < v_terminals OFFSET 0) o;
+  FOR i IN 1 .. coalesce(array_length(p_keys, 1), 0) LOOP
+    v_decided := ${s}.inbox_accept(p_keyids[i], p_nonces[i], p_nonce_expires_at[i], p_nonce_caps[i],
+      p_namespaces[i], p_scopes[i], p_keys[i], p_fingerprints[i], p_fences[i], p_nows[i],
+      p_lease_seconds[i], p_retention_seconds[i], p_max_per_scopes[i], p_task_senders[i], p_task_ids[i],
+      p_task_terminals[i], p_task_comparisons[i], p_task_delivery_keys[i], p_task_nows[i],
+      p_task_lease_seconds[i], p_task_retention_seconds[i], p_notification_ids[i], i = ANY (v_old_nonces),
+      i = ANY (v_old_claims), i = ANY (v_old_terminals), i = ANY (v_old_notifications));
+    r_index := i;
+    r_kind := v_decided.r_kind;
+    r_claim := v_decided.r_claim;
+    r_lease_until := v_decided.r_lease_until;
+    r_result := v_decided.r_result;
+    r_convergence := v_decided.r_convergence;
+    r_reemission := v_decided.r_reemission;
+    RETURN NEXT;
+  END LOOP;
 END
 $fn$;`
 }

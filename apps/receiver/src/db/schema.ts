@@ -183,7 +183,6 @@ DECLARE
   v_index integer;
   v_registrations text[];
   v_keys text[];
-  v_pairs text[];
   v_takeovers text[];
   v_seqs bigint[];
   v_times double precision[];
@@ -193,30 +192,35 @@ BEGIN
   -- The group's keys, in one order for every caller: two groups sharing keys cannot deadlock on their locks.
   SELECT array_agg(x.registration_id ORDER BY x.registration_id, x.idempotency_key),
          array_agg(x.idempotency_key ORDER BY x.registration_id, x.idempotency_key),
-         array_agg(x.registration_id || chr(31) || x.idempotency_key),
          coalesce(array_agg(x.registration_id || chr(31) || x.idempotency_key) FILTER (WHERE x.takeover), '{}')
-    INTO v_registrations, v_keys, v_pairs, v_takeovers
+    INTO v_registrations, v_keys, v_takeovers
     FROM json_to_recordset(p_events) AS x(registration_id text, idempotency_key text, takeover boolean);
   FOR v_index IN 1 .. coalesce(cardinality(v_keys), 0) LOOP
     PERFORM pg_advisory_xact_lock(hashtextextended(
       json_build_array(${literal}, 'receiver_event', v_registrations[v_index], v_keys[v_index])::text, 0));
   END LOOP;
-  -- A new statement after the locks: at READ COMMITTED it sees what their last holders committed. One index
-  -- scan of each partition's receiver_events_key: for one key, a plain probe; for a group, one scan for all
-  -- its keys (never a scan of the table).
+  -- A new statement after the locks: at READ COMMITTED it sees what their last holders committed. One probe
+  -- of each partition's receiver_events_key per key, by idempotency_key alone (the registration is compared
+  -- on the row found: OFFSET 0 keeps that condition out of the scan, so that no plan probes the registration's
+  -- index instead, which a partition without statistics yet costs the same and which reads every event of the
+  -- registration). A group's keys are probed one by one, each in every partition: one scan of the table for
+  -- all of them (what a partition without statistics yet got) costs as many comparisons as rows times keys.
   IF cardinality(v_keys) = 1 THEN
     SELECT array_agg(e.seq), array_agg(e.received_at), array_agg(e.publications),
            array_agg(e.registration_id || chr(31) || e.idempotency_key)
       INTO v_seqs, v_times, v_counts, v_hits
-      FROM ${s}.receiver_events e
-     WHERE e.idempotency_key = v_keys[1] AND e.registration_id = v_registrations[1];
+      FROM (SELECT e.seq, e.received_at, e.publications, e.registration_id, e.idempotency_key
+              FROM ${s}.receiver_events e WHERE e.idempotency_key = v_keys[1] OFFSET 0) e
+     WHERE e.registration_id = v_registrations[1];
   ELSE
     SELECT array_agg(e.seq), array_agg(e.received_at), array_agg(e.publications),
            array_agg(e.registration_id || chr(31) || e.idempotency_key)
       INTO v_seqs, v_times, v_counts, v_hits
-      FROM ${s}.receiver_events e
-     WHERE e.idempotency_key = ANY (v_keys)
-       AND e.registration_id || chr(31) || e.idempotency_key = ANY (v_pairs);
+      FROM unnest(v_keys, v_registrations) AS k(idempotency_key, registration_id)
+      CROSS JOIN LATERAL (
+        SELECT e.seq, e.received_at, e.publications, e.registration_id, e.idempotency_key
+          FROM ${s}.receiver_events e WHERE e.idempotency_key = k.idempotency_key OFFSET 0) e
+     WHERE e.registration_id = k.registration_id;
   END IF;
   FOR v_index IN 1 .. coalesce(cardinality(v_seqs), 0) LOOP
     r_registration_id := split_part(v_hits[v_index], chr(31), 1);
