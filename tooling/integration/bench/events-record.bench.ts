@@ -25,7 +25,12 @@ async function measure(days: number): Promise<void> {
   const schema = freshSchema('adwire_bench_record')
   const s = `"${schema}"`
   const now = Date.now() / 1000
-  const storage = await openStorage({ kind: 'postgres', connectionString: url!, schema }, { now: () => now })
+  // Day-wide partitions, as this bench builds its own (a retention of four days gives them; the default 30
+  // days gives week-wide ones, which would overlap the days created below).
+  const storage = await openStorage(
+    { kind: 'postgres', connectionString: url!, schema },
+    { now: () => now, eventRetentionSeconds: 4 * DAY },
+  )
   await storage.close()
   const client = new pg.Client({ connectionString: url })
   await client.connect()
