@@ -69,12 +69,12 @@ export function createDeliveries(deps: ReceiverDeps): WebhookReceiver {
 
   // The transactional inbox when the storage has one (nonce, claim, convergence and event in one commit,
   // shared by the deliveries arriving together); claim → publish → complete otherwise.
-  // On SQLite the inbox runs on a worker thread (its statements and commits off this event loop), unless the
-  // database is wrapped (tests inject faults into it, which the worker's own connection would not see).
+  // On SQLite, with SQLITE_INBOX_THREAD, the inbox runs on a worker thread (its statements and commits off
+  // this event loop).
   const inbox =
     deps.publication === 'claims'
       ? undefined
-      : deps.storage.createWorkerInbox && deps.inboxWorker !== false
+      : deps.storage.createWorkerInbox && deps.inboxWorker === true
         ? deps.storage.createWorkerInbox({ forwarding: deps.forwarding, onReport: deps.log })
         : deps.storage.createInbox(record, recordGroup)
 

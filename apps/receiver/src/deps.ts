@@ -43,7 +43,7 @@ export interface ReceiverDeps {
    * complete, each its own commit (the protocol for publishers outside the store; kept for comparison).
    */
   readonly publication?: 'inbox' | 'claims'
-  /** SQLite: the inbox on a worker thread (default); false keeps it on the event loop. */
+  /** SQLite: the inbox on a worker thread when true (SQLITE_INBOX_THREAD); on the event loop otherwise. */
   readonly inboxWorker?: boolean
   /** Called after each publication and failure is written (wakes the stream and the forwarder). */
   readonly onWrite: () => void
@@ -134,7 +134,8 @@ export async function openDeps(env: ReceiverEnv, overrides: DepsOverrides = {}):
       forwarding: forwarder !== undefined,
       ...(forwarder ? { relayStatus: () => forwarder.status() } : {}),
       ...(overrides.publication ? { publication: overrides.publication } : {}),
-      ...(overrides.database || !env.sqliteInboxThread ? { inboxWorker: false } : {}),
+      // Not when the database is wrapped (tests inject faults into it, which the worker's connection would not see).
+      ...(env.sqliteInboxThread && !overrides.database ? { inboxWorker: true } : {}),
       onWrite: () => {
         hub.kick()
         forwarder?.kick()

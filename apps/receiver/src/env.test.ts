@@ -9,11 +9,11 @@ describe('parseEnv', () => {
       allowInsecureKeyUrls: false,
       deliveryLeaseSeconds: 30,
       eventRetentionDays: 30,
-      sqliteInboxThread: true,
+      sqliteInboxThread: false,
       sinkBatchSize: 10,
       http: {},
     })
-    expect(parseEnv({ SQLITE_INBOX_THREAD: 'false' }).sqliteInboxThread).toBe(false)
+    expect(parseEnv({ SQLITE_INBOX_THREAD: 'true' }).sqliteInboxThread).toBe(true)
     expect(() => parseEnv({ SQLITE_INBOX_THREAD: 'maybe' })).toThrow(/SQLITE_INBOX_THREAD/)
   })
 
@@ -67,7 +67,7 @@ describe('parseEnv', () => {
       allowInsecureKeyUrls: true,
       deliveryLeaseSeconds: 5,
       eventRetentionDays: 7,
-      sqliteInboxThread: true,
+      sqliteInboxThread: false,
       sinkBatchSize: 10,
       streamTicketSecret: 'a-stream-ticket-secret-of-32-characters',
       http: { requestTimeoutMs: 60_000, maxConnections: 4000 },
