@@ -76,6 +76,50 @@ describe.each(['pipelined', 'commit'] as const)('the SQLite inbox, durability %s
     }
   })
 
+  it('redoes a group with a failed delivery: the others kept once, the failed one refused without a second try', async () => {
+    const path = join(directory, `${durability}-redo.db`)
+    const stores = openSqliteStores({ path })
+    try {
+      stores.database.exec('CREATE TABLE events (key TEXT PRIMARY KEY)')
+      const insert = stores.database.prepare('INSERT INTO events (key) VALUES (?)')
+      const calls: string[] = []
+      const inbox = stores.createInbox({
+        write: (event) => {
+          calls.push(event.idempotencyKey)
+          insert.run(event.idempotencyKey)
+          // Fails at its first write only: it is still refused, as it would be in a savepoint of its own.
+          if (event.idempotencyKey === 'b-once' && calls.filter((key) => key === 'b-once').length === 1)
+            throw new Error('the writer failed')
+        },
+        durability,
+      })
+      const results = await Promise.allSettled(
+        ['a', 'b-once', 'c', 'd'].map((key) => inbox.accept(delivery('redo', key))),
+      )
+      expect(results.map((result) => result.status)).toEqual([
+        'fulfilled',
+        'rejected',
+        'fulfilled',
+        'fulfilled',
+      ])
+      // The first pass wrote `a` and failed at `b-once`; the redo wrote `a` again, then `c` and `d`.
+      expect(calls).toEqual(['a', 'b-once', 'a', 'c', 'd'])
+      expect(stores.database.prepare('SELECT key FROM events ORDER BY key').pluck().all()).toEqual([
+        'a',
+        'c',
+        'd',
+      ])
+      expect(
+        stores.database.prepare(`SELECT key FROM claims WHERE scope = 'redo' ORDER BY key`).pluck().all(),
+      ).toEqual(['a', 'c', 'd'])
+      // The refused delivery left nothing: its retry is a first delivery.
+      expect((await inbox.accept(delivery('redo', 'b-once'))).kind).toBe('published')
+      expect(stores.database.pragma('synchronous', { simple: true })).toBe(2)
+    } finally {
+      stores.close()
+    }
+  })
+
   it('rolls back failed deliveries whose savepoint journal outgrows 64 KiB (held in memory)', async () => {
     const path = join(directory, `${durability}-large-journal.db`)
     const stores = openSqliteStores({ path })

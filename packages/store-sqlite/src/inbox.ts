@@ -1,8 +1,9 @@
 /**
  * The transactional inbox on SQLite, with group commit: the deliveries that reach `accept` in one turn of
  * the event loop (and those arriving while the previous group commits) share one IMMEDIATE transaction and so
- * one WAL fsync, each in its own savepoint, so that one delivery's failure rolls back only its own writes. A
- * lone delivery waits for nothing but `setImmediate`.
+ * one WAL fsync, and one delivery's failure rolls back only its own writes: the group runs without savepoints
+ * and, only when one of its deliveries fails, is rolled back and redone with a savepoint each. A lone delivery
+ * waits for nothing but `setImmediate`.
  *
  * The connection is the process's one connection, so nothing else may run a statement while a group is open.
  * Nothing can: the group starts from a `setImmediate` callback (the microtask queue is empty then) and, as long
@@ -32,7 +33,8 @@ export interface SqliteInboxOptions {
   /**
    * Writes the published event with synchronous statements on the stores' connection (`stores.database`),
    * inside the delivery's transaction. It must not wait for I/O: the transaction stays open while it waits.
-   * Throwing rolls the delivery back (the receiver answers 503 `publish_failed`).
+   * Throwing rolls the delivery back (the receiver answers 503 `publish_failed`). When a delivery of its group
+   * fails, the deliveries before it are written again (their first writes rolled back with the transaction).
    */
   readonly write: (event: ReceivedEvent) => void | Promise<void>
   /** Most deliveries in one transaction (default 256). */
@@ -184,16 +186,50 @@ export function createSqliteInbox(
         // Taken once the lock is held (or the attempt failed): those that arrived while it was awaited join.
         group = queue.splice(0, maxGroup)
       }
+      // Optimistically without savepoints: a savepoint costs two statements a delivery, and SQLite copies into
+      // its journal every page the delivery changes. When a delivery fails, the whole transaction is rolled back
+      // and the group redone with a savepoint each, the failed delivery refused without running it again.
+      const outcomes: InboxOutcome[] = []
+      let failed = -1
+      let failure: unknown
       for (const pending of group) {
-        savepoint.run()
         try {
-          const outcome = await acceptInTransaction(transaction, pending.delivery)
-          release.run()
-          settled.push(() => pending.resolve(outcome))
+          outcomes.push(await acceptInTransaction(transaction, pending.delivery))
         } catch (error) {
-          rollbackTo.run()
-          release.run()
-          settled.push(() => pending.reject(toStoreError(error, database)))
+          failed = outcomes.length
+          failure = error
+          break
+        }
+      }
+      if (failed < 0) {
+        for (const [index, pending] of group.entries()) {
+          const outcome = outcomes[index]!
+          settled.push(() => pending.resolve(outcome))
+        }
+      } else {
+        // SQLite ends the transaction itself on some errors (a full disk, an I/O error): the group fails whole.
+        if (!database.inTransaction) throw failure
+        rollback.run()
+        try {
+          await beginWithoutBlocking()
+        } catch (error) {
+          throw toStoreError(error, database)
+        }
+        for (const [index, pending] of group.entries()) {
+          if (index === failed) {
+            settled.push(() => pending.reject(toStoreError(failure, database)))
+            continue
+          }
+          savepoint.run()
+          try {
+            const outcome = await acceptInTransaction(transaction, pending.delivery)
+            release.run()
+            settled.push(() => pending.resolve(outcome))
+          } catch (error) {
+            rollbackTo.run()
+            release.run()
+            settled.push(() => pending.reject(toStoreError(error, database)))
+          }
         }
       }
       guard(database, () => commit.run())
