@@ -48,12 +48,13 @@ export async function authenticate(
   const headers = request.headers
   const has = (name: string) => headerValue(headers, name) !== undefined
   const has9421 = has('signature-input') || has('signature')
-  const hasHmac = has('x-adcp-signature') || has('x-adcp-timestamp')
+  // Looked up only where the mode needs it: a name absent from a plain record costs a pass over its names.
+  const hasHmac = () => has('x-adcp-signature') || has('x-adcp-timestamp')
   const configured = registration.sender
   const auth = registration.auth
   try {
     if (auth.mode === 'rfc9421') {
-      if (!has9421 && hasHmac) throw mismatch('an HMAC-signed delivery on an RFC 9421 registration')
+      if (!has9421 && hasHmac()) throw mismatch('an HMAC-signed delivery on an RFC 9421 registration')
       let nonce: InboxNonce | undefined
       const store = context.replayStore
       const replayStore: ReplayStore = context.deferNonce
@@ -68,13 +69,14 @@ export async function authenticate(
         : store
       const verified = await verifyWebhook(
         { method: request.method, url: request.url, headers, body },
+        // The verifier reads each option by value: an undefined one is an absent one.
         {
           keys: auth.keys,
           now: context.now,
           replayStore,
-          ...(context.revocation ? { revocation: context.revocation } : {}),
+          revocation: context.revocation,
           maxNoncesPerKey: context.maxNoncesPerKey,
-          ...(context.offload ? { offload: context.offload } : {}),
+          offload: context.offload,
         },
       )
       const sender = configured ?? `rfc9421:${verified.signer ?? registration.id}`
@@ -88,7 +90,7 @@ export async function authenticate(
       await verifyHmacWebhook({ headers, body }, { secret: auth.secret, now: context.now })
       return { sender: configured ?? `hmac:${registration.id}` }
     }
-    if (hasHmac) throw mismatch('an HMAC-signed delivery on a Bearer registration')
+    if (hasHmac()) throw mismatch('an HMAC-signed delivery on a Bearer registration')
     await verifyBearerWebhook(headers, auth.token)
     const { duplicates } = findDuplicateKeys(new TextDecoder().decode(body))
     if (duplicates.length > 0)

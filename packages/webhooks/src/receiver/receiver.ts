@@ -15,6 +15,7 @@ import {
   type DeliveryBase,
 } from './outcomes.js'
 import { json, Rejection, rejectionAnswer, toResponse } from './respond.js'
+import type { InboxDelivery } from '../inbox.js'
 import type {
   IncomingDelivery,
   ReceivedEvent,
@@ -120,13 +121,14 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     requireJson(request.headers)
     const body = await request.readBody(limits.maxBodyBytes)
     const inbox = options.inbox
+    // authenticate reads each member by value: an undefined one is an absent one.
     const { sender, nonce } = await authenticate(request, body, registration, {
       replayStore: options.replayStore,
-      ...(options.revocation ? { revocation: options.revocation } : {}),
+      revocation: options.revocation,
       now,
       maxNoncesPerKey: limits.maxNoncesPerKey,
       deferNonce: inbox !== undefined,
-      ...(options.offload ? { offload: options.offload } : {}),
+      offload: options.offload,
     })
     let payload: unknown
     try {
@@ -177,18 +179,14 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
               retentionSeconds: retention,
             }
           : undefined
-      return acceptInInbox(
-        inbox,
-        {
-          ...(nonce ? { nonce } : {}),
-          claim: claimInput,
-          ...(observation ? { observation } : {}),
-          ...(envelope.notificationId ? { notificationId: envelope.notificationId } : {}),
-          event: eventOf(envelope, base, payload as Record<string, unknown>, body, now),
-        },
-        base,
-        answer,
-      )
+      // Members set one by one, in the same order, each only when present (no object spread per member).
+      const delivery: Mutable<InboxDelivery> = {} as Mutable<InboxDelivery>
+      if (nonce) delivery.nonce = nonce
+      delivery.claim = claimInput
+      if (observation) delivery.observation = observation
+      if (envelope.notificationId) delivery.notificationId = envelope.notificationId
+      delivery.event = eventOf(envelope, base, payload as Record<string, unknown>, body, now)
+      return acceptInInbox(inbox, delivery, base, answer)
     }
 
     const claim = await options.claims.claim(claimInput)
@@ -376,18 +374,24 @@ function eventOf(
   body: Uint8Array,
   now: number,
 ): Omit<ReceivedEvent, 'takeover' | 'reemission'> {
-  return {
-    ...base,
+  // The members of `base`, then the others, in this order, the optional ones only when set.
+  const event = {
+    registrationId: base.registrationId,
+    sender: base.sender,
+    idempotencyKey: base.idempotencyKey,
     shape: envelope.shape,
-    ...(envelope.notificationId ? { notificationId: envelope.notificationId } : {}),
-    ...(envelope.operationId ? { operationId: envelope.operationId } : {}),
-    ...(envelope.taskId ? { taskId: envelope.taskId } : {}),
-    ...(envelope.taskType ? { taskType: envelope.taskType } : {}),
-    ...(envelope.status ? { status: envelope.status } : {}),
-    terminal: envelope.terminal,
-    data: envelope.data,
-    payload,
-    body,
-    receivedAt: now,
-  }
+  } as Mutable<Omit<ReceivedEvent, 'takeover' | 'reemission'>>
+  if (envelope.notificationId) event.notificationId = envelope.notificationId
+  if (envelope.operationId) event.operationId = envelope.operationId
+  if (envelope.taskId) event.taskId = envelope.taskId
+  if (envelope.taskType) event.taskType = envelope.taskType
+  if (envelope.status) event.status = envelope.status
+  event.terminal = envelope.terminal
+  event.data = envelope.data
+  event.payload = payload
+  event.body = body
+  event.receivedAt = now
+  return event
 }
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
