@@ -81,6 +81,27 @@ describe('authorities', () => {
     ).toMatch(/differ/)
   })
 
+  it('judges a Host value the same each time it is received, for each scheme (remembered per scheme)', () => {
+    const https = canonicalizeTargetUri('https://seller.example/p')
+    const http = canonicalizeTargetUri('http://seller.example:443/p')
+    for (let round = 0; round < 3; round += 1) {
+      expect(authorityHeaderProblem(normalizeHeaders({ Host: 'seller.example:443' }), https)).toBeUndefined()
+      expect(authorityHeaderProblem(normalizeHeaders({ Host: 'seller.example:443' }), http)).toBeUndefined()
+      expect(authorityHeaderProblem(normalizeHeaders({ Host: 'seller.example:80' }), https)).toBe(
+        'the received authority seller.example:80 is not the signed seller.example',
+      )
+      expect(authorityHeaderProblem(normalizeHeaders({ Host: 'seller..example' }), https)).toBe(
+        'host is malformed: host has an empty DNS label',
+      )
+    }
+    // Past the 1,024 values remembered, the first are judged again, the same way.
+    for (let index = 0; index < 1100; index += 1)
+      expect(authorityHeaderProblem(normalizeHeaders({ Host: `h${index}.example` }), https)).toMatch(
+        /not the signed/,
+      )
+    expect(authorityHeaderProblem(normalizeHeaders({ Host: 'SELLER.example:443' }), https)).toBeUndefined()
+  })
+
   it('spots raw non-ASCII in the authority only', () => {
     expect(hasNonAsciiAuthority('https://bücher.example/p')).toBe(true)
     expect(hasNonAsciiAuthority('https://u:ü@b.example/p')).toBe(true)

@@ -246,6 +246,23 @@ export function hasNonAsciiAuthority(url: string): boolean {
   return false
 }
 
+// The canonical form of each `:authority` / `Host` value received, by scheme: a sender sends the same few, and
+// canonicalAuthority is a pure function of the two (a host name's labels, an IPv4 address, a port each checked).
+const AUTHORITY_LIMIT = 1024
+const authorities = { http: new Map<string, string>(), https: new Map<string, string>() }
+
+function receivedAuthority(hostPort: string, scheme: 'http' | 'https'): string {
+  const known = authorities[scheme]
+  const cached = known.get(hostPort)
+  if (cached !== undefined) return cached
+  const value = canonicalAuthority(hostPort, scheme)
+  if (known.size >= AUTHORITY_LIMIT) known.delete(known.keys().next().value!)
+  known.set(hostPort, value)
+  return value
+}
+
+const AUTHORITY_FIELDS = [':authority', 'host']
+
 /**
  * The `@authority` rule of the AdCP profile (security.mdx verifier checklist step 10): the HTTP/2 `:authority`
  * and the HTTP/1.1 `Host` field, when present, must each be sent once, canonicalise to the same value, and equal
@@ -257,11 +274,11 @@ export function hasNonAsciiAuthority(url: string): boolean {
  */
 export function authorityHeaderProblem(fields: HeaderFields, target: CanonicalTarget): string | undefined {
   let derived: string | undefined
-  for (const name of [':authority', 'host']) {
+  for (const name of AUTHORITY_FIELDS) {
     const values = fields.get(name)
     if (values === undefined) continue
     if (values.length !== 1) return `${name} is sent more than once`
-    const value = canonicalAuthority(values[0]!.trim(), target.scheme)
+    const value = receivedAuthority(values[0]!.trim(), target.scheme)
     if (value.startsWith('!')) return `${name} is malformed: ${value.slice(1)}`
     if (derived !== undefined && value !== derived) return ':authority and Host differ'
     derived = value
