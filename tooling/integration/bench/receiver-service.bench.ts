@@ -445,6 +445,34 @@ async function measureCeiling(): Promise<Row[]> {
       await server!.stop()
     }
   }
+  // Two thread-pool ceilings sharing the machine, 64 in flight spread over both: what two processes cost a
+  // delivery against one when nothing is shared between them but the cores (the yardstick of the pair rows).
+  const servers = await start({ CEILING_VERIFY: 'pool' }, 2, undefined, CEILING_ENTRY)
+  try {
+    const urls = servers.map((server) => `${server.url}/webhooks/ceiling`)
+    for (const url of urls) await load(await presign(url, WARMUP), 8)
+    const messages: SignedMessage[] = []
+    for (const url of urls) messages.push(...(await presign(url, Math.ceil(COUNT / urls.length))))
+    messages.sort(() => Math.random() - 0.5)
+    const pids = servers.map((server) => server.child.pid!)
+    const bare = bareRate()
+    const before = cpuOf(pids)
+    const mainBefore = cpuOf(pids, 'main')
+    const threadsBefore = pids.map(threadCpu)
+    const result = await load(messages, 64)
+    const perDelivery = (seconds: number) => (seconds * 1000) / messages.length
+    out.push({
+      name: 'ceiling: HTTP + 1 verify (thread pool), no store',
+      plan: { inFlight: 64, alg: 'ed25519', processes: 2 },
+      result,
+      bare,
+      serviceCpu: perDelivery(cpuBetween(before, cpuOf(pids))),
+      mainCpu: perDelivery(cpuBetween(mainBefore, cpuOf(pids, 'main'))),
+      threads: threadsBetween(threadsBefore, pids.map(threadCpu), messages.length),
+    })
+  } finally {
+    for (const server of servers) await server.stop()
+  }
   return out
 }
 if (CEILING) rows.push(...(await measureCeiling()))
@@ -508,6 +536,24 @@ for (const name of new Set(rows.map((row) => row.name))) {
   const one = rate(1, 64)
   const two = rate(2, 64)
   if (one && two) console.log(`${name}: two processes ÷ one at 64 in flight = ${(two / one).toFixed(2)}x`)
+  // CPU a delivery of the pair against one process's: the service's and (PostgreSQL) the database's.
+  const cpu = (processes: number) => {
+    const row = rows.find(
+      (candidate) =>
+        candidate.name === name &&
+        candidate.plan.alg === 'ed25519' &&
+        !candidate.plan.publication &&
+        candidate.plan.processes === processes &&
+        candidate.plan.inFlight === 64,
+    )
+    return row?.serviceCpu === undefined ? undefined : row.serviceCpu + (row.databaseCpu ?? 0)
+  }
+  const cpuOne = cpu(1)
+  const cpuTwo = cpu(2)
+  if (cpuOne && cpuTwo)
+    console.log(
+      `${name}: CPU a delivery, two processes ÷ one at 64 in flight = ${(cpuTwo / cpuOne).toFixed(2)}x (${cpuOne.toFixed(2)} → ${cpuTwo.toFixed(2)} ms)`,
+    )
 }
 console.log(
   '\nCPU ms a delivery by thread of the service (main: its event loop; WorkerThread: the SQLite inbox;',
