@@ -1,6 +1,6 @@
 /**
  * The transactional inbox on a worker thread: the same inbox as {@link SqliteStores.createInbox} (group
- * commit, one savepoint a delivery, pipelined WAL sync), run on its own connection to the file in a
+ * commit, a failed delivery rolled back alone, pipelined WAL sync), run on its own connection to the file in a
  * `node:worker_threads` worker, so that the statements and the COMMIT of each group (writing the WAL frames of
  * every page the group dirtied) no longer run on the caller's event loop, which meanwhile parses, verifies and
  * answers the next deliveries. The event writer runs in the worker too, on the worker's connection, inside the

@@ -134,8 +134,9 @@ export function openSqliteStores(options: SqliteStoreOptions): SqliteStores {
     }
     database.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
     database.pragma('foreign_keys = ON')
-    // Savepoints (the inbox gives each delivery one) keep the pages they change in a statement journal, which
-    // SQLite spills to a temporary file past 64 KiB: a file created per transaction and two writes per page.
+    // Savepoints (the inbox gives each delivery one when it redoes a group with a failed delivery) keep the pages
+    // they change in a statement journal, which SQLite spills to a temporary file past 64 KiB: a file created per
+    // transaction and two writes per page.
     // Held in memory it costs no system call; it only ever serves a rollback inside the open transaction (the
     // WAL alone recovers a crash), so nothing durable depends on it. Temporary tables and sorts stay in memory too.
     database.pragma('temp_store = MEMORY')
