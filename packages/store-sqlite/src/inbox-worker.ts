@@ -110,9 +110,8 @@ interface Waiting {
   readonly reject: (error: unknown) => void
 }
 
-/** One running worker: its thread, the deliveries it holds, and how to send it more. */
+/** One running worker: the deliveries it holds, and how to send it more and close it. */
 interface Running {
-  readonly worker: Worker
   readonly waiting: Map<number, Waiting>
   send(id: number, delivery: WireDelivery): void
   close(): Promise<void>
@@ -244,7 +243,6 @@ function start(options: SqliteInboxWorkerOptions): Promise<Running> {
         }
       } else if ('ready' in message) {
         resolve({
-          worker,
           waiting,
           send(id, delivery) {
             if (gone) {

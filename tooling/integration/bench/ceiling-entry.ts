@@ -5,25 +5,11 @@
  * the least any verifying receiver does, on the same HTTP path and the same load generator.
  * CEILING_VERIFY=inline checks on the event loop; `pool` on the libuv thread pool (both cores).
  */
-import { generateKeyPairSync, sign, verify } from 'node:crypto'
+import { verify } from 'node:crypto'
 import { createServer } from 'node:http'
+import { ACCEPTED, base, publicKey, signature } from './ceiling-signature.js'
 
 const pool = process.env.CEILING_VERIFY === 'pool'
-const { publicKey, privateKey } = generateKeyPairSync('ed25519')
-// About the size of a delivery's signature base (six components and the parameters).
-const base = Buffer.from(
-  [
-    '"@method": POST',
-    '"@target-uri": http://127.0.0.1/webhooks/0123456789abcdefghijkl',
-    '"@authority": 127.0.0.1',
-    '"content-type": application/json',
-    `"content-digest": sha-256=:${'A'.repeat(43)}=:`,
-    `"@signature-params": ("@method" "@target-uri" "@authority" "content-type" "content-digest");created=1;` +
-      `expires=301;nonce="${'n'.repeat(22)}";keyid="bench-service";alg="ed25519";tag="adcp/webhook-signing/v1"`,
-  ].join('\n'),
-)
-const signature = sign(null, base, privateKey)
-const ACCEPTED = '{"status":"accepted"}'
 
 function answer(response: import('node:http').ServerResponse, valid: boolean) {
   const body = valid ? ACCEPTED : '{"error":"bad"}'

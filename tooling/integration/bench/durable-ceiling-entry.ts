@@ -7,26 +7,11 @@
  * key read by parsing the body), each a row under a unique key. No header checks, no envelope, no decisions:
  * what remains between the receiver and this row is the cost of doing those right.
  */
-import { generateKeyPairSync, sign, verify } from 'node:crypto'
+import { verify } from 'node:crypto'
 import { open, type FileHandle } from 'node:fs/promises'
 import { createServer, type ServerResponse } from 'node:http'
 import { openSqliteStores } from '@adwire/store-sqlite'
-
-const { publicKey, privateKey } = generateKeyPairSync('ed25519')
-// The signature base of bench/ceiling-entry.ts.
-const base = Buffer.from(
-  [
-    '"@method": POST',
-    '"@target-uri": http://127.0.0.1/webhooks/0123456789abcdefghijkl',
-    '"@authority": 127.0.0.1',
-    '"content-type": application/json',
-    `"content-digest": sha-256=:${'A'.repeat(43)}=:`,
-    `"@signature-params": ("@method" "@target-uri" "@authority" "content-type" "content-digest");created=1;` +
-      `expires=301;nonce="${'n'.repeat(22)}";keyid="bench-service";alg="ed25519";tag="adcp/webhook-signing/v1"`,
-  ].join('\n'),
-)
-const signature = sign(null, base, privateKey)
-const ACCEPTED = '{"status":"accepted"}'
+import { ACCEPTED, base, publicKey, signature } from './ceiling-signature.js'
 
 const path = process.env.DURABLE_CEILING_DB
 if (!path) throw new Error('DURABLE_CEILING_DB names the SQLite file')
