@@ -312,6 +312,56 @@ if (!url) {
       expect(calls).toEqual([3, 1, 1, 1])
       expect(await published(scope)).toEqual([...keys, more[0]!, more[1]!].sort())
     })
+
+    it('commits up to `concurrency` groups at once, each on its own connection; 1 runs one at a time', async () => {
+      for (const concurrency of [2, 1]) {
+        const scope = unique('sender')
+        const slow = delivery(scope, unique('slow'))
+        const fast = delivery(scope, unique('fast'))
+        let release!: () => void
+        const gate = new Promise<void>((resolve) => (release = resolve))
+        let writing!: () => void
+        const slowWriting = new Promise<void>((resolve) => (writing = resolve))
+        const gated = stores.createInbox({
+          concurrency,
+          async write(event, client) {
+            await client.query(`INSERT INTO ${events} (scope, key) VALUES ($1, $2)`, [
+              event.sender,
+              event.idempotencyKey,
+            ])
+            if (event.idempotencyKey === slow.claim.key) {
+              writing()
+              await gate
+            }
+          },
+        })
+        const slowOutcome = gated.accept(slow)
+        await slowWriting
+        let fastSettled = false
+        const fastOutcome = gated.accept(fast).finally(() => (fastSettled = true))
+        if (concurrency === 2) {
+          // The second group commits while the first is still open.
+          expect(await fastOutcome).toMatchObject({ kind: 'published' })
+          expect(await published(scope)).toEqual([fast.claim.key])
+        } else {
+          // The second group waits for the first: nothing of it is decided while the first is open.
+          await new Promise((resolve) => setTimeout(resolve, 200))
+          expect(fastSettled).toBe(false)
+          expect(await published(scope)).toEqual([])
+        }
+        release()
+        expect(await slowOutcome).toMatchObject({ kind: 'published' })
+        expect(await fastOutcome).toMatchObject({ kind: 'published' })
+        expect(await published(scope)).toEqual([fast.claim.key, slow.claim.key].sort())
+      }
+    })
+
+    it('refuses a concurrency that is not a whole number ≥ 1', () => {
+      for (const concurrency of [0, -1, 1.5, Number.NaN])
+        expect(() => stores.createInbox({ concurrency, write: async () => {} })).toThrow(
+          expect.objectContaining({ code: 'store_invalid_options' }),
+        )
+    })
   })
 
   describe('PostgreSQL inbox: two instances on one schema', () => {

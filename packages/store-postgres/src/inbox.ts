@@ -1,6 +1,7 @@
 /**
- * The transactional inbox on PostgreSQL, with group commit: the deliveries queued while the previous group
- * commits (or, for a lone delivery, just that one) share one transaction on one connection and so one commit.
+ * The transactional inbox on PostgreSQL, with group commit: the deliveries queued while the groups in flight
+ * commit (or, for a lone delivery, just that one) share one transaction on one connection and so one commit;
+ * up to `concurrency` groups (default 2) are in flight at once, each on its own connection.
  * The group's decisions (nonce, claim, convergence, notification, acknowledgement: `acceptInTransaction` of
  * @adwire/webhooks, server-side) are one round trip to `inbox_accept_group` (migration 3); then each
  * published event is written, then the group commits. Should one delivery fail, the group runs again with
@@ -40,6 +41,14 @@ export interface PostgresInboxOptions {
   readonly writeGroup?: (events: readonly ReceivedEvent[], client: PoolClient) => Promise<void>
   /** Most deliveries in one transaction (default 128). */
   readonly maxGroup?: number
+  /**
+   * Most groups in flight at once, each a transaction on a connection of its own (default 2): a group is
+   * formed from what arrived while the others commit, so the event loop and the database work at the same
+   * time instead of each waiting for the other's round trips. Groups of one process meet as those of two
+   * processes do: they take their row locks in one order and a later copy of a delivery waits for the
+   * earlier one's commit. 1 commits one group at a time.
+   */
+  readonly concurrency?: number
 }
 
 interface Pending {
@@ -69,8 +78,14 @@ const COLUMNS = 'r_kind, r_claim, r_lease_until, r_result, r_convergence, r_reem
  */
 export function createPostgresInbox(database: Database, options: PostgresInboxOptions): DeliveryInbox {
   const maxGroup = options.maxGroup ?? 128
+  const concurrency = options.concurrency ?? 2
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1)
+    throw new StoreError(
+      'store_invalid_options',
+      `concurrency must be a whole number of groups ≥ 1, not ${String(concurrency)}`,
+    )
   const queue: Pending[] = []
-  let running = false
+  let running = 0
   const placeholders = Array.from({ length: ARGUMENTS }, (_, index) => `$${index + 1}`).join(', ')
   const acceptOne = database.statement(
     'inbox_accept',
@@ -82,10 +97,10 @@ export function createPostgresInbox(database: Database, options: PostgresInboxOp
   )
 
   function schedule(): void {
-    if (running || queue.length === 0) return
-    running = true
+    if (running >= concurrency || queue.length === 0) return
+    running += 1
     void flush().finally(() => {
-      running = false
+      running -= 1
       schedule()
     })
   }
