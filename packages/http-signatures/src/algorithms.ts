@@ -1,6 +1,7 @@
 import type { KeyObject, webcrypto } from 'node:crypto'
 import { base64UrlByteLength } from './base64.js'
 import { nodeCrypto } from './crypto-backend.js'
+import { derToP1363, p1363ToDer } from './ecdsa-der.js'
 import type { AdcpJwk, SignatureAlgorithm } from './types.js'
 
 /** RFC 9421 `alg` names by JWK `alg` (security.mdx "Algorithm naming — JWK vs RFC 9421"). */
@@ -71,11 +72,9 @@ export function keyShapeProblem(
 
 /** An imported key: a node:crypto KeyObject on the fast path, else a WebCrypto CryptoKey. */
 type Imported = { readonly node: KeyObject } | { readonly web: webcrypto.CryptoKey }
-/** A public key imported into node:crypto, with the argument `verify` takes for each algorithm built once. */
+/** A public key imported into node:crypto. */
 interface NodeVerifyKey {
   readonly node: KeyObject
-  /** ECDSA only: `{ key, dsaEncoding: 'ieee-p1363' }`, so no options object is built per call. */
-  readonly p1363: { readonly key: KeyObject; readonly dsaEncoding: 'ieee-p1363' }
 }
 const byObject = {
   sign: new WeakMap<object, Promise<Imported>>(),
@@ -112,7 +111,7 @@ function nodeVerifyKey(jwk: AdcpJwk): NodeVerifyKey {
   if (!entry) {
     const members = jwkMembers(jwk, 'verify') as Record<string, string>
     const node = nodeCrypto!.createPublicKey({ key: members, format: 'jwk' })
-    entry = { node, p1363: { key: node, dsaEncoding: 'ieee-p1363' } }
+    entry = { node }
     if (nodeVerifyByMembers.size >= CACHE_LIMIT)
       nodeVerifyByMembers.delete(nodeVerifyByMembers.keys().next().value!)
     nodeVerifyByMembers.set(id, entry)
@@ -173,10 +172,10 @@ export function verifyBytesNow(
   if (signature.length !== 64) return false
   try {
     const key = nodeVerifyKey(jwk)
-    // Ed25519 takes the KeyObject itself: an options object costs node:crypto a few microseconds a call.
+    // The KeyObject itself, never an options object (see ecdsa-der.ts): ECDSA's P1363 signature goes as DER.
     return algorithm === 'ed25519'
       ? nodeCrypto.verify(null, data, key.node, signature)
-      : nodeCrypto.verify('sha256', data, key.p1363, signature)
+      : nodeCrypto.verify('sha256', data, key.node, p1363ToDer(signature))
   } catch {
     return false
   }
@@ -206,9 +205,9 @@ export async function verifyBytes(
       const node = nodeCrypto
       const imported = nodeVerifyKey(jwk)
       const hash = algorithm === 'ed25519' ? null : 'sha256'
-      const key = algorithm === 'ed25519' ? imported.node : imported.p1363
+      const bytes = algorithm === 'ed25519' ? signature : p1363ToDer(signature)
       return await new Promise<boolean>((resolve) =>
-        node.verify(hash, data, key, signature, (error, valid) => resolve(!error && valid)),
+        node.verify(hash, data, imported.node, bytes, (error, valid) => resolve(!error && valid)),
       )
     }
     const imported = (await importKey(jwk, algorithm, 'verify')) as { readonly web: webcrypto.CryptoKey }
@@ -237,8 +236,9 @@ export async function signBytes(
 ): Promise<Uint8Array> {
   const imported = await importKey(jwk, algorithm, 'sign')
   if ('node' in imported) {
-    const hash = algorithm === 'ed25519' ? null : 'sha256'
-    const signature = nodeCrypto!.sign(hash, data, { key: imported.node, dsaEncoding: 'ieee-p1363' })
+    // The KeyObject itself, never an options object (see ecdsa-der.ts): ECDSA's DER signature goes back to P1363.
+    if (algorithm !== 'ed25519') return derToP1363(nodeCrypto!.sign('sha256', data, imported.node))
+    const signature = nodeCrypto!.sign(null, data, imported.node)
     return new Uint8Array(signature.buffer, signature.byteOffset, signature.byteLength)
   }
   const params = algorithm === 'ed25519' ? { name: 'Ed25519' } : { name: 'ECDSA', hash: 'SHA-256' }
