@@ -68,7 +68,10 @@ export interface TaskObservation {
   readonly taskId: string
   /** Whether the status is terminal (completed, failed, canceled, rejected). */
   readonly terminal: boolean
-  /** SHA-256 (hex) of the JCS channel-neutral `{status, value}` record (`terminalComparison`) for terminal observations. */
+  /**
+   * SHA-256 (hex) of the JCS channel-neutral `{status, value}` record (`terminalComparison`) for terminal
+   * observations; a non-terminal one carries `''` (stores read it only when `terminal`).
+   */
   readonly comparison: string
   /** The delivery making the observation (its idempotency key). */
   readonly deliveryKey: string

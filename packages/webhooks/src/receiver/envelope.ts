@@ -31,7 +31,8 @@ export interface Envelope {
   readonly data: Record<string, unknown> | null
   /**
    * `{status, value}` in a channel-neutral form: what two terminal observations of one task are compared on,
-   * whichever channel (MCP or A2A) each arrived by. See {@link terminalComparison}.
+   * whichever channel (MCP or A2A) each arrived by; present on terminal statuses only. See
+   * {@link terminalComparison}.
    */
   readonly comparison?: unknown
   /** The token the sender echoed, if any. */
@@ -189,7 +190,7 @@ function readMcp(payload: Record<string, unknown>): Envelope {
     status: envelope.status,
     terminal: parsed.terminal,
     data: parsed.data,
-    comparison: terminalComparison(envelope.status, payload.result),
+    ...(parsed.terminal ? { comparison: terminalComparison(envelope.status, payload.result) } : {}),
     ...(typeof envelope.token === 'string' ? { token: envelope.token } : {}),
   }
 }
@@ -210,7 +211,7 @@ function readA2A(payload: Record<string, unknown>): Envelope {
     status: parsed.status,
     terminal: parsed.terminal,
     data: parsed.data,
-    comparison: terminalComparison(parsed.status, parsed.data),
+    ...(parsed.terminal ? { comparison: terminalComparison(parsed.status, parsed.data) } : {}),
   }
 }
 

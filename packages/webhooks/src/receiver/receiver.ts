@@ -162,9 +162,12 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
 
     if (inbox) {
       const taskId = envelope.taskId
+      // The comparison record is read for terminal observations only: a non-terminal one carries ''.
       const compared =
         protocol === '3.2' && taskId !== undefined
-          ? sha256Hex(canonicalize(envelope.comparison ?? null) ?? '')
+          ? envelope.terminal
+            ? sha256Hex(canonicalize(envelope.comparison ?? null) ?? '')
+            : ''
           : undefined
       const observation =
         compared !== undefined && taskId !== undefined
@@ -230,7 +233,9 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     try {
       if (!publish) throw new Error('createWebhookReceiver needs a publish callback or an inbox')
       if (converge) {
-        const comparison = await sha256Hex(canonicalize(envelope.comparison ?? null) ?? '')
+        const comparison = envelope.terminal
+          ? await sha256Hex(canonicalize(envelope.comparison ?? null) ?? '')
+          : ''
         const observed = await options.convergence.observe({
           sender,
           taskId,
