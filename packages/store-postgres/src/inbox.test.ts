@@ -356,6 +356,25 @@ if (!url) {
       }
     })
 
+    it('gathers a burst into one group: what arrives while a group is gathered joins it, no second transaction', async () => {
+      const scope = unique('sender')
+      const burst = Array.from({ length: 20 }, () => delivery(scope, unique('burst')))
+      const one = inbox()
+      let acquired = 0
+      const count = () => {
+        acquired += 1
+      }
+      stores.pool.on('acquire', count)
+      try {
+        const outcomes = await Promise.all(burst.map((each) => one.accept(each)))
+        expect(outcomes.every((outcome) => outcome.kind === 'published')).toBe(true)
+      } finally {
+        stores.pool.off('acquire', count)
+      }
+      expect(acquired).toBe(1)
+      expect(await published(scope)).toEqual(burst.map((each) => each.claim.key).sort())
+    })
+
     it('refuses a concurrency that is not a whole number ≥ 1', () => {
       for (const concurrency of [0, -1, 1.5, Number.NaN])
         expect(() => stores.createInbox({ concurrency, write: async () => {} })).toThrow(

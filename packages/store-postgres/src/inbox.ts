@@ -96,9 +96,13 @@ export function createPostgresInbox(database: Database, options: PostgresInboxOp
     `SELECT r_index, ${COLUMNS} FROM $schema.inbox_accept_group(${placeholders}) ORDER BY r_index`,
   )
 
+  // A group is being gathered (waiting for the end of this turn of the event loop): deliveries arriving now
+  // join it rather than start another.
+  let gathering = false
   function schedule(): void {
-    if (running >= concurrency || queue.length === 0) return
+    if (gathering || running >= concurrency || queue.length === 0) return
     running += 1
+    gathering = true
     void flush().finally(() => {
       running -= 1
       schedule()
@@ -108,11 +112,14 @@ export function createPostgresInbox(database: Database, options: PostgresInboxOp
   async function flush(): Promise<void> {
     // Deliveries arriving in this turn of the event loop join the group.
     await new Promise((resolve) => setImmediate(resolve))
+    gathering = false
     // Every group takes its row locks (each delivery's nonce and claim key, the task's convergence row; no
     // per-seller counter since migration 4) in one order, so that two groups of different processes sharing a
     // task or copies of a delivery wait for each other instead of deadlocking. The sort is stable: copies of
     // one delivery stay in arrival order, and inbox_accept_group decides them in this order.
     const group = queue.splice(0, maxGroup).sort(byLockOrder)
+    // More than a group waiting: the next one starts now, beside this one.
+    schedule()
     let settled: Array<() => void>
     try {
       // The whole group is one transaction: after a serialisation failure or a deadlock (anywhere, the
