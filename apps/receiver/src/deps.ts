@@ -89,6 +89,7 @@ export async function openDeps(env: ReceiverEnv, overrides: DepsOverrides = {}):
   const log = overrides.log ?? (() => {})
   const opened = await openStorage(env.database, {
     eventRetentionSeconds: env.eventRetentionDays * 86_400,
+    inboxGroups: env.postgresInboxGroups,
     ...(overrides.now ? { now: overrides.now } : {}),
   })
   const storage = overrides.database ? { ...opened, db: overrides.database(opened.db) } : opened

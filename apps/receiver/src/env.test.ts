@@ -10,11 +10,15 @@ describe('parseEnv', () => {
       deliveryLeaseSeconds: 30,
       eventRetentionDays: 30,
       sqliteInboxThread: false,
+      postgresInboxGroups: 2,
       sinkBatchSize: 10,
       http: {},
     })
     expect(parseEnv({ SQLITE_INBOX_THREAD: 'true' }).sqliteInboxThread).toBe(true)
     expect(() => parseEnv({ SQLITE_INBOX_THREAD: 'maybe' })).toThrow(/SQLITE_INBOX_THREAD/)
+    expect(parseEnv({ POSTGRES_INBOX_GROUPS: '1' }).postgresInboxGroups).toBe(1)
+    for (const value of ['0', '17', '1.5', 'two'])
+      expect(() => parseEnv({ POSTGRES_INBOX_GROUPS: value })).toThrow(/POSTGRES_INBOX_GROUPS/)
   })
 
   it("reads the relay's lease and batch size", () => {
@@ -68,6 +72,7 @@ describe('parseEnv', () => {
       deliveryLeaseSeconds: 5,
       eventRetentionDays: 7,
       sqliteInboxThread: false,
+      postgresInboxGroups: 2,
       sinkBatchSize: 10,
       streamTicketSecret: 'a-stream-ticket-secret-of-32-characters',
       http: { requestTimeoutMs: 60_000, maxConnections: 4000 },

@@ -63,6 +63,14 @@ export interface ReceiverEnv extends ServiceSettings {
    */
   readonly sqliteInboxThread: boolean
   /**
+   * PostgreSQL: how many groups of deliveries the transactional inbox keeps in flight at once, each a
+   * transaction on a connection of its own (`concurrency` of `createInbox` in @adwire/store-postgres). Default 2:
+   * the next group is decided while the previous one commits (measured +20 % at 64 deliveries in flight on
+   * one process); 1 commits one group at a time, larger groups, which costs the database less CPU a delivery
+   * when several processes share it.
+   */
+  readonly postgresInboxGroups: number
+  /**
    * The secret stream tickets are MACed with (every instance given it accepts the others' tickets); unset: the
    * admin token when this process knows it, else a random per-process secret.
    */
@@ -96,6 +104,7 @@ const EnvSchema = z
     DELIVERY_LEASE_SECONDS: intIn('DELIVERY_LEASE_SECONDS', 1, 600, 30),
     EVENT_RETENTION_DAYS: intIn('EVENT_RETENTION_DAYS', 1, 3650, DEFAULT_EVENT_RETENTION_DAYS),
     SQLITE_INBOX_THREAD: flag(false),
+    POSTGRES_INBOX_GROUPS: intIn('POSTGRES_INBOX_GROUPS', 1, 16, 2),
     ...httpFields(),
   })
   .refine((values) => !(values.SINK_URL && values.DOWNSTREAM_URL), {
@@ -123,6 +132,7 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>> = 
     deliveryLeaseSeconds: values.DELIVERY_LEASE_SECONDS,
     eventRetentionDays: values.EVENT_RETENTION_DAYS,
     sqliteInboxThread: values.SQLITE_INBOX_THREAD,
+    postgresInboxGroups: values.POSTGRES_INBOX_GROUPS,
     ...(values.STREAM_TICKET_SECRET ? { streamTicketSecret: values.STREAM_TICKET_SECRET } : {}),
     http: httpLimits(values),
   }

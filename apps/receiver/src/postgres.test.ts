@@ -29,8 +29,12 @@ describe.skipIf(!url)('two receivers on one PostgreSQL schema', () => {
     privateJwk = key.privateJwk
     jwks = key.jwks
     const env = { DATABASE_URL: url!, DATABASE_SCHEMA: schema, ADMIN_TOKEN: '' }
-    // Started together: the migrations and the admin token are settled once between them.
-    ;[first, second] = await Promise.all([startTestReceiver(env), startTestReceiver(env)])
+    // Started together: the migrations and the admin token are settled once between them. The first commits
+    // one inbox group at a time, the second keeps the default two in flight: exactly once either way.
+    ;[first, second] = await Promise.all([
+      startTestReceiver({ ...env, POSTGRES_INBOX_GROUPS: '1' }),
+      startTestReceiver(env),
+    ])
   })
 
   afterAll(async () => {

@@ -16,7 +16,8 @@
  *   ADWIRE_BENCH_COUNT=500                       fewer deliveries per row (a quick look)
  *   ADWIRE_BENCH_CPU_PROFILE=<dir>               each service process writes a V8 CPU profile there (bench/README.md)
  *   ADWIRE_BENCH_STORES=postgres                 only the PostgreSQL rows (or `sqlite`: only SQLite's)
- *   SQLITE_INBOX_THREAD=false                    the SQLite service with its inbox on the event loop (default: thread)
+ *   SQLITE_INBOX_THREAD=true                     the SQLite service with its inbox on a worker thread (default: the event loop)
+ *   POSTGRES_INBOX_GROUPS=1                      the PostgreSQL service with one inbox group in flight (default: 2)
  *   ADWIRE_BENCH_ROWS=1x16,2x64                  only these rows (processes x in flight; also `es256`, `claims`,
  *                                                `ceiling`: the no-store ceiling rows, which run by default)
  */
@@ -310,7 +311,7 @@ const rows: Row[] =
         'SQLite (WAL, synchronous=FULL)',
         {
           DATABASE_URL: `sqlite:${path.join(mkdtempSync(path.join(tmpdir(), 'adwire-bench-service-')), 'r.sqlite')}`,
-          // SQLITE_INBOX_THREAD=false: the inbox on the service's event loop, for comparison.
+          // SQLITE_INBOX_THREAD=true: the inbox on a worker thread of the service, for comparison.
           ...(process.env.SQLITE_INBOX_THREAD
             ? { SQLITE_INBOX_THREAD: process.env.SQLITE_INBOX_THREAD }
             : {}),
@@ -376,7 +377,14 @@ if (postgresUrl) {
     rows.push(
       ...(await measure(
         'PostgreSQL',
-        { DATABASE_URL: postgresUrl, DATABASE_SCHEMA: schema },
+        {
+          DATABASE_URL: postgresUrl,
+          DATABASE_SCHEMA: schema,
+          // POSTGRES_INBOX_GROUPS=1: one inbox group in flight per process instead of two, for comparison.
+          ...(process.env.POSTGRES_INBOX_GROUPS
+            ? { POSTGRES_INBOX_GROUPS: process.env.POSTGRES_INBOX_GROUPS }
+            : {}),
+        },
         commits,
         backends,
         sampleLocks,

@@ -57,16 +57,19 @@ export interface Storage {
   close(): Promise<void>
 }
 
+/** What {@link openStorage} takes beyond the database's own options. */
+export interface StorageOptions extends ReceiverDatabaseOptions {
+  /** PostgreSQL: the inbox's groups in flight at once (`concurrency` of `createInbox`; default 2). */
+  readonly inboxGroups?: number
+}
+
 /**
  * @example
  * const storage = await openStorage({ kind: 'sqlite', path: './data/receiver.sqlite' })
  * await storage.db.listRegistrations()
  * await storage.close()
  */
-export async function openStorage(
-  config: DatabaseConfig,
-  options: ReceiverDatabaseOptions = {},
-): Promise<Storage> {
+export async function openStorage(config: DatabaseConfig, options: StorageOptions = {}): Promise<Storage> {
   if (config.kind === 'sqlite') {
     const stores = openSqliteStores({ path: config.path })
     const workers: Array<Promise<{ close(): Promise<void> }>> = []
@@ -137,6 +140,7 @@ export async function openStorage(
     // The event row is written on the connection holding the inbox's transaction.
     createInbox(write, writeGroup) {
       return stores.createInbox({
+        ...(options.inboxGroups !== undefined ? { concurrency: options.inboxGroups } : {}),
         write: (event, client) => write(event, this.db, client),
         ...(writeGroup ? { writeGroup: (events, client) => writeGroup(events, this.db, client) } : {}),
       })
