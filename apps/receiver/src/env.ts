@@ -67,7 +67,7 @@ export interface ReceiverEnv extends ServiceSettings {
    * transaction on a connection of its own (`concurrency` of `createInbox` in @adwire/store-postgres). Default 2:
    * the next group is decided while the previous one commits (measured +20 % at 64 deliveries in flight on
    * one process); 1 commits one group at a time, larger groups, which costs the database less CPU a delivery
-   * when several processes share it.
+   * when several processes share it. Each group in flight holds one of the process's 10 pooled connections.
    */
   readonly postgresInboxGroups: number
   /**

@@ -55,6 +55,14 @@ function sha256Hex(text: string): string | Promise<string> {
   })
 }
 
+/**
+ * The `comparison` of a task observation: the SHA-256 of the JCS comparison record for a terminal status, `''`
+ * for any other (stores read it only when `terminal`, so a non-terminal one is neither canonicalised nor hashed).
+ */
+function comparisonOf(envelope: Envelope): string | Promise<string> {
+  return envelope.terminal ? sha256Hex(canonicalize(envelope.comparison ?? null) ?? '') : ''
+}
+
 /** One strict decoder for every delivery (`decode` without `stream` keeps no state between calls). */
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true })
 
@@ -162,13 +170,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
 
     if (inbox) {
       const taskId = envelope.taskId
-      // The comparison record is read for terminal observations only: a non-terminal one carries ''.
-      const compared =
-        protocol === '3.2' && taskId !== undefined
-          ? envelope.terminal
-            ? sha256Hex(canonicalize(envelope.comparison ?? null) ?? '')
-            : ''
-          : undefined
+      const compared = protocol === '3.2' && taskId !== undefined ? comparisonOf(envelope) : undefined
       const observation =
         compared !== undefined && taskId !== undefined
           ? {
@@ -233,9 +235,7 @@ export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookR
     try {
       if (!publish) throw new Error('createWebhookReceiver needs a publish callback or an inbox')
       if (converge) {
-        const comparison = envelope.terminal
-          ? await sha256Hex(canonicalize(envelope.comparison ?? null) ?? '')
-          : ''
+        const comparison = await comparisonOf(envelope)
         const observed = await options.convergence.observe({
           sender,
           taskId,
