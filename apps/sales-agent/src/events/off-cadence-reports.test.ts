@@ -173,13 +173,14 @@ describe('off-cadence delivery reports', () => {
     expect(await advance(HOUR + 1)).toBe(1)
     await buyer.waitFor(() => results('delayed').length === 1)
     const [first] = results('delayed')
+    const before = now()
     const forced = await control('force_upstream_unavailable', {
       tool: 'get_media_buy_delivery',
       upstream_name: 'ad-server-reporting',
       duration_seconds: 1.5 * HOUR,
     })
     expect(forced.success).toBe(true)
-    const back = now() + 1.5 * HOUR
+    const after = now()
 
     expect(await advance(HOUR + 1)).toBe(1)
     await buyer.waitFor(() => results('delayed').length === 2)
@@ -194,8 +195,11 @@ describe('off-cadence delivery reports', () => {
         { media_buy_id: id, status: 'reporting_delayed', totals: { spend: 0 }, by_package: [] },
       ],
     })
-    // When the data is expected is when the next notification comes.
-    expect(Math.abs(Date.parse(delayed.next_expected_at) / 1000 - back)).toBeLessThanOrEqual(1)
+    // When the data is expected is when the next notification comes: the upstream's return, 1.5 h after the
+    // agent read its clock during the control call (between before and after), in whole seconds.
+    const expected = Date.parse(delayed.next_expected_at) / 1000
+    expect(expected).toBeGreaterThanOrEqual(Math.floor(before) + 1.5 * HOUR)
+    expect(expected).toBeLessThanOrEqual(after + 1.5 * HOUR)
     expect(delayed.media_buy_deliveries[0].expected_availability).toBe(delayed.next_expected_at)
     expect(delayed.errors[0]).toMatchObject({ code: 'SERVICE_UNAVAILABLE', recovery: 'transient' })
     // Nothing more before the upstream is back.
